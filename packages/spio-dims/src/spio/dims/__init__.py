@@ -1,0 +1,7 @@
+"""spio.dims: see the package README."""
+
+from importlib.metadata import version as _version
+
+__version__ = _version("spio-dims")
+
+__all__ = ["__version__"]

@@ -1,0 +1,7 @@
+"""spio.jit: see the package README."""
+
+from importlib.metadata import version as _version
+
+__version__ = _version("spio-jit")
+
+__all__ = ["__version__"]

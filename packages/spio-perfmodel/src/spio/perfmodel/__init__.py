@@ -1,0 +1,7 @@
+"""spio.perfmodel: see the package README."""
+
+from importlib.metadata import version as _version
+
+__version__ = _version("spio-perfmodel")
+
+__all__ = ["__version__"]
