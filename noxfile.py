@@ -1,0 +1,152 @@
+"""Test, lint and docs sessions of the Spio workspace.
+
+`nox` runs every session that needs no GPU; `nox -s gpu` runs the GPU tier. Each session
+installs exactly what it tests with `uv sync --locked --package ...` into its own
+environment, so a session proves that its package works with the dependencies it declares
+(`session.install` cannot resolve workspace sources, `uv sync` can).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import gpu_tier  # noqa: E402  (tools/ is not a package; the GPU runner shares it)
+
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = [
+    "dims",
+    "jit",
+    "jit_cu12",
+    "kernels",
+    "perfmodel",
+    "torch",
+    "integration",
+    "lint",
+    "docs",
+]
+
+# The default tier: everything that needs no GPU and is not a long sweep.
+DEFAULT_TIER = "not gpu and not slow"
+PYTEST_EXIT_NO_TESTS = 5
+
+
+def _sync(
+    session: nox.Session,
+    *,
+    package: str | None = None,
+    extras: tuple[str, ...] = (),
+    groups: tuple[str, ...] = (),
+    all_packages: bool = False,
+) -> None:
+    """Install workspace members and dependency groups from uv.lock into the session."""
+    args = ["uv", "sync", "--locked", "--no-default-groups"]
+    if package is not None:
+        args += ["--package", package]
+    if all_packages:
+        args.append("--all-packages")
+    args += [f"--extra={extra}" for extra in extras]
+    args += [f"--group={group}" for group in groups]
+    session.run_install(
+        *args,
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+        external=True,
+    )
+
+
+def _pytest(session: nox.Session, *paths: str, marker: str = DEFAULT_TIER) -> None:
+    """Run pytest on `paths`; a tier that collects no test fails rather than passing empty.
+
+    pytest exits 5 when nothing was collected. Treating that as success would let a broken
+    test path or an over-eager marker turn a session green while testing nothing.
+    """
+    code = session.run(
+        "python",
+        "-m",
+        "pytest",
+        *paths,
+        "-m",
+        marker,
+        *session.posargs,
+        success_codes=[0, PYTEST_EXIT_NO_TESTS],
+    )
+    if code == PYTEST_EXIT_NO_TESTS:
+        session.error(f"pytest collected no tests in {', '.join(paths)} for -m '{marker}'")
+
+
+def _package_session(name: str, *, extras: tuple[str, ...] = ()) -> None:
+    @nox.session(name=name)
+    def session(session: nox.Session) -> None:
+        package = f"spio-{name}"
+        _sync(session, package=package, extras=extras, groups=("test",))
+        _pytest(session, f"packages/{package}/tests")
+
+    session.__doc__ = f"Run the default (no-GPU) tests of spio-{name}."
+
+
+for _name in ("dims", "kernels", "perfmodel", "torch"):
+    _package_session(_name)
+_package_session("jit", extras=("cu13",))
+
+
+@nox.session
+def jit_cu12(session: nox.Session) -> None:
+    """Prove the CUDA 12 stack: spio-jit with cuda-bindings 12 and NVRTC 12 compiles too."""
+    _sync(session, package="spio-jit", extras=("cu12",), groups=("test",))
+    session.run(
+        "python",
+        "-c",
+        "import cuda.bindings, sys; major = int(cuda.bindings.__version__.split('.')[0]); "
+        "print('cuda-bindings', cuda.bindings.__version__); sys.exit(major != 12)",
+    )
+    _pytest(session, "packages/spio-jit/tests")
+
+
+@nox.session
+def integration(session: nox.Session) -> None:
+    """Run the cross-package flows in tests/integration against the whole workspace."""
+    _sync(session, all_packages=True, extras=("cu13",), groups=("test",))
+    _pytest(session, "tests/integration")
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Check Python style and types, C++ formatting and the one-way package layering."""
+    _sync(session, groups=("lint",))
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    cpp_sources = sorted(
+        str(path.relative_to(ROOT))
+        for suffix in ("*.h", "*.cuh", "*.cu", "*.cpp")
+        for path in ROOT.glob(f"packages/*/**/{suffix}")
+        if ".venv" not in path.parts
+    )
+    if cpp_sources:
+        session.run("clang-format", "--dry-run", "-Werror", *cpp_sources)
+    session.run("python", "tools/check_layering.py")
+    session.run("mypy", *sorted(str(p) for p in ROOT.glob("packages/*/src/spio")), "tools")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site with warnings as errors."""
+    _sync(session, groups=("docs",))
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / "site"))
+
+
+@nox.session
+def gpu(session: nox.Session) -> None:
+    """Run the GPU tier (tools/gpu_tier.py); on a machine without a GPU, say so and skip."""
+    reason = gpu_tier.no_gpu_reason()
+    if reason is not None:
+        session.skip(f"no GPU tier here: {reason}")
+    _sync(session, all_packages=True, extras=("cu13",), groups=("test",))
+    out_dir = os.environ.get("SPIO_GPU_OUT", str(ROOT / "gpu-out"))
+    session.run("python", "tools/gpu_tier.py", "--out", out_dir, *session.posargs)

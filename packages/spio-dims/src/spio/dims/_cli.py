@@ -1,0 +1,99 @@
+"""The `spio-dims` command: generate headers from @spio blocks, locate the C++ headers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ._errors import SpecError
+from ._include import include_dir
+from ._parse import generate_source
+from ._version import __version__
+
+PROG = "spio-dims"
+EXIT_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Generate typed-dimension C++ headers from /*@spio ... @spio*/ blocks.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    gen = commands.add_parser(
+        "gen",
+        help="write the header for the @spio blocks of FILE",
+        description="Write the header declaring the specs of FILE's @spio blocks.",
+    )
+    gen.add_argument("file", metavar="FILE", help="C++/CUDA source with @spio blocks ('-': stdin)")
+    gen.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="header to write (default: stdout); left untouched when already up to date",
+    )
+    commands.add_parser(
+        "include-dir",
+        help="print the directory of the spio C++ headers (for -I)",
+        description="Print the directory that holds spio/spio.h.",
+    )
+    return parser
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _gen(file: str, output: str | None) -> int:
+    try:
+        if file == "-":
+            header = generate_source(sys.stdin.read(), "<stdin>", source=None)
+        else:
+            text = Path(file).read_text(encoding="utf-8")
+            header = generate_source(text, file, source=Path(file).name)
+    except SpecError as error:
+        return _fail(str(error))
+    except UnicodeDecodeError as error:
+        return _fail(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})")
+    except OSError as error:
+        return _fail(f"{file}: {error.strerror or error}")
+    if output is None:
+        sys.stdout.write(header)
+        return 0
+    target = Path(output)
+    try:
+        # Rewriting identical bytes would only make build systems rebuild.
+        if target.is_file() and target.read_bytes() == header.encode("utf-8"):
+            return 0
+        target.write_bytes(header.encode("utf-8"))
+    except OSError as error:
+        return _fail(f"{output}: {error.strerror or error}")
+    return 0
+
+
+def _include_dir() -> int:
+    path = include_dir()
+    if not (path / "spio" / "spio.h").is_file():
+        return _fail(f"{path}: no spio/spio.h there; the spio-dims install is incomplete")
+    print(path)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `spio-dims` with `argv` (default: the command line); return the exit status.
+
+    Spec and file errors print `spio-dims: error: <file>:<line>: message` and return 2;
+    usage errors exit 2 through argparse.
+    """
+    args = _parser().parse_args(argv)
+    if args.command == "gen":
+        return _gen(args.file, args.output)
+    return _include_dir()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The arch wrappers on a GPU: ldmatrix round trips and cp.async copies with zero fill."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+_launch = pytest.importorskip("_launch")  # skips this module where no kernel can run
+torch = _launch.torch
+
+
+@pytest.mark.parametrize("trans", [False, True], ids=["plain", "trans"])
+@pytest.mark.parametrize("num", [1, 2, 4], ids=["x1", "x2", "x4"])
+def test_ldmatrix_round_trip(num: int, trans: bool) -> None:
+    """Each register half lands where the PTX ISA's ldmatrix layout says it comes from."""
+    src = torch.randint(-(2**15), 2**15, (num * 64,), dtype=torch.int16, device="cuda")
+    dst = torch.zeros_like(src)
+    _launch.run(
+        _launch.kernel_source("ldmatrix.cu"),
+        "ldmatrix_round_trip",
+        [src, dst],
+        defines={"NUM": num, "TRANS": int(trans)},
+    )
+    assert torch.equal(dst.cpu(), src.cpu())
+
+
+@pytest.mark.parametrize("wait_all", [False, True], ids=["wait_group", "wait_all"])
+def test_cp_async_zero_fill(wait_all: bool) -> None:
+    """cp.async copies src_bytes of each 16-byte chunk and writes zeros for the rest."""
+    src = torch.randint(1, 256, (32, 16), dtype=torch.uint8, device="cuda")
+    # Full chunks, empty chunks (pure zero fill) and every partial length in between.
+    src_bytes = torch.tensor([16, 0, *range(1, 16), *([16, 0] * 7), 8], dtype=torch.int32)
+    dst = torch.zeros_like(src)
+    _launch.run(
+        _launch.kernel_source("async_copy.cu"),
+        "async_copy_zero_fill",
+        [src, src_bytes.cuda(), dst],
+        defines={"WAIT_ALL": int(wait_all)},
+    )
+    expected = src.cpu().clone()
+    for chunk, size in enumerate(src_bytes.tolist()):
+        expected[chunk, size:] = 0
+    # Thread t wrote its neighbour's chunk t + 1.
+    assert torch.equal(dst.cpu(), expected.roll(-1, dims=0))
+
+
+def test_cp_async_pipeline() -> None:
+    """Double buffering with wait_group<1>: every stage is read only after it has landed."""
+    stages = 6
+    src = torch.randint(0, 2**31 - 1, (stages, 32, 4), dtype=torch.int32, device="cuda")
+    dst = torch.zeros_like(src)
+    _launch.run(
+        _launch.kernel_source("async_copy.cu"),
+        "async_copy_pipeline",
+        [src, dst, stages],
+        defines={"WAIT_ALL": 0},
+    )
+    assert torch.equal(dst.cpu(), src.cpu().roll(-1, dims=1))

@@ -1,0 +1,135 @@
+"""Every spio-dims header compiles under NVRTC; the device concepts compile to what they promise.
+
+No GPU is needed: NVRTC compiles for a real architecture (sm_80, sm_89, sm_90), which runs
+ptxas too, so malformed inline PTX fails here. Headers are compiled with -std=c++17 and no
+C++ standard library, as kernels are.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import _nvrtc
+import pytest
+
+HERE = Path(__file__).resolve().parent
+# The generator's checked-in outputs (tests/generator/golden): real generated headers.
+GOLDEN = HERE.parent / "generator" / "golden"
+GENERATED = sorted(GOLDEN.rglob("*.h"))
+# Every header, as a kernel includes it: "spio/dim.h", "spio/arch/mma.cuh", ...
+HEADERS = sorted(
+    path.relative_to(_nvrtc.SPIO_INCLUDE_DIR).as_posix()
+    for pattern in ("*.h", "*.cuh")
+    for path in (_nvrtc.SPIO_INCLUDE_DIR / "spio").rglob(pattern)
+)
+
+# The concept kernels of device_concepts.cu and the instructions each must contain.
+CONCEPTS = {
+    "async_copy": (
+        "cp.async.cg.shared.global",
+        "cp.async.commit_group",
+        "cp.async.wait_group 1",
+        "cp.async.wait_all",
+    ),
+    "ldmatrix_all": tuple(
+        f"ldmatrix.sync.aligned.m8n8.{count}{trans}.shared.b16"
+        for count in ("x1", "x2", "x4")
+        for trans in ("", ".trans")
+    ),
+    "fragment_mma_all": (
+        *(
+            f"mma.sync.aligned.{shape}.row.col.f32.{t}.{t}.f32"
+            for shape in ("m16n8k8", "m16n8k16")
+            for t in ("f16", "bf16")
+        ),
+        "cvt.rn.f16x2.f32",
+        "cvt.rn.bf16x2.f32",
+    ),
+    "mma_tile": (
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+    ),
+}
+
+
+def _include_all() -> str:
+    return "".join(f'#include "{header}"\n' for header in HEADERS)
+
+
+@functools.cache
+def _device_concepts(arch: str) -> _nvrtc.Compiled:
+    return _nvrtc.compile_cuda((HERE / "device_concepts.cu").read_text(), arch=arch)
+
+
+def test_headers_are_found() -> None:
+    """The include tree holds the core umbrella and the device umbrella."""
+    assert "spio/spio.h" in HEADERS
+    assert "spio/spio.cuh" in HEADERS
+
+
+@pytest.mark.parametrize("header", HEADERS)
+def test_header_compiles_alone(header: str) -> None:
+    """Each header includes what it uses: it compiles as the only include of a kernel."""
+    source = f'#include "{header}"\nextern "C" __global__ void kernel() {{}}\n'
+    _nvrtc.compile_cuda(source, arch="sm_90", name=f"only_{Path(header).stem}.cu")
+
+
+@pytest.mark.parametrize("arch", _nvrtc.ARCHES)
+def test_all_headers_compile_together(arch: str) -> None:
+    """All headers in one translation unit, for each supported architecture."""
+    source = _include_all() + 'extern "C" __global__ void kernel() {}\n'
+    _nvrtc.compile_cuda(source, arch=arch, name="all_headers.cu")
+
+
+@pytest.mark.parametrize("arch", _nvrtc.ARCHES)
+@pytest.mark.parametrize("kernel", list(CONCEPTS))
+def test_device_concept_compiles(kernel: str, arch: str) -> None:
+    """Each concept kernel compiles to its instructions and keeps its registers off the stack."""
+    instructions = _nvrtc.ptx_instructions(_device_concepts(arch).ptx, kernel)
+    text = "\n".join(instructions)
+    missing = [op for op in CONCEPTS[kernel] if op not in text]
+    assert not missing, f"{kernel} ({arch}) lacks {missing} in its PTX:\n{text}"
+    spilled = [line for line in instructions if re.match(r"(ld|st)\.local", line)]
+    assert not spilled, f"{kernel} ({arch}) uses local memory:\n" + "\n".join(spilled)
+
+
+def test_lane_maps() -> None:
+    """The fragment lane maps and ldmatrix origins pass lane_maps.cu's static_asserts."""
+    _nvrtc.compile_cuda((HERE / "lane_maps.cu").read_text(), arch="sm_90", name="lane_maps.cu")
+
+
+def test_arch_headers_reject_pre_ampere() -> None:
+    """The tensor-core and cp.async wrappers say which architecture they need."""
+    source = '#include "spio/spio.cuh"\nextern "C" __global__ void kernel() {}\n'
+    with pytest.raises(_nvrtc.NvrtcError) as raised:
+        _nvrtc.compile_cuda(source, arch="sm_75")
+    assert "needs sm_80 or newer" in raised.value.log
+
+
+@pytest.mark.parametrize(
+    "header", GENERATED, ids=[path.relative_to(GOLDEN).as_posix() for path in GENERATED]
+)
+def test_generated_header_compiles(header: Path) -> None:
+    """Each golden header of the generator compiles under NVRTC, fragments and all."""
+    source = f'#include "{header}"\nextern "C" __global__ void kernel() {{}}\n'
+    _nvrtc.compile_cuda(source, arch="sm_90", name=f"generated_{header.stem}.cu")
+
+
+def test_generated_matmul_types_drive_the_device_parts() -> None:
+    """The seed's matmul spec, as generated: checkerboard A tile load, tile mma, to_half2."""
+    if not (GOLDEN / "matmul.h").is_file():
+        pytest.skip("the generator's golden matmul.h is not there")
+    compiled = _nvrtc.compile_cuda(
+        (HERE / "generated_matmul.cu").read_text(),
+        arch="sm_90",
+        options=[f"-I{GOLDEN}"],
+        name="generated_matmul.cu",
+    )
+    instructions = _nvrtc.ptx_instructions(compiled.ptx, "matmul_warp_step")
+    # ATile 4 x 2 fragments: 8 ldmatrix.x4; 4 x 4 x 2 m16n8k16 products.
+    assert sum(line.startswith("ldmatrix.sync.aligned.m8n8.x4") for line in instructions) == 8
+    assert sum(line.startswith("mma.sync.aligned.m16n8k16") for line in instructions) == 32
+    assert not [line for line in instructions if line.startswith(("ld.local", "st.local"))]

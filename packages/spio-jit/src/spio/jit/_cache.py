@@ -1,0 +1,196 @@
+"""The on-disk cache of compiled kernels.
+
+Layout: <cache dir>/v<FORMAT>/<key[:2]>/<key>.bin, one file per compiled program, and a
+<key>.lock beside it while a process compiles that key.
+
+Entry format (little-endian):
+
+    magic      8 bytes   b"SPIOJIT\\0"
+    format     u32       FORMAT
+    meta_len   u32       length of the JSON metadata
+    code_len   u64       length of the code (cubin or PTX)
+    digest     32 bytes  sha256 of metadata + code
+    metadata   meta_len bytes of UTF-8 JSON (includes the key, so a misplaced file is a miss)
+    code       code_len bytes
+
+A reader checks all of it, so a truncated or corrupted file reads as a miss and is rebuilt.
+Writers write a temporary file in the same directory and os.replace it into place, so readers
+see either nothing or a whole entry. Processes compiling the same key serialize on a file
+lock; the loser of the race finds the winner's entry when it gets the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import struct
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spio.jit import _env
+
+FORMAT = 1
+MAGIC = b"SPIOJIT\0"
+_HEADER = struct.Struct("<8sIIQ32s")
+# A process waiting this long for another to compile the same key compiles it itself.
+LOCK_TIMEOUT_S = 600.0
+
+_log = logging.getLogger("spio.jit")
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        _log.warning(message)
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A cached compile result: metadata (JSON-compatible) and the code bytes."""
+
+    meta: dict[str, Any]
+    code: bytes
+
+
+def encode_entry(key: str, entry: CacheEntry) -> bytes:
+    """Serialize an entry in the format described in the module doc."""
+    meta = json.dumps({**entry.meta, "key": key}, sort_keys=True).encode()
+    digest = hashlib.sha256(meta + entry.code).digest()
+    return _HEADER.pack(MAGIC, FORMAT, len(meta), len(entry.code), digest) + meta + entry.code
+
+
+def decode_entry(key: str, data: bytes) -> CacheEntry | None:
+    """Return the entry in data, or None if it is truncated, corrupted or for another key."""
+    if len(data) < _HEADER.size:
+        return None
+    magic, version, meta_len, code_len, digest = _HEADER.unpack_from(data)
+    if magic != MAGIC or version != FORMAT:
+        return None
+    if len(data) != _HEADER.size + meta_len + code_len:
+        return None
+    body = memoryview(data)[_HEADER.size :]
+    if hashlib.sha256(body).digest() != digest:
+        return None
+    try:
+        meta = json.loads(bytes(body[:meta_len]))
+    except ValueError:
+        return None
+    if not isinstance(meta, dict) or meta.pop("key", None) != key:
+        return None
+    return CacheEntry(meta=meta, code=bytes(body[meta_len:]))
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What the cache holds: its directory, entry count and total size in bytes."""
+
+    directory: Path
+    enabled: bool
+    entries: int
+    size_bytes: int
+
+
+class DiskCache:
+    """Compiled programs on disk under one directory; safe across threads and processes."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self._root = self.directory / f"v{FORMAT}"
+
+    def path(self, key: str) -> Path:
+        """Return the file that holds key's entry."""
+        return self._root / key[:2] / f"{key}.bin"
+
+    def get(self, key: str) -> CacheEntry | None:
+        """Return key's entry, or None on a miss (absent, unreadable, truncated, corrupted)."""
+        try:
+            data = self.path(key).read_bytes()
+        except OSError:
+            return None
+        entry = decode_entry(key, data)
+        if entry is None:
+            _log.warning("spio-jit cache entry %s is corrupted; recompiling", self.path(key))
+        return entry
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        """Store key's entry atomically; a failure to write is logged, not raised."""
+        path = self.path(key)
+        data = encode_entry(key, entry)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as file:
+                    file.write(data)
+                os.replace(temp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        except OSError as error:
+            _warn_once(f"spio-jit could not write its cache in {self.directory}: {error}")
+
+    @contextlib.contextmanager
+    def lock(self, key: str) -> Iterator[bool]:
+        """Hold key's inter-process lock; yields False if the lock could not be taken."""
+        import filelock
+
+        path = self.path(key).with_suffix(".lock")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = filelock.FileLock(str(path), timeout=LOCK_TIMEOUT_S)
+            lock.acquire()
+        except (OSError, filelock.Timeout) as error:
+            _warn_once(f"spio-jit compiles without the cache lock ({path}): {error}")
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
+
+    def _files(self) -> Iterator[Path]:
+        if self._root.is_dir():
+            yield from self._root.glob("*/*.bin")
+
+    def info(self) -> CacheInfo:
+        """Return the number of entries and their total size."""
+        entries = 0
+        size = 0
+        for path in self._files():
+            with contextlib.suppress(OSError):
+                size += path.stat().st_size
+                entries += 1
+        return CacheInfo(self.directory, _env.cache_enabled(), entries, size)
+
+    def clear(self) -> int:
+        """Remove every entry (and stale locks and temporaries); return the entries removed."""
+        removed = sum(1 for _ in self._files())
+        if self._root.is_dir():
+            shutil.rmtree(self._root, ignore_errors=True)
+        return removed
+
+
+def default_cache() -> DiskCache | None:
+    """Return the cache the environment selects, or None when it is disabled."""
+    if not _env.cache_enabled():
+        return None
+    return DiskCache(_env.cache_dir())
+
+
+def cache_info() -> CacheInfo:
+    """Return where the kernel cache is, whether it is enabled and how much it holds."""
+    return DiskCache(_env.cache_dir()).info()
+
+
+def clear_cache() -> int:
+    """Delete every cached kernel; return how many entries were removed."""
+    return DiskCache(_env.cache_dir()).clear()

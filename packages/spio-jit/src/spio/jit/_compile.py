@@ -1,0 +1,449 @@
+"""compile(): CUDA C++ source to a cubin (or PTX), through the disk cache.
+
+The cache key is the sha256 of everything that can change the output: the source, the
+in-memory headers, the files under include_dirs (path, size, modification time), the
+defines, name expressions, options, target architecture and kind, the program name, the
+NVRTC version and build, and the CUDA headers' version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from spio.jit import _cache, _headers, _nvrtc
+from spio.jit._errors import CompileError
+from spio.jit._options import CompileOptions, check_arch
+
+if TYPE_CHECKING:
+    from spio.jit._module import Module
+
+Target = Literal["cubin", "ptx"]
+_TARGETS = ("cubin", "ptx")
+_KEY_VERSION = b"spio-jit-key-1"
+_MACRO = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# NVRTC says "cannot open" for "quoted" includes and "could not open" for <angled> ones.
+_MISSING_INCLUDE = re.compile(r'(?:cannot|could not) open source file "([^"]+)"')
+# Walking include_dirs for the cache key stops here; bigger trees are keyed by the paths.
+_MAX_INCLUDE_FILES = 5000
+
+DefineValue = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class CompiledCode:
+    """The result of compile(): code for one architecture, and what NVRTC said.
+
+    Attributes:
+        code: the cubin bytes (target "cubin") or the PTX text as bytes (target "ptx").
+        target: "cubin" or "ptx".
+        arch: the architecture compiled for, e.g. "sm_90".
+        lowered_names: each name expression mapped to its mangled kernel name.
+        log: NVRTC's log (warnings; empty when there were none).
+        name: the program name used in diagnostics.
+        nvrtc_version: the (major, minor) of the NVRTC that compiled it.
+        key: the cache key.
+        from_cache: True when the result was read from the disk cache.
+    """
+
+    code: bytes = field(repr=False)
+    target: Target
+    arch: str
+    lowered_names: Mapping[str, str]
+    log: str = field(repr=False)
+    name: str
+    nvrtc_version: tuple[int, int]
+    key: str = field(repr=False)
+    from_cache: bool = field(default=False, compare=False)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    @property
+    def cubin(self) -> bytes:
+        """Return the cubin; raise ValueError when this is PTX."""
+        if self.target != "cubin":
+            raise ValueError(f"{self.name!r} was compiled to {self.target}, not a cubin")
+        return self.code
+
+    @property
+    def ptx(self) -> str:
+        """Return the PTX text; raise ValueError when this is a cubin (compile target='ptx')."""
+        if self.target != "ptx":
+            raise ValueError(
+                f"{self.name!r} was compiled to a cubin; compile with target='ptx' for PTX"
+            )
+        return self.code.decode()
+
+    def load(self, device: int | None = None) -> Module:
+        """Load this cubin into a device's primary context; see spio.jit.load."""
+        from spio.jit._module import load
+
+        return load(self, device=device)
+
+    @classmethod
+    def from_cubin(
+        cls,
+        cubin: bytes,
+        *,
+        arch: str = "",
+        name: str = "module",
+        lowered_names: Mapping[str, str] | None = None,
+    ) -> CompiledCode:
+        """Wrap a cubin built elsewhere so it can be loaded (arch "" skips the arch check)."""
+        digest = hashlib.sha256(cubin).hexdigest()
+        return cls(bytes(cubin), "cubin", arch, dict(lowered_names or {}), "", name, (0, 0), digest)
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """The arguments of one compile() call, for compile_many; see compile() for each field."""
+
+    source: str
+    headers: Mapping[str, str] | None = None
+    include_dirs: Sequence[str | os.PathLike[str]] = ()
+    defines: Mapping[str, DefineValue] | None = None
+    arch: str | None = None
+    name_expressions: Sequence[str] = ()
+    options: CompileOptions = field(default_factory=CompileOptions)
+    target: Target = "cubin"
+    name: str = "kernel.cu"
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A validated, normalized request with its NVRTC options and cache key."""
+
+    source: str
+    headers: tuple[tuple[str, str], ...]
+    arch: str
+    name_expressions: tuple[str, ...]
+    target: Target
+    name: str
+    flags: tuple[str, ...]
+    key: str
+    cuda_headers_found: bool
+
+
+def _text(value: str | bytes, what: str) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be str or bytes, got {type(value).__name__}")
+    return value
+
+
+def _normalize_headers(headers: Mapping[str, str | bytes] | None) -> tuple[tuple[str, str], ...]:
+    if headers is None:
+        return ()
+    if not isinstance(headers, Mapping):
+        raise TypeError(f"headers must map include names to contents, got {headers!r}")
+    out = []
+    for include, content in headers.items():
+        if not isinstance(include, str) or not include:
+            raise TypeError(f"header names must be non-empty str, got {include!r}")
+        out.append((include, _text(content, f"headers[{include!r}]")))
+    return tuple(sorted(out))
+
+
+def _define_flag(macro: str, value: DefineValue) -> str:
+    if not isinstance(macro, str) or not _MACRO.match(macro):
+        raise ValueError(f"define name {macro!r} is not a C identifier")
+    if value is None:
+        return f"-D{macro}"
+    if isinstance(value, bool):
+        return f"-D{macro}={int(value)}"
+    if not isinstance(value, str | int | float):
+        raise TypeError(f"define {macro} must be str, int, float, bool or None, got {value!r}")
+    return f"-D{macro}={value}"
+
+
+def _include_flags(include_dirs: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+    if isinstance(include_dirs, str | os.PathLike):
+        include_dirs = [include_dirs]
+    flags, resolved = [], []
+    for entry in include_dirs:
+        path = Path(entry).expanduser().resolve()
+        if not path.is_dir():
+            raise ValueError(f"include_dirs entry {str(entry)!r} is not a directory")
+        resolved.append(str(path))
+        flags.append(f"-I{path}")
+    return flags, resolved
+
+
+def _tree_fingerprint(directory: str, digest: Any) -> None:
+    """Feed (relative path, size, mtime) of the files under directory into digest."""
+    count = 0
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            rel = os.path.relpath(path, directory)
+            digest.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+            count += 1
+            if count >= _MAX_INCLUDE_FILES:
+                return
+
+
+def _feed(digest: Any, *parts: str | bytes) -> None:
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+
+
+def prepare(
+    source: str | bytes,
+    *,
+    headers: Mapping[str, str | bytes] | None,
+    include_dirs: Sequence[str | os.PathLike[str]],
+    defines: Mapping[str, DefineValue] | None,
+    arch: str | None,
+    name_expressions: Sequence[str],
+    options: CompileOptions,
+    target: str,
+    name: str,
+) -> _Prepared:
+    """Validate and normalize compile()'s arguments and compute the cache key."""
+    text = _text(source, "source")
+    if not isinstance(options, CompileOptions):
+        raise TypeError(f"options must be a CompileOptions, got {type(options).__name__}")
+    if target not in _TARGETS:
+        raise ValueError(f"target={target!r} must be 'cubin' or 'ptx'")
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str, got {name!r}")
+    if isinstance(name_expressions, str):
+        raise TypeError("name_expressions must be a sequence of str, not a single str")
+    expressions = tuple(name_expressions)
+    if not all(isinstance(e, str) and e for e in expressions):
+        raise TypeError(f"name_expressions must be non-empty str, got {expressions!r}")
+    header_items = _normalize_headers(headers)
+    define_flags = [_define_flag(k, v) for k, v in sorted((defines or {}).items())]
+    include_flags, resolved_includes = _include_flags(include_dirs)
+
+    info = _nvrtc.info()
+    if arch is None:
+        from spio.jit import _driver
+
+        arch = _driver.default_arch()
+    arch = check_arch(arch, info.supported_archs, info.version_string)
+    cuda = _headers.cuda_headers()
+    flags = (
+        f"--gpu-architecture={arch}",
+        *options.nvrtc_flags(),
+        *define_flags,
+        *include_flags,
+        *(f"-I{d}" for d in cuda.include_dirs),
+    )
+
+    digest = hashlib.sha256(_KEY_VERSION)
+    _feed(digest, info.version_string, info.build, cuda.fingerprint, target, name, arch, text)
+    _feed(digest, *options.nvrtc_flags(), "\0", *define_flags, "\0", *expressions, "\0")
+    for include, content in header_items:
+        _feed(digest, include, content)
+    for directory in resolved_includes:
+        _feed(digest, directory)
+        _tree_fingerprint(directory, digest)
+    return _Prepared(
+        source=text,
+        headers=header_items,
+        arch=arch,
+        name_expressions=expressions,
+        target=cast(Target, target),
+        name=name,
+        flags=flags,
+        key=digest.hexdigest(),
+        cuda_headers_found=cuda.found,
+    )
+
+
+def _from_entry(prepared: _Prepared, entry: _cache.CacheEntry) -> CompiledCode | None:
+    meta = entry.meta
+    try:
+        return CompiledCode(
+            code=entry.code,
+            target=prepared.target,
+            arch=prepared.arch,
+            lowered_names={str(k): str(v) for k, v in meta["lowered_names"]},
+            log=str(meta["log"]),
+            name=prepared.name,
+            nvrtc_version=(int(meta["nvrtc_version"][0]), int(meta["nvrtc_version"][1])),
+            key=prepared.key,
+            from_cache=True,
+        )
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def lookup(prepared: _Prepared, cache: _cache.DiskCache | None) -> CompiledCode | None:
+    """Return the cached result of a prepared compile, or None on a miss."""
+    if cache is None:
+        return None
+    entry = cache.get(prepared.key)
+    return None if entry is None else _from_entry(prepared, entry)
+
+
+def _hint(failure: _nvrtc.NvrtcCallError, prepared: _Prepared) -> str:
+    missing = _MISSING_INCLUDE.findall(failure.log)
+    if missing:
+        names = ", ".join(repr(m) for m in missing)
+        if any(m.startswith("cuda") for m in missing) and not prepared.cuda_headers_found:
+            return _headers.MISSING_HEADERS_HINT
+        return (
+            f"{names} was not found: pass its contents in headers={{name: text}} or its "
+            "directory in include_dirs=[...]"
+        )
+    if failure.call.startswith("name expression"):
+        return (
+            f"{failure.call} is not valid: it must name a __global__ function (template "
+            "instantiations need their arguments, e.g. 'scale<float, 4>')"
+        )
+    if failure.result == "NVRTC_ERROR_INVALID_OPTION":
+        return "NVRTC rejected an option; check CompileOptions.extra_flags and defines"
+    return ""
+
+
+def run_compile(prepared: _Prepared, cache: _cache.DiskCache | None) -> CompiledCode:
+    """Compile a prepared request, using and filling the cache when one is given."""
+    hit = lookup(prepared, cache)
+    if hit is not None:
+        return hit
+    if cache is None:
+        return _compile_now(prepared)
+    with cache.lock(prepared.key):
+        # Another process may have compiled this key while this one waited for the lock.
+        hit = lookup(prepared, cache)
+        if hit is not None:
+            return hit
+        result = _compile_now(prepared)
+        cache.put(
+            prepared.key,
+            _cache.CacheEntry(
+                meta={
+                    # Pairs, not an object: the entry's JSON is key-sorted, and the order of
+                    # the name expressions is kept.
+                    "lowered_names": [list(pair) for pair in result.lowered_names.items()],
+                    "log": result.log,
+                    "nvrtc_version": list(result.nvrtc_version),
+                    "arch": result.arch,
+                    "target": result.target,
+                    "name": result.name,
+                },
+                code=result.code,
+            ),
+        )
+        return result
+
+
+def _compile_now(prepared: _Prepared) -> CompiledCode:
+    try:
+        output = _nvrtc.compile_program(
+            prepared.source,
+            prepared.name,
+            prepared.headers,
+            prepared.flags,
+            prepared.name_expressions,
+            prepared.target,
+        )
+    except _nvrtc.NvrtcCallError as failure:
+        raise CompileError(
+            name=prepared.name,
+            arch=prepared.arch,
+            log=failure.log,
+            options=prepared.flags,
+            result=failure.result,
+            source=prepared.source,
+            headers=dict(prepared.headers),
+            hint=_hint(failure, prepared),
+        ) from None
+    return CompiledCode(
+        code=output.code,
+        target=prepared.target,
+        arch=prepared.arch,
+        lowered_names=output.lowered_names,
+        log=output.log,
+        name=prepared.name,
+        nvrtc_version=_nvrtc.version(),
+        key=prepared.key,
+        from_cache=False,
+    )
+
+
+def compile(
+    source: str | bytes,
+    *,
+    headers: Mapping[str, str | bytes] | None = None,
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    defines: Mapping[str, DefineValue] | None = None,
+    arch: str | None = None,
+    name_expressions: Sequence[str] = (),
+    options: CompileOptions = CompileOptions(),  # noqa: B008  (frozen, so sharing is safe)
+    target: Target = "cubin",
+    name: str = "kernel.cu",
+    cache: bool = True,
+) -> CompiledCode:
+    """Compile CUDA C++ source with NVRTC into a cubin for one architecture.
+
+    Args:
+        source: the CUDA C++ program.
+        headers: include names mapped to contents, found by `#include "name"` before any
+            directory (e.g. {"types.h": generated_text}).
+        include_dirs: directories searched for other includes. CUDA's own headers
+            (cuda_fp16.h, cuda_bf16.h, cuda_pipeline.h, ...) are found automatically.
+        defines: preprocessor macros: {"BLOCK": 128, "USE_BF16": None} gives -DBLOCK=128
+            -DUSE_BF16; True/False give 1/0.
+        arch: the target, e.g. "sm_80", "sm_90a"; None means the current GPU's (and is an
+            error on a machine without one).
+        name_expressions: kernels to look up by their C++ names, e.g. "scale<float, 4>";
+            their mangled names land in CompiledCode.lowered_names, and Module.get_kernel
+            accepts the expressions.
+        options: C++ standard, line info, debug, register cap, extra NVRTC flags.
+        target: "cubin" (loadable) or "ptx" (for inspection; not loadable).
+        name: the program name NVRTC uses in diagnostics.
+        cache: False skips the disk cache for this call (SPIO_JIT_DISABLE_CACHE does for all).
+
+    Returns:
+        The compiled code, with NVRTC's log and the lowered names.
+
+    Raises:
+        CompileError: NVRTC rejected the program or an option; carries the full log.
+        NvrtcNotFoundError: no NVRTC library could be loaded.
+        ValueError, TypeError: invalid arguments (unknown arch, bad define name, ...).
+    """
+    prepared = prepare(
+        source,
+        headers=headers,
+        include_dirs=include_dirs,
+        defines=defines,
+        arch=arch,
+        name_expressions=name_expressions,
+        options=options,
+        target=target,
+        name=name,
+    )
+    return run_compile(prepared, _cache.default_cache() if cache else None)
+
+
+def compile_request(request: CompileRequest, *, cache: bool = True) -> CompiledCode:
+    """Run compile() with the fields of a CompileRequest."""
+    return compile(
+        request.source,
+        headers=request.headers,
+        include_dirs=request.include_dirs,
+        defines=request.defines,
+        arch=request.arch,
+        name_expressions=request.name_expressions,
+        options=request.options,
+        target=request.target,
+        name=request.name,
+        cache=cache,
+    )

@@ -1,0 +1,179 @@
+"""Streams for launches, and the module-level launch function.
+
+A launch needs a cuda.core Stream. Wrapping a raw handle costs tens of microseconds, so the
+wrappers are cached per handle, with the device the stream belongs to (checked against the
+kernel's device on every launch, for free).
+
+Without an explicit stream a launch goes where the arrays' framework would put its own
+work: PyTorch's current stream for the kernel's device when a torch tensor is an argument
+(or torch has initialized CUDA), CuPy's current stream when a CuPy array is, and the legacy
+default stream otherwise. torch and cupy are never imported here; they are used only when
+already imported by the caller.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from spio.jit import _driver
+
+if TYPE_CHECKING:
+    from spio.jit._module import Kernel
+
+# Handles of the streams with no context of their own: NULL, CU_STREAM_LEGACY and
+# CU_STREAM_PER_THREAD. A launch on them runs in the calling thread's current context.
+_CONTEXTLESS = (0, 1, 2)
+_MAX_CACHED_STREAMS = 1024
+
+# handle -> (cuda.core Stream, runs in the current context, device index or None)
+_streams: dict[int, tuple[Any, bool, int | None]] = {}
+_streams_lock = threading.Lock()
+_torch_raw_stream: Any = None
+
+
+def _torch_stream_portable(device: int) -> int:
+    return int(sys.modules["torch"].cuda.current_stream(device).cuda_stream)
+
+
+def _torch_stream(device: int) -> int:
+    global _torch_raw_stream
+    getter = _torch_raw_stream
+    if getter is None:
+        # The private getter returns the raw handle without building a torch Stream (~1 us);
+        # the public API is the fallback.
+        raw = getattr(sys.modules["torch"]._C, "_cuda_getCurrentRawStream", None)
+        getter = raw if raw is not None else _torch_stream_portable
+        _torch_raw_stream = getter
+    return int(getter(device))
+
+
+def _cupy_stream(device: int) -> int:
+    cupy = sys.modules["cupy"]
+    try:
+        stream = cupy.cuda.get_current_stream(device)
+    except TypeError:  # CuPy before 13 takes no device
+        stream = cupy.cuda.get_current_stream()
+    return int(stream.ptr)
+
+
+def default_stream_handle(framework: str | None, device: int) -> int:
+    """Return the stream a launch without an explicit stream uses (see the module doc)."""
+    if framework == "torch":
+        return _torch_stream(device)
+    if framework == "cupy":
+        return _cupy_stream(device)
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return _torch_stream(device)
+    if "cupy" in sys.modules:
+        return _cupy_stream(device)
+    return 0
+
+
+def stream_handle(stream: Any) -> int:
+    """Return the raw CUstream of a stream object (cuda.core, torch, CuPy, or an int)."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        _, handle = protocol()
+        return int(handle)
+    for attribute in ("cuda_stream", "ptr"):
+        handle = getattr(stream, attribute, None)
+        if isinstance(handle, int):
+            return handle
+    raise TypeError(
+        "stream must be None, a raw CUstream int, or a stream object (cuda.core Stream, "
+        f"torch.cuda.Stream, cupy.cuda.Stream, __cuda_stream__), got {type(stream).__name__}"
+    )
+
+
+def _stream_device(handle: int) -> int | None:
+    """Return the device of a stream's context, or None if the driver cannot say."""
+    driver = _driver.bindings()
+    try:
+        context = _driver.check(driver.cuStreamGetCtx(driver.CUstream(handle)), "cuStreamGetCtx")
+        _driver.check(driver.cuCtxPushCurrent(context), "cuCtxPushCurrent")
+        try:
+            return int(_driver.check(driver.cuCtxGetDevice(), "cuCtxGetDevice"))
+        finally:
+            _driver.check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
+    except Exception:
+        return None
+
+
+def _wrap(handle: int) -> tuple[Any, bool, int | None]:
+    from cuda.core import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
+
+    if handle in _CONTEXTLESS:
+        core = PER_THREAD_DEFAULT_STREAM if handle == 2 else LEGACY_DEFAULT_STREAM
+        entry: tuple[Any, bool, int | None] = (core, True, None)
+    else:
+        entry = (Stream.from_handle(handle), False, _stream_device(handle))
+    with _streams_lock:
+        if len(_streams) >= _MAX_CACHED_STREAMS:
+            _streams.clear()
+        _streams[handle] = entry
+    return entry
+
+
+def resolve_stream(stream: Any, framework: str | None, device: int) -> tuple[Any, bool]:
+    """Return (cuda.core Stream, whether it runs in the current context) for a launch."""
+    if stream is None:
+        handle = default_stream_handle(framework, device)
+    elif type(stream) is int:
+        handle = stream
+    else:
+        handle = stream_handle(stream)
+    entry = _streams.get(handle)
+    if entry is None:
+        entry = _wrap(handle)
+    core, contextless, stream_device = entry
+    if stream_device is not None and stream_device != device:
+        raise ValueError(
+            f"the stream (handle {handle:#x}) belongs to cuda:{stream_device}, but the "
+            f"kernel was loaded for cuda:{device}"
+        )
+    return core, contextless
+
+
+def forget_streams() -> None:
+    """Drop the cached stream wrappers (after destroying streams whose handles may recur)."""
+    with _streams_lock:
+        _streams.clear()
+
+
+def launch(
+    kernel: Kernel,
+    grid: int | Sequence[int],
+    block: int | Sequence[int],
+    args: Sequence[Any],
+    shared_mem: int = 0,
+    stream: Any = None,
+) -> None:
+    """Launch kernel on a grid of blocks with the given arguments.
+
+    Args:
+        kernel: a Kernel from Module.get_kernel.
+        grid: blocks per grid: an int or 1 to 3 ints (x, y, z).
+        block: threads per block: an int or 1 to 3 ints (x, y, z).
+        args: the kernel's arguments, in order, as a tuple or list: torch tensors, CuPy
+            arrays and other CUDA arrays (passed as device pointers), Python ints (64-bit
+            values or pointers), and scalars with a C type (spio.jit.int32(5), numpy
+            scalars).
+        shared_mem: bytes of dynamic shared memory per block. More than 48 KiB opts the
+            kernel in automatically, up to the device's limit.
+        stream: where to launch: None for the framework's current stream (see the module
+            doc), a cuda.core / torch / CuPy stream, or a raw CUstream int.
+
+    Raises:
+        TypeError: wrong argument count or types (checked against the kernel's parameter
+            sizes when the driver reports them).
+        ValueError: an argument or stream on another device, or a launch too large for the
+            device or the kernel.
+        CudaError: the driver refused the launch.
+    """
+    kernel.launch(grid, block, args, shared_mem=shared_mem, stream=stream)

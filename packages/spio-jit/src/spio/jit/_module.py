@@ -1,0 +1,379 @@
+"""Loaded code: Module (a cubin in a device's primary context) and Kernel (one entry point).
+
+Loading and launching go through cuda.core (ObjectCode, Kernel, LaunchConfig, launch).
+Kernel attributes, the shared-memory opt-in and occupancy use the driver API directly
+(cuKernelGetAttribute and friends), whose signatures are stable across cuda.core releases.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spio.jit import _driver
+from spio.jit._args import ArgPacker
+from spio.jit._compile import CompiledCode
+from spio.jit._launch import resolve_stream
+from spio.jit._options import parse_arch
+
+_MAX_CACHED_CONFIGS = 256
+# Without opting in, a block may use this much shared memory (static + dynamic).
+_DEFAULT_SHARED_LIMIT = 48 * 1024
+
+
+@dataclass(frozen=True)
+class KernelAttributes:
+    """Resource use and limits of a kernel on its device.
+
+    Attributes:
+        registers: registers per thread.
+        static_shared_mem: bytes of statically declared shared memory per block.
+        max_dynamic_shared_mem: bytes of dynamic shared memory a launch may request now
+            (raised by Kernel.set_max_dynamic_shared_mem or an automatic opt-in).
+        const_mem: bytes of user constant memory.
+        local_mem: bytes of local memory (spills, stack) per thread.
+        max_threads_per_block: the largest block this kernel can launch with (registers
+            included).
+        ptx_version: PTX ISA version it was compiled from, e.g. 90 for sm_90's.
+        binary_version: the SM version of the binary, e.g. 90.
+    """
+
+    registers: int
+    static_shared_mem: int
+    max_dynamic_shared_mem: int
+    const_mem: int
+    local_mem: int
+    max_threads_per_block: int
+    ptx_version: int
+    binary_version: int
+
+
+def _dims(value: int | Sequence[int], what: str) -> tuple[int, int, int]:
+    dims: tuple[int, ...]
+    if isinstance(value, int) and not isinstance(value, bool):
+        dims = (value,)
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        dims = tuple(value)
+    else:
+        raise TypeError(f"{what} must be an int or 1 to 3 ints, got {value!r}")
+    if not 1 <= len(dims) <= 3 or not all(
+        isinstance(d, int) and not isinstance(d, bool) for d in dims
+    ):
+        raise TypeError(f"{what} must be an int or 1 to 3 ints, got {value!r}")
+    if any(d < 1 for d in dims):
+        raise ValueError(f"{what}={value!r}: every dimension must be at least 1")
+    padded = (*dims, 1, 1)
+    return (padded[0], padded[1], padded[2])
+
+
+def _check_arch_fits(arch: str, device: int) -> None:
+    if not arch:
+        return
+    number, suffix = parse_arch(arch)
+    major, minor = number // 10, number % 10
+    info = _driver.device_info(device)
+    dev_major, dev_minor = info.compute_capability
+    if suffix == "a":
+        runs = (major, minor) == (dev_major, dev_minor)
+    else:
+        runs = major == dev_major and minor <= dev_minor
+    if not runs:
+        raise ValueError(
+            f"a cubin for {arch} cannot run on cuda:{device} ({info.name}, {info.arch}); "
+            f"compile with arch={info.arch!r} (or arch=None on that device)"
+        )
+
+
+class Kernel:
+    """One kernel of a loaded Module, ready to launch.
+
+    Built by Module.get_kernel. Holds what the launch path needs precomputed: the
+    argument packer (from the kernel's parameter sizes), the cuda.core kernel and
+    launch configs cached per (grid, block, shared_mem).
+    """
+
+    def __init__(self, module: Module, name: str, core_kernel: Any) -> None:
+        from cuda.core import launch as core_launch
+
+        self.name = name
+        self.module = module
+        self.device = module.device
+        self._core = core_kernel
+        self._core_launch = core_launch
+        driver = _driver.bindings()
+        self._handle = driver.CUkernel(int(core_kernel.handle))
+        self._context = int(_driver.primary_context(self.device))
+        self._get_current_context = driver.cuCtxGetCurrent
+        with _driver.using_device(self.device):
+            # Loads the code into the primary context now rather than at the first launch,
+            # which may be inside a CUDA graph capture.
+            self._function = _driver.check(
+                driver.cuKernelGetFunction(self._handle), "cuKernelGetFunction"
+            )
+            sizes = self._param_sizes()
+        self._packer = ArgPacker(name, self.device, sizes)
+        self._configs: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+        self._max_dynamic: int | None = None
+
+    def __repr__(self) -> str:
+        return f"<spio.jit.Kernel {self.name!r} of {self.module.code.name!r} on cuda:{self.device}>"
+
+    def _param_sizes(self) -> tuple[int, ...] | None:
+        # cuKernelGetParamInfo needs a 12.4+ driver; without it argument counts and sizes
+        # are not checked, only each argument's own type.
+        try:
+            infos = self._core.arguments_info
+        except Exception:
+            return None
+        sizes = []
+        for param in infos:
+            size = getattr(param, "size", None)
+            sizes.append(int(size if size is not None else param[1]))
+        return tuple(sizes)
+
+    @property
+    def param_sizes(self) -> tuple[int, ...] | None:
+        """Return the kernel's parameter sizes in bytes, or None if the driver cannot say."""
+        return self._packer.param_sizes
+
+    def _attribute(self, name: str) -> int:
+        driver = _driver.bindings()
+        attribute = getattr(driver.CUfunction_attribute, name)
+        return int(
+            _driver.check(
+                driver.cuKernelGetAttribute(attribute, self._handle, self.device),
+                f"cuKernelGetAttribute({name})",
+            )
+        )
+
+    @property
+    def attributes(self) -> KernelAttributes:
+        """Return registers, shared/const/local memory and limits of this kernel."""
+        return KernelAttributes(
+            registers=self._attribute("CU_FUNC_ATTRIBUTE_NUM_REGS"),
+            static_shared_mem=self._attribute("CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"),
+            max_dynamic_shared_mem=self._max_dynamic_shared(),
+            const_mem=self._attribute("CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES"),
+            local_mem=self._attribute("CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"),
+            max_threads_per_block=self._attribute("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+            ptx_version=self._attribute("CU_FUNC_ATTRIBUTE_PTX_VERSION"),
+            binary_version=self._attribute("CU_FUNC_ATTRIBUTE_BINARY_VERSION"),
+        )
+
+    def _max_dynamic_shared(self) -> int:
+        if self._max_dynamic is None:
+            self._max_dynamic = self._attribute("CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES")
+        return self._max_dynamic
+
+    def set_max_dynamic_shared_mem(self, nbytes: int) -> None:
+        """Let launches request up to nbytes of dynamic shared memory (opting in past 48 KiB).
+
+        Raises ValueError when static plus dynamic shared memory exceeds the device's
+        per-block opt-in limit.
+        """
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+            raise ValueError(f"nbytes must be a non-negative int, got {nbytes!r}")
+        info = _driver.device_info(self.device)
+        static = self._attribute("CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES")
+        limit = info.max_shared_per_block_optin - static
+        if nbytes > limit:
+            raise ValueError(
+                f"kernel {self.name!r} asks for {nbytes} bytes of dynamic shared memory; "
+                f"cuda:{self.device} ({info.name}) allows {info.max_shared_per_block_optin} "
+                f"per block, {static} of which the kernel declares statically, so at most "
+                f"{limit}"
+            )
+        driver = _driver.bindings()
+        attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        _driver.check(
+            driver.cuKernelSetAttribute(attribute, nbytes, self._handle, self.device),
+            "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+        )
+        self._max_dynamic = nbytes
+
+    def max_active_blocks_per_sm(self, block: int | Sequence[int], shared_mem: int = 0) -> int:
+        """Return how many blocks of this size fit on one multiprocessor at once."""
+        threads = math.prod(_dims(block, "block"))
+        driver = _driver.bindings()
+        with _driver.using_device(self.device):
+            return int(
+                _driver.check(
+                    driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                        self._function, threads, shared_mem
+                    ),
+                    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                )
+            )
+
+    def occupancy(self, block: int | Sequence[int], shared_mem: int = 0) -> float:
+        """Return the fraction of a multiprocessor's thread slots this launch shape fills."""
+        threads = math.prod(_dims(block, "block"))
+        blocks = self.max_active_blocks_per_sm(block, shared_mem)
+        return blocks * threads / _driver.device_info(self.device).max_threads_per_sm
+
+    def _config(self, grid: Any, block: Any, shared_mem: Any) -> Any:
+        from cuda.core import LaunchConfig
+
+        grid3 = _dims(grid, "grid")
+        block3 = _dims(block, "block")
+        if isinstance(shared_mem, bool) or not isinstance(shared_mem, int) or shared_mem < 0:
+            raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+        info = _driver.device_info(self.device)
+        for axis, (size, limit) in enumerate(zip(grid3, info.max_grid_dims, strict=True)):
+            if size > limit:
+                raise ValueError(
+                    f"grid={grid!r}: dimension {'xyz'[axis]} is {size}, but cuda:{self.device} "
+                    f"allows at most {limit}"
+                )
+        for axis, (size, limit) in enumerate(zip(block3, info.max_block_dims, strict=True)):
+            if size > limit:
+                raise ValueError(
+                    f"block={block!r}: dimension {'xyz'[axis]} is {size}, but "
+                    f"cuda:{self.device} allows at most {limit}"
+                )
+        threads = math.prod(block3)
+        kernel_limit = self._attribute("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK")
+        if threads > kernel_limit:
+            raise ValueError(
+                f"block={block!r} has {threads} threads, but kernel {self.name!r} can launch "
+                f"at most {kernel_limit} per block on cuda:{self.device} (register use "
+                "limits it below the device's 1024)"
+            )
+        if shared_mem > self._max_dynamic_shared():
+            self.set_max_dynamic_shared_mem(shared_mem)
+        return LaunchConfig(grid=grid3, block=block3, shmem_size=shared_mem)
+
+    def _make_config(self, grid: Any, block: Any, shared_mem: Any) -> Any:
+        try:
+            key: Any = (grid, block, shared_mem)
+            hash(key)
+        except TypeError:
+            key = None
+        config = self._config(grid, block, shared_mem)
+        if key is not None:
+            with self._lock:
+                if len(self._configs) >= _MAX_CACHED_CONFIGS:
+                    self._configs.clear()
+                self._configs[key] = config
+        return config
+
+    def launch(
+        self,
+        grid: int | Sequence[int],
+        block: int | Sequence[int],
+        args: Sequence[Any],
+        shared_mem: int = 0,
+        stream: Any = None,
+    ) -> None:
+        """Launch this kernel; see spio.jit.launch for the arguments and errors."""
+        values, framework = self._packer.pack(args)
+        try:
+            config = self._configs[(grid, block, shared_mem)]
+        except (KeyError, TypeError):
+            config = self._make_config(grid, block, shared_mem)
+        core_stream, contextless = resolve_stream(stream, framework, self.device)
+        try:
+            if contextless:
+                # The default streams run in the calling thread's current context, which
+                # must be this kernel's device's; make it so for the call if it is not.
+                current = self._get_current_context()[1]
+                if current is None or int(current) != self._context:
+                    with _driver.using_device(self.device):
+                        self._core_launch(core_stream, config, self._core, *values)
+                    return
+            self._core_launch(core_stream, config, self._core, *values)
+        except Exception as error:
+            if _driver.is_core_error(error):
+                raise _driver.from_core_error(error, f"launch of kernel {self.name!r}") from error
+            raise
+
+
+class Module:
+    """A compiled program loaded for one device; hands out its kernels.
+
+    The code is loaded with the context-independent library API (through cuda.core) and
+    each kernel is made resident in the device's primary context, the one PyTorch uses.
+    """
+
+    def __init__(self, code: CompiledCode, device: int) -> None:
+        from cuda.core import ObjectCode
+
+        self.code = code
+        self.device = device
+        self._kernels: dict[str, Kernel] = {}
+        self._lock = threading.Lock()
+        try:
+            self._object = ObjectCode.from_cubin(
+                code.cubin, name=code.name, symbol_mapping=dict(code.lowered_names)
+            )
+        except Exception as error:
+            if _driver.is_core_error(error):
+                raise _driver.from_core_error(error, f"loading {code.name!r}") from error
+            raise
+
+    def __repr__(self) -> str:
+        return f"<spio.jit.Module {self.code.name!r} ({self.code.arch}) on cuda:{self.device}>"
+
+    def get_kernel(self, name: str) -> Kernel:
+        """Return the kernel named by an extern "C" name, a name expression or a mangled name.
+
+        Raises LookupError when the module has no such kernel.
+        """
+        kernel = self._kernels.get(name)
+        if kernel is not None:
+            return kernel
+        with self._lock:
+            kernel = self._kernels.get(name)
+            if kernel is None:
+                kernel = Kernel(self, name, self._core_kernel(name))
+                self._kernels[name] = kernel
+        return kernel
+
+    def _core_kernel(self, name: str) -> Any:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"kernel name must be a non-empty str, got {name!r}")
+        try:
+            with _driver.using_device(self.device):
+                return self._object.get_kernel(name)
+        except Exception as error:
+            if not _driver.is_core_error(error):
+                raise
+            converted = _driver.from_core_error(error, f"get_kernel({name!r})")
+            if converted.name == "CUDA_ERROR_NOT_FOUND":
+                expressions = ", ".join(repr(e) for e in self.code.lowered_names) or "none"
+                raise LookupError(
+                    f"{self.code.name!r} has no kernel {name!r}. Kernels are found by their "
+                    'extern "C" name, by a name expression given to compile() (here: '
+                    f"{expressions}), or by their mangled name"
+                ) from None
+            raise converted from error
+
+
+def load(code: CompiledCode | bytes, *, device: int | None = None) -> Module:
+    """Load a cubin into the primary context of a device.
+
+    Args:
+        code: the result of compile(), or cubin bytes built elsewhere.
+        device: the device index (as in cuda:<index>); None means the current device
+            (PyTorch's when torch has initialized CUDA, else the current context's, else 0).
+
+    Raises:
+        ValueError: the code is PTX, or its architecture cannot run on the device.
+        CudaError: the driver refused the cubin.
+    """
+    if isinstance(code, bytes | bytearray | memoryview):
+        code = CompiledCode.from_cubin(bytes(code))
+    if not isinstance(code, CompiledCode):
+        raise TypeError(f"load() takes a CompiledCode or cubin bytes, got {type(code).__name__}")
+    if code.target != "cubin":
+        raise ValueError(
+            f"{code.name!r} is PTX, which spio-jit does not load (PTX from an NVRTC newer than "
+            "the driver is refused); compile with target='cubin'"
+        )
+    index = _driver.current_device() if device is None else _driver.check_device_index(device)
+    _check_arch_fits(code.arch, index)
+    return Module(code, index)

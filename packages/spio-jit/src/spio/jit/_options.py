@@ -1,0 +1,105 @@
+"""Compile options and target architectures, validated before NVRTC sees them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_STANDARDS = ("c++11", "c++14", "c++17", "c++20")
+# sm_90, sm_90a (arch-specific), sm_100f (family-specific).
+_ARCH = re.compile(r"^sm_(?P<number>\d{2,3})(?P<suffix>[af]?)$")
+# Flags spio-jit sets itself from compile()'s arguments; extra_flags must not repeat them.
+_MANAGED_FLAGS = (
+    ("-arch", "arch="),
+    ("--gpu-architecture", "arch="),
+    ("-std", "CompileOptions.std"),
+    ("--std", "CompileOptions.std"),
+    ("--maxrregcount", "CompileOptions.max_registers"),
+    ("-maxrregcount", "CompileOptions.max_registers"),
+)
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """How NVRTC compiles a program; frozen, so it can be part of a cache key.
+
+    Attributes:
+        std: the C++ standard: "c++11", "c++14", "c++17" or "c++20".
+        lineinfo: emit line information for profilers (-lineinfo).
+        debug: emit device debug information and disable optimization (-G).
+        max_registers: cap on registers per thread (--maxrregcount), or None for no cap.
+        extra_flags: further NVRTC flags, passed verbatim after the others
+            (e.g. ("--use_fast_math", "-Xptxas=-v")).
+    """
+
+    std: str = "c++17"
+    lineinfo: bool = False
+    debug: bool = False
+    max_registers: int | None = None
+    extra_flags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.std not in _STANDARDS:
+            raise ValueError(f"std={self.std!r} is not one of {', '.join(_STANDARDS)}")
+        for name in ("lineinfo", "debug"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if self.max_registers is not None and (
+            isinstance(self.max_registers, bool)
+            or not isinstance(self.max_registers, int)
+            or not 1 <= self.max_registers <= 255
+        ):
+            raise ValueError(
+                f"max_registers={self.max_registers!r} must be None or an int in 1..255"
+            )
+        flags = self.extra_flags
+        if isinstance(flags, str) or not all(isinstance(f, str) for f in flags):
+            raise TypeError(f"extra_flags must be a sequence of str, got {flags!r}")
+        # Lists are accepted for convenience and stored as a tuple to keep options hashable.
+        object.__setattr__(self, "extra_flags", tuple(flags))
+        for flag in self.extra_flags:
+            for managed, instead in _MANAGED_FLAGS:
+                if flag == managed or flag.startswith((managed + "=", managed + " ")):
+                    raise ValueError(f"extra_flags sets {flag!r}; use {instead} instead")
+
+    def nvrtc_flags(self) -> tuple[str, ...]:
+        """Return these options as NVRTC command-line flags (without the architecture)."""
+        flags = [f"--std={self.std}"]
+        if self.lineinfo:
+            flags.append("-lineinfo")
+        if self.debug:
+            flags.append("-G")
+        if self.max_registers is not None:
+            flags.append(f"--maxrregcount={self.max_registers}")
+        flags.extend(self.extra_flags)
+        return tuple(flags)
+
+
+def parse_arch(arch: str) -> tuple[int, str]:
+    """Return (SM number, suffix) of "sm_90" / "sm_90a" / "sm_100f"; raise ValueError otherwise."""
+    if not isinstance(arch, str):
+        raise TypeError(f"arch must be a str like 'sm_90', got {arch!r}")
+    match = _ARCH.match(arch.strip())
+    if match is None:
+        raise ValueError(
+            f"arch={arch!r} is not a GPU architecture; use 'sm_<major><minor>' such as 'sm_80', "
+            "'sm_90' or 'sm_90a' (a cubin is always built for one exact architecture)"
+        )
+    return int(match["number"]), match["suffix"]
+
+
+def check_arch(arch: str, supported: Sequence[int], nvrtc_version: str) -> str:
+    """Return arch normalized, or raise ValueError if this NVRTC cannot target it."""
+    number, suffix = parse_arch(arch)
+    if supported and number not in supported:
+        listed = ", ".join(f"sm_{n}" for n in supported)
+        raise ValueError(
+            f"arch={arch!r} is not supported by NVRTC {nvrtc_version}; it supports {listed}"
+        )
+    return f"sm_{number}{suffix}"
+
+
+def arch_of(major: int, minor: int) -> str:
+    """Return the architecture name of a compute capability, e.g. (9, 0) -> "sm_90"."""
+    return f"sm_{major}{minor}"

@@ -1,0 +1,207 @@
+"""The disk cache: hits, misses, keys, corruption, concurrency, and the switches."""
+
+from __future__ import annotations
+
+import multiprocessing
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from jit_testkit import SAXPY_SOURCE, TENSOR_CORE_SOURCE, TILE_HEADERS, compile_in_child
+
+import spio.jit as jit
+from spio.jit import _cache
+
+
+def _entry_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("v*/*/*.bin"))
+
+
+def test_miss_then_hit_returns_the_same_code(isolated_cache: Path) -> None:
+    first = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    second = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    assert not first.from_cache
+    assert second.from_cache
+    assert second == first
+    assert len(_entry_files(isolated_cache)) == 1
+
+
+def test_hit_keeps_lowered_names_and_log() -> None:
+    source = "template <int N> __global__ void k(int* p) { int unused; *p = N; }\n"
+    first = jit.compile(source, arch="sm_80", name_expressions=["k<3>"])
+    second = jit.compile(source, arch="sm_80", name_expressions=["k<3>"])
+    assert second.from_cache
+    assert second.lowered_names == first.lowered_names == {"k<3>": "_Z1kILi3EEvPi"}
+    assert "unused" in second.log
+    assert second.log == first.log
+
+
+def test_a_hit_costs_less_than_a_millisecond() -> None:
+    kwargs = {"headers": TILE_HEADERS, "arch": "sm_90", "name_expressions": ["tile_mma<float, 1>"]}
+    jit.compile(TENSOR_CORE_SOURCE, **kwargs)
+    timings = []
+    for _ in range(50):
+        start = time.perf_counter()
+        hit = jit.compile(TENSOR_CORE_SOURCE, **kwargs)
+        timings.append(time.perf_counter() - start)
+        assert hit.from_cache
+    assert statistics.median(timings) < 1e-3, f"median hit took {statistics.median(timings)} s"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"source": SAXPY_SOURCE + "\n// edited\n"},
+        {"arch": "sm_86"},
+        {"defines": {"X": 1}},
+        {"headers": {"unused.h": "// v2"}},
+        {"name_expressions": ["saxpy"]},
+        {"options": jit.CompileOptions(lineinfo=True)},
+        {"target": "ptx"},
+        {"name": "other.cu"},
+    ],
+)
+def test_every_input_is_part_of_the_key(change: dict) -> None:
+    base = {"source": SAXPY_SOURCE, "arch": "sm_80", "headers": {"unused.h": "// v1"}}
+    reference = jit.compile(**base)
+    changed = jit.compile(**{**base, **change})
+    assert changed.key != reference.key
+    assert not changed.from_cache
+
+
+def test_key_ignores_the_order_of_headers_and_defines() -> None:
+    first = jit.compile(
+        SAXPY_SOURCE, arch="sm_80", headers={"a.h": "1", "b.h": "2"}, defines={"A": 1, "B": 2}
+    )
+    second = jit.compile(
+        SAXPY_SOURCE, arch="sm_80", headers={"b.h": "2", "a.h": "1"}, defines={"B": 2, "A": 1}
+    )
+    assert second.from_cache
+    assert second.key == first.key
+
+
+def test_editing_a_file_under_include_dirs_recompiles(tmp_path: Path) -> None:
+    header = tmp_path / "value.h"
+    header.write_text("#define VALUE 1\n")
+    source = '#include "value.h"\nextern "C" __global__ void k(int* p) { *p = VALUE; }\n'
+    first = jit.compile(source, include_dirs=[tmp_path], arch="sm_80")
+    header.write_text("#define VALUE 22\n")
+    second = jit.compile(source, include_dirs=[tmp_path], arch="sm_80")
+    assert not second.from_cache
+    assert second.key != first.key
+
+
+def _corrupt_truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-10])
+
+
+def _corrupt_flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _corrupt_garbage(path: Path) -> None:
+    path.write_bytes(b"not a cache entry")
+
+
+def _corrupt_empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+@pytest.mark.parametrize(
+    "corrupt", [_corrupt_truncate, _corrupt_flip, _corrupt_garbage, _corrupt_empty]
+)
+def test_corrupted_entry_is_detected_and_rebuilt(isolated_cache: Path, corrupt: object) -> None:
+    first = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    (path,) = _entry_files(isolated_cache)
+    corrupt(path)  # type: ignore[operator]
+    rebuilt = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    assert not rebuilt.from_cache
+    assert rebuilt.code == first.code
+    hit = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    assert hit.from_cache  # the rebuilt entry is whole again
+
+
+def test_entry_under_another_key_is_a_miss() -> None:
+    entry = _cache.CacheEntry(meta={"log": ""}, code=b"code")
+    data = _cache.encode_entry("a" * 64, entry)
+    assert _cache.decode_entry("a" * 64, data) == entry
+    assert _cache.decode_entry("b" * 64, data) is None
+
+
+def test_disable_cache_env_writes_nothing(
+    isolated_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPIO_JIT_DISABLE_CACHE", "1")
+    first = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    second = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    assert not first.from_cache
+    assert not second.from_cache
+    assert not _entry_files(isolated_cache)
+    assert not jit.cache_info().enabled
+
+
+def test_cache_false_skips_the_cache(isolated_cache: Path) -> None:
+    jit.compile(SAXPY_SOURCE, arch="sm_80", cache=False)
+    assert not _entry_files(isolated_cache)
+
+
+def test_invalid_disable_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPIO_JIT_DISABLE_CACHE", "maybe")
+    with pytest.raises(ValueError, match="SPIO_JIT_DISABLE_CACHE"):
+        jit.compile(SAXPY_SOURCE, arch="sm_80")
+
+
+def test_unwritable_cache_still_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(blocker / "cache"))
+    first = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    second = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    assert first.code == second.code
+    assert not second.from_cache
+
+
+def test_cache_info_and_clear(isolated_cache: Path) -> None:
+    jit.compile(SAXPY_SOURCE, arch="sm_80")
+    jit.compile(SAXPY_SOURCE, arch="sm_90")
+    info = jit.cache_info()
+    assert info.directory == isolated_cache
+    assert info.entries == 2
+    assert info.size_bytes > 0
+    assert jit.clear_cache() == 2
+    assert jit.cache_info().entries == 0
+    assert not jit.compile(SAXPY_SOURCE, arch="sm_80").from_cache
+
+
+def test_processes_compiling_the_same_kernel_at_once(isolated_cache: Path) -> None:
+    """Four processes race on one key: none fails, one compiles, the others read its entry."""
+    context = multiprocessing.get_context("spawn")
+    processes = 4
+    barrier = context.Barrier(processes)
+    results = context.Queue()
+    children = [
+        context.Process(target=compile_in_child, args=(str(isolated_cache), barrier, results))
+        for _ in range(processes)
+    ]
+    for child in children:
+        child.start()
+    outcomes = [results.get(timeout=120) for _ in children]
+    for child in children:
+        child.join(timeout=60)
+        assert child.exitcode == 0
+    assert sum(1 for from_cache, _ in outcomes if not from_cache) == 1
+    assert len({code for _, code in outcomes}) == 1
+    (path,) = _entry_files(isolated_cache)
+    assert _cache.decode_entry(path.stem, path.read_bytes()) is not None
+
+
+def test_hit_keeps_the_order_of_name_expressions() -> None:
+    source = "template <int N> __global__ void k(int* p) { *p = N; }\n"
+    expressions = ["k<9>", "k<1>", "k<5>"]
+    jit.compile(source, arch="sm_80", name_expressions=expressions)
+    hit = jit.compile(source, arch="sm_80", name_expressions=expressions)
+    assert hit.from_cache
+    assert list(hit.lowered_names) == expressions

@@ -1,0 +1,236 @@
+"""compile(): cubins and PTX for the architectures the kernels target, and its errors."""
+
+from __future__ import annotations
+
+import pickle
+import re
+from pathlib import Path
+
+import pytest
+from jit_testkit import (
+    ARCHS,
+    SAXPY_SOURCE,
+    TENSOR_CORE_EXPRESSIONS,
+    TENSOR_CORE_SOURCE,
+    TILE_HEADERS,
+    cubin_sm,
+)
+
+import spio.jit as jit
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_tensor_core_kernel_compiles_to_a_cubin_for_the_arch(arch: str) -> None:
+    """fp16/bf16, inline-PTX mma/ldmatrix/cp.async, cuda_pipeline.h and templates compile."""
+    code = jit.compile(
+        TENSOR_CORE_SOURCE,
+        headers=TILE_HEADERS,
+        arch=arch,
+        name_expressions=TENSOR_CORE_EXPRESSIONS,
+    )
+    assert code.target == "cubin"
+    assert code.arch == arch
+    assert cubin_sm(code.cubin) == int(arch[3:])
+    assert set(code.lowered_names) == set(TENSOR_CORE_EXPRESSIONS)
+    for expression, mangled in code.lowered_names.items():
+        assert mangled.startswith("_Z8tile_mma"), (expression, mangled)
+    assert code.nvrtc_version == jit.nvrtc_info().version
+
+
+def test_ptx_target_gives_ptx_text_for_the_arch() -> None:
+    code = jit.compile(SAXPY_SOURCE, arch="sm_90", target="ptx")
+    assert code.target == "ptx"
+    assert ".target sm_90" in code.ptx
+    assert ".entry saxpy" in code.ptx
+    with pytest.raises(ValueError, match="compiled to ptx, not a cubin"):
+        _ = code.cubin
+
+
+def test_cubin_has_no_ptx_text() -> None:
+    code = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    with pytest.raises(ValueError, match="target='ptx'"):
+        _ = code.ptx
+
+
+def test_arch_specific_target_compiles() -> None:
+    code = jit.compile(SAXPY_SOURCE, arch="sm_90a")
+    assert code.arch == "sm_90a"
+    assert cubin_sm(code.cubin) == 90
+
+
+def test_in_memory_headers_including_each_other() -> None:
+    source = (
+        '#include "demo/tile.h"\nextern "C" __global__ void k(int* out) { *out = Tile::k * M; }\n'
+    )
+    code = jit.compile(source, headers=TILE_HEADERS, arch="sm_80")
+    assert cubin_sm(code.cubin) == 80
+
+
+def test_headers_accept_bytes() -> None:
+    headers = {"value.h": b"#define VALUE 3\n"}
+    source = '#include "value.h"\nextern "C" __global__ void k(int* out) { *out = VALUE; }\n'
+    assert jit.compile(source, headers=headers, arch="sm_80").cubin
+
+
+def test_include_dirs_are_searched(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "twice.h").write_text("__device__ int twice(int x) { return 2 * x; }\n")
+    source = '#include "lib/twice.h"\nextern "C" __global__ void k(int* p) { *p = twice(*p); }\n'
+    assert jit.compile(source, include_dirs=[tmp_path], arch="sm_80").cubin
+
+
+def test_defines_reach_the_preprocessor() -> None:
+    source = (
+        "#if !defined(FLAG) || VALUE != 7 || ENABLED != 1\n#error defines missing\n#endif\n"
+        'extern "C" __global__ void k(int* p) { *p = VALUE; }\n'
+    )
+    defines = {"FLAG": None, "VALUE": 7, "ENABLED": True}
+    assert jit.compile(source, defines=defines, arch="sm_80").cubin
+
+
+def test_options_become_nvrtc_flags() -> None:
+    options = jit.CompileOptions(
+        std="c++20", lineinfo=True, max_registers=64, extra_flags=["--use_fast_math"]
+    )
+    assert options.nvrtc_flags() == (
+        "--std=c++20",
+        "-lineinfo",
+        "--maxrregcount=64",
+        "--use_fast_math",
+    )
+    assert options.extra_flags == ("--use_fast_math",)  # stored as a tuple: hashable
+    hash(options)
+    assert jit.compile(SAXPY_SOURCE, arch="sm_86", options=options).cubin
+    debug = jit.CompileOptions(debug=True)
+    assert "-G" in debug.nvrtc_flags()
+    assert jit.compile(SAXPY_SOURCE, arch="sm_86", options=debug).cubin
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"std": "c++98"}, ValueError, "std='c\\+\\+98'"),
+        ({"max_registers": 0}, ValueError, "max_registers"),
+        ({"max_registers": 300}, ValueError, "max_registers"),
+        ({"lineinfo": 1}, TypeError, "lineinfo must be a bool"),
+        ({"extra_flags": "--use_fast_math"}, TypeError, "sequence of str"),
+        ({"extra_flags": ("-arch=sm_80",)}, ValueError, "use arch="),
+        ({"extra_flags": ("--std=c++14",)}, ValueError, "CompileOptions.std"),
+    ],
+)
+def test_invalid_options_are_refused(kwargs: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        jit.CompileOptions(**kwargs)
+
+
+def test_syntax_error_shows_the_offending_line_with_context() -> None:
+    source = 'extern "C" __global__ void k(float* y) {\n    int i = 0\n    y[i] = 1.0f;\n}\n'
+    with pytest.raises(jit.CompileError) as caught:
+        jit.compile(source, arch="sm_80", name="broken.cu")
+    error = caught.value
+    message = str(error)
+    assert "NVRTC could not compile 'broken.cu' for sm_80 (1 error)" in message
+    assert 'broken.cu(3): error: expected a ";"' in message
+    assert re.search(r">\s+3 \|     y\[i\] = 1.0f;", message)
+    assert re.search(r"\s2 \|     int i = 0", message)  # context line before
+    assert "--gpu-architecture=sm_80" in message
+    assert error.log.startswith("broken.cu(3): error")
+    assert error.errors[0].line == 3
+    assert error.options[0] == "--gpu-architecture=sm_80"
+    assert error.result == "NVRTC_ERROR_COMPILATION"
+
+
+def test_error_in_an_in_memory_header_shows_the_header_line() -> None:
+    headers = {"bad.h": "struct A { int x }\n"}
+    with pytest.raises(jit.CompileError) as caught:
+        jit.compile('#include "bad.h"\n', headers=headers, arch="sm_80")
+    assert re.search(r">\s+1 \| struct A \{ int x \}", str(caught.value))
+
+
+def test_missing_header_names_it_and_says_how_to_provide_it() -> None:
+    with pytest.raises(jit.CompileError) as caught:
+        jit.compile('#include "generated/types.h"\n', arch="sm_80")
+    message = str(caught.value)
+    assert 'cannot open source file "generated/types.h"' in message
+    assert "headers={name: text}" in message
+    assert "include_dirs" in message
+
+
+def test_bad_option_is_a_compile_error_with_nvrtc_log() -> None:
+    options = jit.CompileOptions(extra_flags=("--no-such-flag",))
+    with pytest.raises(jit.CompileError) as caught:
+        jit.compile(SAXPY_SOURCE, arch="sm_80", options=options)
+    assert caught.value.result == "NVRTC_ERROR_INVALID_OPTION"
+    assert "--no-such-flag" in str(caught.value)
+
+
+def test_unknown_arch_lists_the_supported_ones() -> None:
+    with pytest.raises(ValueError, match="not supported by NVRTC") as caught:
+        jit.compile(SAXPY_SOURCE, arch="sm_99")
+    assert "sm_80" in str(caught.value)
+    assert "sm_90" in str(caught.value)
+
+
+@pytest.mark.parametrize("arch", ["compute_90", "sm90", "90", "sm_9", "SM_90"])
+def test_malformed_arch_is_refused(arch: str) -> None:
+    with pytest.raises(ValueError, match="is not a GPU architecture"):
+        jit.compile(SAXPY_SOURCE, arch=arch)
+
+
+def test_invalid_name_expression_is_a_compile_error() -> None:
+    source = "template <int N> __global__ void k(int* p) { *p = N; }\n"
+    with pytest.raises(jit.CompileError, match="name expression"):
+        jit.compile(source, arch="sm_80", name_expressions=["k<float>"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"defines": {"1BAD": 1}}, ValueError),
+        ({"defines": {"OK": [1]}}, TypeError),
+        ({"headers": {"": "x"}}, TypeError),
+        ({"name_expressions": "k<1>"}, TypeError),
+        ({"target": "fatbin"}, ValueError),
+        ({"include_dirs": ["/no/such/dir"]}, ValueError),
+        ({"options": {"std": "c++17"}}, TypeError),
+    ],
+)
+def test_invalid_arguments_are_refused(kwargs: dict, error: type) -> None:
+    with pytest.raises(error):
+        jit.compile(SAXPY_SOURCE, arch="sm_80", **kwargs)
+
+
+def test_compile_error_pickles_with_its_details() -> None:
+    with pytest.raises(jit.CompileError) as caught:
+        jit.compile("this is not C++\n", arch="sm_80")
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert str(copy) == str(caught.value)
+    assert copy.log == caught.value.log
+    assert copy.options == caught.value.options
+
+
+def test_no_gpu_needed_when_arch_is_explicit_and_default_arch_needs_one() -> None:
+    if jit.device_count() > 0:
+        pytest.skip("this machine has a GPU; the default arch is tested in the GPU tier")
+    with pytest.raises(ValueError, match="pass arch explicitly"):
+        jit.compile(SAXPY_SOURCE)
+
+
+def test_nvrtc_info_reports_the_loaded_library() -> None:
+    info = jit.nvrtc_info()
+    assert info.version[0] in (12, 13)
+    assert info.library is not None
+    assert Path(info.library).is_file()
+    assert "nvrtc" in Path(info.library).name
+    assert info.origin
+    assert 80 in info.supported_archs
+    import cuda.bindings
+
+    # cuda-bindings N loads NVRTC N: the report must agree with the bindings.
+    assert str(info.version[0]) == cuda.bindings.__version__.split(".")[0]
+
+
+def test_cuda_headers_are_found_without_a_toolkit() -> None:
+    headers = jit.cuda_headers()
+    assert headers.found
+    assert (Path(headers.include_dirs[0]) / "cuda_fp16.h").is_file()

@@ -1,0 +1,154 @@
+"""compile_many(): variants in worker processes, partial failure, cache hits, Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from jit_testkit import SAXPY_SOURCE, TENSOR_CORE_SOURCE, TILE_HEADERS
+
+import spio.jit as jit
+from spio.jit import CompileRequest
+
+_BROKEN = 'extern "C" __global__ void k(float* y) {\n    y[0] = 1.0f\n}\n'
+
+
+def _variants() -> dict[str, CompileRequest]:
+    return {
+        "sm80": CompileRequest(SAXPY_SOURCE, arch="sm_80"),
+        "broken": CompileRequest(_BROKEN, arch="sm_80", name="broken.cu"),
+        "sm90-mma": CompileRequest(
+            TENSOR_CORE_SOURCE,
+            headers=TILE_HEADERS,
+            arch="sm_90",
+            name_expressions=("tile_mma<float, 1>",),
+        ),
+    }
+
+
+def test_failing_variant_is_named_and_the_others_complete() -> None:
+    with pytest.raises(jit.CompileManyError) as caught:
+        jit.compile_many(_variants(), workers=2, progress=False)
+    error = caught.value
+    assert set(error.results) == {"sm80", "sm90-mma"}
+    assert set(error.errors) == {"broken"}
+    assert isinstance(error.errors["broken"], jit.CompileError)
+    assert "broken.cu(3)" in str(error.errors["broken"])
+    message = str(error)
+    assert "1 of 3 variants failed" in message
+    assert "variant 'broken'" in message
+    assert error.results["sm90-mma"].lowered_names == {
+        "tile_mma<float, 1>": "_Z8tile_mmaIfLi1EEvPK6__halfS2_PT_"
+    }
+    # The compiled variants went to the cache: a second run reads them in this process.
+    again = jit.compile_many(
+        {k: v for k, v in _variants().items() if k != "broken"}, workers=2, progress=False
+    )
+    assert all(code.from_cache for code in again.values())
+    assert again["sm80"].code == error.results["sm80"].code
+
+
+def test_in_process_with_one_worker_and_an_iterable_keyed_by_position() -> None:
+    requests = [CompileRequest(SAXPY_SOURCE, arch=arch) for arch in ("sm_80", "sm_86")]
+    results = jit.compile_many(requests, workers=1, progress=False)
+    assert list(results) == [0, 1]
+    assert [code.arch for code in results.values()] == ["sm_80", "sm_86"]
+
+
+def test_workers_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPIO_JIT_WORKERS", "1")
+    results = jit.compile_many([CompileRequest(SAXPY_SOURCE, arch="sm_89")], progress=False)
+    assert results[0].arch == "sm_89"
+    monkeypatch.setenv("SPIO_JIT_WORKERS", "zero")
+    with pytest.raises(ValueError, match="SPIO_JIT_WORKERS"):
+        jit.compile_many([CompileRequest(SAXPY_SOURCE, arch="sm_89")], progress=False)
+
+
+def test_invalid_request_is_reported_per_variant() -> None:
+    requests = {
+        "good": CompileRequest(SAXPY_SOURCE, arch="sm_80"),
+        "bad-arch": CompileRequest(SAXPY_SOURCE, arch="sm_99"),
+    }
+    with pytest.raises(jit.CompileManyError) as caught:
+        jit.compile_many(requests, workers=2, progress=False)
+    assert set(caught.value.results) == {"good"}
+    assert isinstance(caught.value.errors["bad-arch"], ValueError)
+
+
+def test_arguments_are_checked() -> None:
+    with pytest.raises(TypeError, match="not a CompileRequest"):
+        jit.compile_many([SAXPY_SOURCE])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="workers"):
+        jit.compile_many([], workers=0)
+
+
+def test_compile_many_error_pickles() -> None:
+    with pytest.raises(jit.CompileManyError) as caught:
+        jit.compile_many(_variants(), workers=1, progress=False)
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert set(copy.errors) == {"broken"}
+    assert str(copy) == str(caught.value)
+
+
+_INTERRUPTED_SCRIPT = textwrap.dedent(
+    """
+    import multiprocessing
+    import sys
+
+    import spio.jit as jit
+    from jit_testkit import TENSOR_CORE_SOURCE, TILE_HEADERS
+
+    if __name__ == "__main__":
+        requests = [
+            jit.CompileRequest(
+                TENSOR_CORE_SOURCE, headers=TILE_HEADERS, arch="sm_90", defines={"VARIANT": i}
+            )
+            for i in range(300)
+        ]
+        print("started", flush=True)
+        try:
+            jit.compile_many(requests, workers=2, progress=False)
+        except KeyboardInterrupt:
+            alive = len(multiprocessing.active_children())
+            print(f"interrupted; live workers: {alive}", flush=True)
+            sys.exit(130)
+        print("finished", flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT to a process group")
+def test_ctrl_c_stops_the_pool_without_hanging(tmp_path: Path) -> None:
+    script = tmp_path / "interrupted.py"
+    script.write_text(_INTERRUPTED_SCRIPT)
+    env = {
+        **os.environ,
+        "SPIO_JIT_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+    }
+    process = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, like a terminal's foreground job
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "started"
+    time.sleep(2.5)  # workers are spawned and compiling
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail("compile_many did not stop within 60 s of Ctrl-C")
+    assert process.returncode == 130, stderr
+    assert "interrupted; live workers: 0" in stdout

@@ -1,0 +1,377 @@
+"""The load and launch logic, run against a fake driver and a fake cuda.core (no GPU).
+
+These tests check spio-jit's own decisions (argument packing, config and stream caching,
+context handling, shared-memory opt-in, launch limits, error translation) by recording
+the driver and cuda.core calls they make. The real calls run in the GPU tier (test_gpu.py).
+"""
+
+# ruff: noqa: N802  (FakeDriver's methods carry the driver API's names)
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from jit_testkit import SAXPY_SOURCE
+
+import spio.jit as jit
+from spio.jit import _driver, _launch
+
+_CTX = {0: 0xC0, 1: 0xC1}
+_STREAM_DEVICE = {0x5000: 0, 0x5001: 1}
+_ATTRS = {
+    "CU_FUNC_ATTRIBUTE_NUM_REGS": 32,
+    "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES": 1024,
+    "CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES": 0,
+    "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES": 0,
+    "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK": 512,
+    "CU_FUNC_ATTRIBUTE_PTX_VERSION": 90,
+    "CU_FUNC_ATTRIBUTE_BINARY_VERSION": 90,
+    "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES": 48 * 1024 - 1024,
+}
+_DEVICE_ATTRS = {
+    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": 9,
+    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": 0,
+    "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": 132,
+    "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE": 50 * 2**20,
+    "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK": 1024,
+    "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X": 1024,
+    "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y": 1024,
+    "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z": 64,
+    "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X": 2**31 - 1,
+    "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y": 65535,
+    "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z": 65535,
+    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK": 48 * 1024,
+    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 227 * 1024,
+    "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR": 2048,
+}
+
+
+class FakeDriver:
+    """The cuda.bindings.driver calls spio-jit makes, answered from the tables above."""
+
+    def __init__(self) -> None:
+        from cuda.bindings import driver
+
+        self.real = driver
+        self.CUfunction_attribute = driver.CUfunction_attribute
+        self.CUdevice_attribute = driver.CUdevice_attribute
+        self.CUpointer_attribute = driver.CUpointer_attribute
+        self.CUresult = driver.CUresult
+        self.CUkernel = driver.CUkernel
+        self.CUstream = driver.CUstream
+        self.stack: list[int] = []
+        self.calls: list[tuple[Any, ...]] = []
+        self.set_attributes: list[tuple[str, int]] = []
+
+    def _ok(self, *values: Any) -> tuple[Any, ...]:
+        return (self.real.CUresult.CUDA_SUCCESS, *values)
+
+    def cuDeviceGetCount(self) -> tuple[Any, ...]:
+        return self._ok(2)
+
+    def cuDeviceGetName(self, length: int, device: int) -> tuple[Any, ...]:
+        return self._ok(b"Fake H100\0\0\0")
+
+    def cuDeviceGetAttribute(self, attribute: Any, device: int) -> tuple[Any, ...]:
+        return self._ok(_DEVICE_ATTRS[attribute.name])
+
+    def cuDeviceTotalMem(self, device: int) -> tuple[Any, ...]:
+        return self._ok(80 * 2**30)
+
+    def cuDevicePrimaryCtxRetain(self, device: int) -> tuple[Any, ...]:
+        return self._ok(_CTX[device])
+
+    def cuCtxGetCurrent(self) -> tuple[Any, ...]:
+        return self._ok(self.stack[-1] if self.stack else None)
+
+    def cuCtxPushCurrent(self, context: Any) -> tuple[Any, ...]:
+        self.stack.append(int(context))
+        self.calls.append(("push", int(context)))
+        return self._ok()
+
+    def cuCtxPopCurrent(self) -> tuple[Any, ...]:
+        self.calls.append(("pop",))
+        return self._ok(self.stack.pop())
+
+    def cuCtxGetDevice(self) -> tuple[Any, ...]:
+        return self._ok({v: k for k, v in _CTX.items()}[self.stack[-1]])
+
+    def cuStreamGetCtx(self, stream: Any) -> tuple[Any, ...]:
+        return self._ok(_CTX[_STREAM_DEVICE[int(stream)]])
+
+    def cuKernelGetFunction(self, kernel: Any) -> tuple[Any, ...]:
+        assert self.stack, "cuKernelGetFunction needs a current context"
+        return self._ok(("function", int(kernel), self.stack[-1]))
+
+    def cuKernelGetAttribute(self, attribute: Any, kernel: Any, device: int) -> tuple[Any, ...]:
+        for name, value in self.set_attributes:
+            if name == attribute.name:
+                return self._ok(value)
+        return self._ok(_ATTRS[attribute.name])
+
+    def cuKernelSetAttribute(
+        self, attribute: Any, value: int, kernel: Any, device: int
+    ) -> tuple[Any, ...]:
+        self.set_attributes.append((attribute.name, value))
+        return self._ok()
+
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        self, function: Any, threads: int, shared: int
+    ) -> tuple[Any, ...]:
+        assert function[0] == "function"
+        return self._ok(2048 // threads // 2)
+
+
+class FakeCoreError(Exception):
+    """Stands in for cuda.core's CUDAError (matched by name and module)."""
+
+
+FakeCoreError.__name__ = "CUDAError"
+FakeCoreError.__module__ = "cuda.core._utils.cuda_utils"
+
+
+class FakeCoreKernel:
+    def __init__(self, name: str, sizes: tuple[int, ...] | None) -> None:
+        self.handle = 0xABC0 + len(name)
+        self.name = name
+        self._sizes = sizes
+
+    @property
+    def arguments_info(self) -> list[Any]:
+        if self._sizes is None:
+            raise NotImplementedError("driver too old")
+        return [SimpleNamespace(offset=8 * i, size=s) for i, s in enumerate(self._sizes)]
+
+
+class FakeObjectCode:
+    kernels: ClassVar[dict[str, tuple[int, ...] | None]] = {"saxpy": (4, 8, 8, 4)}
+
+    def __init__(self, cubin: bytes, name: str, symbol_mapping: dict[str, str]) -> None:
+        self.symbol_mapping = symbol_mapping
+
+    @classmethod
+    def from_cubin(cls, cubin: bytes, *, name: str, symbol_mapping: dict[str, str]) -> Any:
+        return cls(cubin, name, symbol_mapping)
+
+    def get_kernel(self, name: str) -> FakeCoreKernel:
+        name = self.symbol_mapping.get(name, name)
+        if name not in self.kernels:
+            raise FakeCoreError("CUDA_ERROR_NOT_FOUND: named symbol not found")
+        return FakeCoreKernel(name, self.kernels[name])
+
+
+class FakeStream:
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.launches: list[tuple[Any, ...]] = []
+        self.fail_with: Exception | None = None
+
+    def launch(self, stream: Any, config: Any, kernel: Any, *args: Any) -> None:
+        if self.fail_with is not None:
+            raise self.fail_with
+        self.launches.append((stream, config, kernel, args))
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
+    import cuda.core
+
+    driver = FakeDriver()
+    recorder = Recorder()
+    monkeypatch.setattr(_driver, "bindings", lambda: driver)
+    monkeypatch.setattr(cuda.core, "ObjectCode", FakeObjectCode)
+    monkeypatch.setattr(cuda.core, "launch", recorder.launch)
+    monkeypatch.setattr(cuda.core, "Stream", SimpleNamespace(from_handle=FakeStream))
+    monkeypatch.setattr(_launch, "_torch_raw_stream", lambda device: 0x5000 + device)
+    _driver.device_info.cache_clear()
+    _driver._primary.clear()
+    _launch.forget_streams()
+    yield SimpleNamespace(driver=driver, recorder=recorder)
+    _driver.device_info.cache_clear()
+    _driver._primary.clear()
+    _launch.forget_streams()
+
+
+def _tensor(pointer: int, device: int = 0) -> Any:
+    tensor_type = type(
+        "FakeTensor",
+        (),
+        {
+            "__module__": "torch.fake",
+            "data_ptr": lambda self: pointer,
+            "get_device": lambda self: device,
+        },
+    )
+    return tensor_type()
+
+
+@pytest.fixture
+def saxpy(fake: SimpleNamespace) -> jit.Kernel:
+    code = jit.compile(SAXPY_SOURCE, arch="sm_90")
+    return code.load(device=0).get_kernel("saxpy")
+
+
+def test_get_kernel_loads_into_the_primary_context_and_restores(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    assert ("push", _CTX[0]) in fake.driver.calls
+    assert fake.driver.stack == []  # the caller's (absent) context is restored
+    assert saxpy.param_sizes == (4, 8, 8, 4)
+    assert saxpy.module.get_kernel("saxpy") is saxpy
+
+
+def test_attributes_and_occupancy(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    attributes = saxpy.attributes
+    assert attributes.registers == 32
+    assert attributes.static_shared_mem == 1024
+    assert attributes.max_threads_per_block == 512
+    assert saxpy.max_active_blocks_per_sm(256) == 4
+    assert saxpy.occupancy(256) == pytest.approx(4 * 256 / 2048)
+
+
+def test_launch_packs_arguments_on_torchs_current_stream(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    x, y = _tensor(0x1000), _tensor(0x2000)
+    jit.launch(saxpy, 4, 128, (jit.float32(2.0), x, y, jit.int32(512)))
+    jit.launch(saxpy, 4, 128, (jit.float32(2.0), x, y, jit.int32(512)))
+    (stream, config, kernel, args), second = fake.recorder.launches
+    assert isinstance(stream, FakeStream)
+    assert stream.handle == 0x5000
+    assert config.grid == (4, 1, 1)
+    assert config.block == (128, 1, 1)
+    assert config.shmem_size == 0
+    assert kernel.name == "saxpy"
+    assert args[1:3] == (0x1000, 0x2000)
+    assert isinstance(args[0], np.float32)
+    assert second[0] is stream  # the stream wrapper is cached per handle
+    assert second[1] is config  # so is the launch config
+
+
+def test_contextless_stream_runs_in_the_kernels_context(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    fake.driver.calls.clear()
+    saxpy.launch(1, 32, (jit.float32(1), 0, 0, jit.int32(0)), stream=0)
+    assert fake.driver.calls == [("push", _CTX[0]), ("pop",)]
+    fake.driver.stack.append(_CTX[0])  # now the right context is current: no push
+    fake.driver.calls.clear()
+    saxpy.launch(1, 32, (jit.float32(1), 0, 0, jit.int32(0)), stream=0)
+    assert fake.driver.calls == []
+
+
+def test_stream_objects_are_accepted(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    args = (jit.float32(1), 0, 0, jit.int32(0))
+    saxpy.launch(1, 32, args, stream=SimpleNamespace(cuda_stream=0x5000))  # torch.cuda.Stream
+    saxpy.launch(1, 32, args, stream=SimpleNamespace(ptr=0x5000))  # cupy.cuda.Stream
+    saxpy.launch(1, 32, args, stream=SimpleNamespace(__cuda_stream__=lambda: (0, 0x5000)))
+    assert {launch[0].handle for launch in fake.recorder.launches} == {0x5000}
+    with pytest.raises(TypeError, match="stream must be None"):
+        saxpy.launch(1, 32, args, stream="default")
+
+
+def test_stream_of_another_device_is_refused(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    with pytest.raises(ValueError, match="belongs to cuda:1, but the kernel was loaded for cuda:0"):
+        saxpy.launch(1, 32, (jit.float32(1), 0, 0, jit.int32(0)), stream=0x5001)
+    assert not fake.recorder.launches
+
+
+def test_large_dynamic_shared_memory_opts_in(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    saxpy.launch(1, 32, (jit.float32(1), 0, 0, jit.int32(0)), shared_mem=100 * 1024)
+    assert fake.driver.set_attributes == [
+        ("CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", 100 * 1024)
+    ]
+    assert saxpy.attributes.max_dynamic_shared_mem == 100 * 1024
+    with pytest.raises(ValueError, match="at most 231424"):
+        saxpy.launch(1, 32, (jit.float32(1), 0, 0, jit.int32(0)), shared_mem=227 * 1024)
+
+
+@pytest.mark.parametrize(
+    ("grid", "block", "match"),
+    [
+        (1, 1024, "can launch at most 512 per block"),
+        ((1, 70000), 32, "dimension y is 70000"),
+        (1, (1, 1, 128), "dimension z is 128"),
+        (0, 32, "at least 1"),
+        ((1, 2, 3, 4), 32, "1 to 3 ints"),
+    ],
+)
+def test_launch_too_large_is_refused_before_launching(
+    fake: SimpleNamespace, saxpy: jit.Kernel, grid: Any, block: Any, match: str
+) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        saxpy.launch(grid, block, (jit.float32(1), 0, 0, jit.int32(0)))
+    assert not fake.recorder.launches
+
+
+def test_list_dimensions_work(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    saxpy.launch([2, 2], [16, 2], [jit.float32(1), 0, 0, jit.int32(0)])
+    assert fake.recorder.launches[0][1].grid == (2, 2, 1)
+
+
+def test_wrong_arguments_are_refused_before_launching(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        saxpy.launch(1, 32, (jit.float32(1), 0, 0))
+    with pytest.raises(TypeError, match="argument 3"):
+        saxpy.launch(1, 32, (jit.float32(1), 0, 0, 7))
+    with pytest.raises(ValueError, match="on cuda:1"):
+        saxpy.launch(1, 32, (jit.float32(1), _tensor(0x10, device=1), 0, jit.int32(1)))
+    assert not fake.recorder.launches
+
+
+def test_driver_errors_become_cuda_errors(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    fake.recorder.fail_with = FakeCoreError("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many")
+    with pytest.raises(jit.CudaError) as caught:
+        saxpy.launch(1, 32, (jit.float32(1), 0, 0, jit.int32(0)))
+    assert caught.value.name == "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"
+    assert caught.value.code == 701
+    assert "launch of kernel 'saxpy'" in str(caught.value)
+
+
+def test_unknown_kernel_name_lists_the_name_expressions(fake: SimpleNamespace) -> None:
+    source = "template <int N> __global__ void k(int* p) { *p = N; }\n"
+    code = jit.compile(source, arch="sm_90", name_expressions=["k<1>"])
+    module = code.load(device=0)
+    with pytest.raises(LookupError, match=r"has no kernel 'missing'.*'k<1>'"):
+        module.get_kernel("missing")
+
+
+def test_cubin_for_another_arch_is_refused_at_load(fake: SimpleNamespace) -> None:
+    code = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    with pytest.raises(ValueError, match="cannot run on cuda:0"):
+        code.load(device=0)
+    ptx = jit.compile(SAXPY_SOURCE, arch="sm_90", target="ptx")
+    with pytest.raises(ValueError, match="is PTX"):
+        jit.load(ptx, device=0)
+    with pytest.raises(ValueError, match="does not exist"):
+        jit.load(jit.compile(SAXPY_SOURCE, arch="sm_90"), device=2)
+
+
+def test_without_parameter_info_launch_still_works(fake: SimpleNamespace) -> None:
+    FakeObjectCode.kernels["old_driver"] = None
+    try:
+        kernel = jit.load(b"\x7fELF...", device=1).get_kernel("old_driver")
+        assert kernel.param_sizes is None
+        kernel.launch(1, 32, (0x10, jit.int32(3)), stream=0x5001)
+        assert fake.recorder.launches[0][3] == (0x10, np.int32(3))
+    finally:
+        del FakeObjectCode.kernels["old_driver"]
+
+
+def test_default_arch_and_device_info_come_from_the_driver(fake: SimpleNamespace) -> None:
+    info = jit.device_info(1)
+    assert info.arch == "sm_90"
+    assert info.sm_count == 132
+    assert info.name == "Fake H100"
+    code = jit.compile(SAXPY_SOURCE)  # arch=None: the current (first) device's
+    assert code.arch == "sm_90"
