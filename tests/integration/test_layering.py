@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_checker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_layering", ROOT / "tools/check_layering.py")
+    spec = importlib.util.spec_from_file_location(
+        "check_layering", ROOT / "tools/check_layering.py"
+    )
     if spec is None or spec.loader is None:
         raise RuntimeError("cannot load tools/check_layering.py")
     module = importlib.util.module_from_spec(spec)
@@ -46,7 +48,9 @@ def test_the_repository_respects_the_layering() -> None:
         ("jit", "jit/_compile.py", "from spio.dims import generate\n"),
     ],
 )
-def test_upward_imports_are_reported(package: str, module: str, source: str, tmp_path: Path) -> None:
+def test_upward_imports_are_reported(
+    package: str, module: str, source: str, tmp_path: Path
+) -> None:
     problems = checker.violations(_tree(tmp_path, package, module, source))
     assert len(problems) == 1
     assert f"spio.{package} imports" in problems[0]
