@@ -17,12 +17,11 @@ mkdir -p "$out"
 cd "$root"
 
 python=${PYTHON:-python3}
-site=$(mktemp -d /tmp/spio-site.XXXXXX)
+# The machine is handed back after the run, so installing into its interpreter is safe, and
+# it leaves the packages importable for whatever the caller runs next (benchmarks, demo).
 if compgen -G ".whl/*.whl" >/dev/null; then
-    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --target "$site" .whl/*.whl
+    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl
 fi
-export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 
 editable=()
 for package in packages/spio-*; do

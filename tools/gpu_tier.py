@@ -58,14 +58,14 @@ def pytest_args(out_dir: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "gpu-out", help="log + JUnit dir")
-    parser.add_argument("pytest_extra", nargs="*", help="extra pytest arguments")
-    args = parser.parse_args(argv)
+    # Everything else (-x, -k EXPR, a test path) goes to pytest unchanged.
+    args, pytest_extra = parser.parse_known_args(argv)
     reason = no_gpu_reason()
     if reason is not None:
         print(f"GPU tier skipped: {reason}")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pytest", *pytest_args(args.out), *args.pytest_extra]
+    command = [sys.executable, "-m", "pytest", *pytest_args(args.out), *pytest_extra]
     print("+", " ".join(command), flush=True)
     with (args.out / "gpu-tier.log").open("w") as log:
         process = subprocess.Popen(
