@@ -24,7 +24,7 @@ nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
     "dims",
     "jit",
-    "jit_cu12",
+    "cu12",
     "kernels",
     "perfmodel",
     "torch",
@@ -100,12 +100,26 @@ _package_session("jit", extras=("cu13",))
 
 
 @nox.session
-def jit_cu12(session: nox.Session) -> None:
-    """Prove the CUDA 12 stack: spio-jit with cuda-bindings 12 and NVRTC 12 compiles too."""
+def cu12(session: nox.Session) -> None:
+    """Prove the CUDA 12 stack: spio-jit and the spio-dims headers compile with NVRTC 12."""
     _sync(session, package="spio-jit", extras=("cu12",), groups=("test",))
-    # tests/test_stack.py fails unless NVRTC and cuda-bindings of this major were loaded.
+    # spio-dims has no dependencies; its test group pins the CUDA 13 stack, so add the
+    # package alone to this CUDA 12 environment.
+    session.run_install(
+        "uv",
+        "pip",
+        "install",
+        "--python",
+        session.virtualenv.location,
+        "--no-deps",
+        "-e",
+        "packages/spio-dims",
+        external=True,
+    )
+    # spio-jit's tests/test_stack.py fails unless NVRTC and cuda-bindings 12 were loaded.
     session.env["SPIO_JIT_TEST_EXPECT_CUDA_MAJOR"] = "12"
     _pytest(session, "packages/spio-jit/tests")
+    _pytest(session, "packages/spio-dims/tests/nvrtc", "packages/spio-dims/tests/zero_cost")
 
 
 @nox.session
