@@ -1,0 +1,176 @@
+"""Benchmark grouped conv2d gw8 against cuDNN and the device's copy bandwidth.
+
+    python -m spio.kernels.conv2d_gw8.bench [--shapes 128x64x64x64 ...] [--passes fprop]
+        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs]
+
+Method (docs/TARGETS.md): everything runs in this one process on one GPU, on the same
+buffers for every contender. Each timing is CUDA events around a loop of `--launches`
+(>= 20) launches, repeated `--repetitions` (>= 9) times; the median repetition is reported
+per launch, after one untimed warm-up loop. L2 is not flushed between launches: each launch
+streams far more than L2 for the large shapes, while small shapes (N = 32) measure the
+L2-resident regime, as TARGETS.md intends. Effective bandwidth = compulsory DRAM bytes
+(Conv2dGw8Params.compulsory_bytes) / time. Copy bandwidth: `b.copy_(a)` of a 1 GiB buffer,
+bytes read + written / time. cuDNN: torch.nn.functional.conv2d with
+torch.backends.cudnn.benchmark = True, channels_last, the same dtype, groups = C / 8.
+--all-configs times every config of the space per shape and reports the best and the
+default's regret (default time / best time - 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .fprop import conv2d_gw8_fprop, get_kernel
+from .fprop_spec import FpropConfig, config_space, default_config
+from .params import Conv2dGw8Params, normalize_padding
+
+DEFAULT_SHAPES = ("128x64x64x64", "256x64x64x64", "32x64x64x64", "64x128x32x32")
+
+
+def time_us(fn: Callable[[], object], launches: int = 20, repetitions: int = 9) -> float:
+    """Median over repetitions of the per-launch time (us) of a loop of launches."""
+    import torch
+
+    for _ in range(launches):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repetitions):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(launches):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0 / launches)
+    return statistics.median(times)
+
+
+def copy_bandwidth_gbs(launches: int, repetitions: int) -> float:
+    """Device-to-device copy bandwidth of a 1 GiB torch copy, (read + written) bytes / s."""
+    import torch
+
+    nbytes = 1 << 30
+    a = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+
+    def copy() -> None:
+        b.copy_(a)
+
+    us = time_us(copy, launches, repetitions)
+    return 2 * nbytes / us / 1e3
+
+
+def parse_shape(text: str, r: int, s: int, padding: Any, dtype: str) -> Conv2dGw8Params:
+    """Parse NxCxHxW into params."""
+    n, c, h, w = (int(v) for v in text.lower().split("x"))
+    return Conv2dGw8Params.make(n, c, h, w, r=r, s=s, padding=padding, dtype=dtype)  # type: ignore[arg-type]
+
+
+def _buffers(params: Conv2dGw8Params) -> tuple[Any, Any, Any, Any]:
+    import torch
+
+    dtype = getattr(torch, params.dtype)
+    x = torch.randn(params.input_shape, device="cuda").to(dtype)
+    w = torch.randn(params.weight_shape, device="cuda").to(dtype) / (8 * params.r * params.s)
+    y = torch.empty(params.output_shape, device="cuda", dtype=dtype)
+    bias = torch.randn(params.c, device="cuda") if params.has_bias else None
+    return y, x, w, bias
+
+
+def bench_fprop(
+    params: Conv2dGw8Params,
+    configs: Sequence[FpropConfig],
+    launches: int,
+    repetitions: int,
+) -> tuple[dict[FpropConfig, float], float]:
+    """Time the configs and cuDNN on one set of buffers; return ({config: us}, cudnn us)."""
+    import torch.nn.functional as F  # noqa: N812
+
+    y, x, w, bias = _buffers(params)
+    results = {}
+    for config in configs:
+        get_kernel(params, config)
+
+        def spio_fprop(config: FpropConfig = config) -> None:
+            conv2d_gw8_fprop(y, x, w, bias, params, config)
+
+        results[config] = time_us(spio_fprop, launches, repetitions)
+    # cuDNN on the same buffers: NCHW views of the NHWC tensors are channels_last.
+    x_cl = x.permute(0, 3, 1, 2)
+    w_cl = w.permute(0, 3, 1, 2)  # K x 8 x R x S view of K x R x S x 8: channels_last too
+    pad = (params.pad_left, params.pad_right, params.pad_top, params.pad_bottom)
+    symmetric = pad[0] == pad[1] and pad[2] == pad[3]
+
+    def cudnn() -> None:
+        if symmetric:
+            F.conv2d(x_cl, w_cl, bias, padding=(pad[2], pad[0]), groups=params.groups)
+        else:
+            F.conv2d(F.pad(x_cl, pad), w_cl, bias, groups=params.groups)
+
+    return results, time_us(cudnn, launches, repetitions)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the benchmark from the command line and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", nargs="+", default=list(DEFAULT_SHAPES))
+    parser.add_argument("--passes", nargs="+", default=["fprop"], choices=["fprop"])
+    parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
+    parser.add_argument("--r", type=int, default=3)
+    parser.add_argument("--s", type=int, default=3)
+    parser.add_argument("--pad", type=int, nargs="+", default=[1])
+    parser.add_argument("--launches", type=int, default=20)
+    parser.add_argument("--repetitions", type=int, default=9)
+    parser.add_argument("--all-configs", action="store_true")
+    args = parser.parse_args(argv)
+    if args.launches < 20 or args.repetitions < 9:
+        parser.error("the method needs --launches >= 20 and --repetitions >= 9")
+
+    import torch
+
+    torch.backends.cudnn.benchmark = True
+    padding = normalize_padding(tuple(args.pad) if len(args.pad) > 1 else args.pad[0])
+    print(
+        f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+        f"cuDNN {torch.backends.cudnn.version()}"
+    )
+    copy_gbs = copy_bandwidth_gbs(args.launches, args.repetitions)
+    print(f"copy bandwidth (1 GiB, read + write): {copy_gbs:.0f} GB/s")
+    header = (
+        f"{'shape':>16} {'pass':>5} {'spio us':>8} {'spio GB/s':>9} {'of copy':>7} "
+        f"{'cuDNN us':>8} {'cuDNN GB/s':>10} {'speed-up':>8}"
+    )
+    print(header)
+    for text in args.shapes:
+        params = parse_shape(text, args.r, args.s, padding, args.dtype)
+        default = default_config(params)
+        configs = config_space(params) if args.all_configs else [default]
+        if args.all_configs:
+            from tqdm import tqdm
+
+            configs = list(tqdm(configs, desc=f"compile {text}", leave=False))
+        times, cudnn_us = bench_fprop(params, configs, args.launches, args.repetitions)
+        nbytes = params.compulsory_bytes("fprop")
+        us = times[default]
+        gbs = nbytes / us / 1e3
+        print(
+            f"{text:>16} {'fprop':>5} {us:8.1f} {gbs:9.0f} {gbs / copy_gbs:7.1%} "
+            f"{cudnn_us:8.1f} {nbytes / cudnn_us / 1e3:10.0f} {cudnn_us / us:7.2f}x"
+        )
+        if args.all_configs:
+            best = min(times, key=times.__getitem__)
+            best_gbs = nbytes / times[best] / 1e3
+            print(
+                f"{'':>16} best {times[best]:.1f} us ({best_gbs:.0f} GB/s, "
+                f"{best_gbs / copy_gbs:.1%}) {best}; default {default} regret "
+                f"{us / times[best] - 1:.1%} of {len(times)} configs"
+            )
+
+
+if __name__ == "__main__":
+    main()

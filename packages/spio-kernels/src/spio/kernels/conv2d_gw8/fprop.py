@@ -1,0 +1,97 @@
+"""Launch the fprop kernel: compile through spio.jit (disk cache), memoise the loaded kernel."""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any
+
+from .fprop_spec import KERNEL_NAME, FpropConfig, check_config, default_config, generate_types
+from .fprop_spec import launch_geometry as _launch_geometry
+from .params import Conv2dGw8Params
+
+SOURCE_NAME = "conv2d_gw8_fprop.cu"
+
+
+@functools.cache
+def kernel_source() -> str:
+    """Return the device source of the fprop kernel."""
+    return resources.files(__package__).joinpath(SOURCE_NAME).read_text(encoding="utf-8")
+
+
+def compile_fprop(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:
+    """Compile the fprop kernel for params and config to a cubin for arch (spio.jit cache).
+
+    Returns the spio.jit.CompiledCode.
+    """
+    import spio.dims
+    import spio.jit
+
+    return spio.jit.compile(
+        kernel_source(),
+        headers={"types.h": generate_types(params, config)},
+        include_dirs=[spio.dims.include_dir()],
+        arch=arch,
+        name=SOURCE_NAME,
+    )
+
+
+@functools.cache
+def _kernel(params: Conv2dGw8Params, config: FpropConfig, device: int) -> Any:
+    import spio.jit
+
+    arch = spio.jit.device_info(device).arch
+    return compile_fprop(params, config, arch).load(device=device).get_kernel(KERNEL_NAME)
+
+
+def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
+    """Return the loaded spio.jit.Kernel for params and config on device (memoised)."""
+    check_config(params, config)
+    return _kernel(params, config, device)
+
+
+def _device_of(value: Any) -> int | None:
+    device = getattr(value, "device", None)
+    index = getattr(device, "index", None)
+    return index if isinstance(index, int) else None
+
+
+def conv2d_gw8_fprop(
+    y: Any,
+    x: Any,
+    w: Any,
+    bias: Any,
+    params: Conv2dGw8Params,
+    config: FpropConfig | None = None,
+    stream: Any = None,
+    device: int | None = None,
+) -> None:
+    """Compute y = conv2d(x, w) + bias, grouped with group width 8, stride 1 (asynchronously).
+
+    y (n x p x q x c), x (n x h x w x c) and w (c x r x s x 8, see
+    params.weights_from_torch_layout) are contiguous device arrays of params.dtype: torch
+    tensors, objects with __cuda_array_interface__, or device pointers (ints); bias is c
+    float32 values when params.has_bias, else None. No shape or dtype checking happens here
+    (the caller owns that; spio-torch checks); config None takes default_config(params).
+    device defaults to x's device (torch tensors) or device 0; stream as spio.jit.launch.
+    """
+    if config is None:
+        config = default_config(params)
+    if params.has_bias and bias is None:
+        raise ValueError("params.has_bias is True but bias is None")
+    if device is None:
+        device = _device_of(x)
+        if device is None:
+            device = 0
+    kernel = get_kernel(params, config, device)
+    geometry = _launch_geometry(params, config)
+    import spio.jit
+
+    spio.jit.launch(
+        kernel,
+        geometry.grid,
+        geometry.block,
+        (y, x, w, bias if params.has_bias else 0),
+        shared_mem=geometry.shared_mem,
+        stream=stream,
+    )

@@ -1,0 +1,353 @@
+"""fprop of grouped conv2d gw8: configuration, its space, launch geometry and typed dims.
+
+A block owns `block_q` output columns x `block_g` groups (8 channels each) of one image and
+walks `block_p` output rows down it. Its input rows sit in a ring of `ring` rows of shared
+memory (R rows in use, `prefetch` rows loading ahead, one being retired), each row
+(block_q + S - 1) 16-byte cells per group. A warp owns `warp_q16` tiles of 16 columns x
+`warp_g` groups: per output row and filter tap it loads an m16n8k8 A fragment (16 pixels x
+8 input channels) with ldmatrix and multiplies it by that tap's weights (8 x 8, registers).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from spio.dims import (
+    CompoundIndex,
+    Dims,
+    Fold,
+    Fragment,
+    Spec,
+    Strides,
+    Tensor,
+    dtype,
+    generate,
+)
+
+from .params import GROUP_WIDTH, Conv2dGw8Params
+
+KERNEL_NAME = "conv2d_gw8_fprop"
+WARP_SIZE = 32
+#: Fragment columns: one m16n8k8 A fragment covers 16 output columns.
+TILE_Q = 16
+MAX_WARPS = 16
+#: Shared memory a block may use: two blocks per SM fit on sm_80 and sm_90.
+MAX_SHARED_MEM = 100 * 1024
+#: Weight registers per thread (warp_g * R * S) the config space allows.
+MAX_WEIGHT_REGISTERS = 64
+
+BLOCK_Q_VALUES = (16, 32, 64)
+BLOCK_G_VALUES = (1, 2, 4, 8)
+WARP_G_VALUES = (1, 2)
+WARP_Q16_VALUES = (1, 2)
+BLOCK_P_VALUES = (4, 8, 16, 32)
+PREFETCH_VALUES = (1, 2)
+
+_CELL_BYTES = 16
+
+
+@dataclass(frozen=True)
+class FpropConfig:
+    """Tiling of the fprop kernel; see the module doc for what each field means.
+
+    block_q: output columns per block (a multiple of 16 * warp_q16);
+    block_g: groups per block (block_c = 8 * block_g channels; divides the groups);
+    warp_g: groups per warp (divides block_g); warp_q16: 16-column tiles per warp;
+    block_p: output rows a block walks; prefetch: input rows loading ahead of use.
+    """
+
+    block_q: int = 32
+    block_g: int = 8
+    warp_g: int = 2
+    warp_q16: int = 1
+    block_p: int = 16
+    prefetch: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("block_q", "block_g", "warp_g", "warp_q16", "block_p", "prefetch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {value!r}")
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        if self.block_q % (TILE_Q * self.warp_q16) != 0:
+            raise ValueError(
+                f"block_q must be a multiple of 16 * warp_q16 = {TILE_Q * self.warp_q16}, "
+                f"got {self.block_q}"
+            )
+        if self.block_g % self.warp_g != 0:
+            raise ValueError(
+                f"block_g must be a multiple of warp_g = {self.warp_g}, got {self.block_g}"
+            )
+        if self.warps > MAX_WARPS:
+            raise ValueError(
+                f"warps = (block_q / (16 * warp_q16)) * (block_g / warp_g) = {self.warps} "
+                f"must be at most {MAX_WARPS}"
+            )
+
+    @property
+    def block_c(self) -> int:
+        """Channels per block."""
+        return GROUP_WIDTH * self.block_g
+
+    @property
+    def warps_q(self) -> int:
+        return self.block_q // (TILE_Q * self.warp_q16)
+
+    @property
+    def warps_g(self) -> int:
+        return self.block_g // self.warp_g
+
+    @property
+    def warps(self) -> int:
+        return self.warps_q * self.warps_g
+
+    @property
+    def threads(self) -> int:
+        return WARP_SIZE * self.warps
+
+    @property
+    def warp_q(self) -> int:
+        """Output columns per warp."""
+        return TILE_Q * self.warp_q16
+
+
+def ring_rows(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """Input rows in the shared-memory ring: R in use, prefetch loading, one retiring.
+
+    The retiring row lets one __syncthreads per output row suffice: the row a load overwrites
+    was last read two iterations earlier, before every thread passed the last barrier.
+    """
+    return params.r + config.prefetch + 1
+
+
+def smem_columns(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """Input columns a block stages per row: its output columns plus the S - 1 halo."""
+    return config.block_q + params.s - 1
+
+
+def _odd_at_least(value: int) -> int:
+    return value if value % 2 == 1 else value + 1
+
+
+def smem_column_pitch(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """Cells between two groups of an input row: odd, so the cp.async writes of 8 consecutive
+    groups (one 128-byte global line) land in 8 different bank quads; ldmatrix reads 8
+    consecutive columns of one group, 128 contiguous bytes, conflict-free."""
+    return _odd_at_least(smem_columns(params, config))
+
+
+def stage_pitch(config: FpropConfig) -> int:
+    """Cells between two output columns of a warp's staging tile: odd, so the 4-byte
+    accumulator stores of 8 columns hit distinct banks."""
+    return _odd_at_least(config.warp_g)
+
+
+def shared_mem_bytes(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """Dynamic shared memory of one block: the input ring plus the warps' output staging."""
+    ring = ring_rows(params, config) * config.block_g * smem_column_pitch(params, config)
+    stage = config.warps * config.warp_q * stage_pitch(config)
+    return _CELL_BYTES * (ring + stage)
+
+
+def grid_blocks(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """Blocks in the grid: n x row chunks x column strips x group slices."""
+    return (
+        params.n
+        * _ceil_div(params.p, config.block_p)
+        * _ceil_div(params.q, config.block_q)
+        * (params.groups // config.block_g)
+    )
+
+
+@dataclass(frozen=True)
+class LaunchGeometry:
+    """grid (blocks, 1-D), block (threads) and dynamic shared memory (bytes) of a launch."""
+
+    grid: int
+    block: int
+    shared_mem: int
+
+
+def launch_geometry(params: Conv2dGw8Params, config: FpropConfig) -> LaunchGeometry:
+    """Return the launch geometry of `config` on `params`."""
+    return LaunchGeometry(
+        grid_blocks(params, config), config.threads, shared_mem_bytes(params, config)
+    )
+
+
+def check_config(params: Conv2dGw8Params, config: FpropConfig) -> None:
+    """Raise ValueError when config cannot run params (it names the failing rule)."""
+    if not isinstance(config, FpropConfig):
+        raise TypeError(f"config must be an FpropConfig, got {type(config).__name__}")
+    if params.groups % config.block_g != 0:
+        raise ValueError(
+            f"block_g = {config.block_g} must divide the groups c / 8 = {params.groups}"
+        )
+    weight_registers = config.warp_g * params.r * params.s
+    if weight_registers > MAX_WEIGHT_REGISTERS:
+        raise ValueError(
+            f"warp_g * r * s = {weight_registers} weight registers exceed "
+            f"{MAX_WEIGHT_REGISTERS}; lower warp_g"
+        )
+    smem = shared_mem_bytes(params, config)
+    if smem > MAX_SHARED_MEM:
+        raise ValueError(f"config needs {smem} bytes of shared memory, more than {MAX_SHARED_MEM}")
+
+
+def _is_valid(params: Conv2dGw8Params, config: FpropConfig) -> bool:
+    try:
+        check_config(params, config)
+    except ValueError:
+        return False
+    return True
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << max(0, value - 1).bit_length()
+
+
+def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
+    """Return every valid config for params, in a fixed order.
+
+    Tiles larger than the image are left out (block_q up to the next power of two >= q,
+    block_p up to the next power of two >= p), as are configs check_config refuses.
+    """
+    configs = []
+    for block_q, block_g, warp_g, warp_q16, block_p, prefetch in itertools.product(
+        BLOCK_Q_VALUES,
+        BLOCK_G_VALUES,
+        WARP_G_VALUES,
+        WARP_Q16_VALUES,
+        BLOCK_P_VALUES,
+        PREFETCH_VALUES,
+    ):
+        if block_q > max(TILE_Q, _next_power_of_two(params.q)):
+            continue
+        if block_p > max(BLOCK_P_VALUES[0], _next_power_of_two(params.p)):
+            continue
+        if block_g % warp_g or block_q % (TILE_Q * warp_q16):
+            continue
+        if (block_q // (TILE_Q * warp_q16)) * (block_g // warp_g) > MAX_WARPS:
+            continue
+        config = FpropConfig(block_q, block_g, warp_g, warp_q16, block_p, prefetch)
+        if _is_valid(params, config):
+            configs.append(config)
+    return configs
+
+
+def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
+    """Pick a config by rule of thumb (the perf model replaces this later).
+
+    Prefer 64 channels per block (full 128-byte lines per pixel), 32 output columns, 2 groups
+    per warp (4 warps); then the longest row walk that still gives >= 2 waves of blocks over
+    sm_count SMs at ~4 resident blocks per SM, to amortise the R - 1 row prologue.
+    """
+    block_g = max(g for g in BLOCK_G_VALUES if params.groups % g == 0)
+    block_q = 32 if params.q > 16 else 16
+    warp_g = 2 if block_g >= 2 and 2 * params.r * params.s <= MAX_WEIGHT_REGISTERS else 1
+    candidates = [
+        FpropConfig(block_q, block_g, warp_g, 1, block_p, 2)
+        for block_p in reversed(BLOCK_P_VALUES)
+        if block_p <= max(BLOCK_P_VALUES[0], _next_power_of_two(params.p))
+    ]
+    valid = [c for c in candidates if _is_valid(params, c)]
+    if not valid:
+        space = config_space(params)
+        if not space:
+            raise ValueError(f"no fprop config fits {params}")
+        return space[0]
+    for config in valid:
+        if grid_blocks(params, config) >= 2 * 4 * sm_count:
+            return config
+    return valid[-1]
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _stage_dims(config: FpropConfig) -> Dims:
+    # With one group per warp the WARP_G fold is G itself: a tensor holds a dimension once.
+    if config.warp_g == 1:
+        return Dims(warp_x=config.warps_q, warp_g=config.warps_g, x=config.warp_q, k=8)
+    return Dims(warp_x=config.warps_q, warp_g=config.warps_g, x=config.warp_q, g=config.warp_g, k=8)
+
+
+def _specs(params: Conv2dGw8Params, config: FpropConfig) -> list[Spec]:
+    element = dtype.half if params.dtype == "float16" else dtype.bfloat16
+    groups = params.groups
+    columns = smem_columns(params, config)
+    return [
+        # Block and warp tiles: folds of the output's rows (Y), columns (X) and groups (G).
+        Fold("block_y", "y", config.block_p),
+        Fold("block_x", "x", config.block_q),
+        Fold("block_g", "g", config.block_g),
+        Fold("warp_x", "x", config.warp_q),
+        Fold("warp_g", "g", config.warp_g),
+        CompoundIndex(
+            "BlockIndex",
+            Dims(
+                n=params.n,
+                block_y=_ceil_div(params.p, config.block_p),
+                block_x=_ceil_div(params.q, config.block_q),
+                block_g=groups // config.block_g,
+            ),
+            init="blockIdx.x",
+        ),
+        CompoundIndex(
+            "ThreadIndex",
+            Dims(warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
+            init="threadIdx.x",
+        ),
+        # Global memory: NHWC activations, weights G x K x R x S x C (= K x R x S x 8).
+        Tensor(
+            "Input", element, Dims(n=params.n, y=params.h, x=params.w, g=groups, c=8), constant=True
+        ),
+        Tensor("Output", element, Dims(n=params.n, y=params.p, x=params.q, g=groups, k=8)),
+        Tensor("Weights", element, Dims(g=groups, k=8, r=params.r, s=params.s, c=8), constant=True),
+        Tensor("Bias", dtype.float, Dims(g=groups, k=8), constant=True),
+        # Shared memory: the ring of input rows, 16-byte cells (one group of one pixel); the
+        # block's output tile, staged per warp for 16-byte stores.
+        Tensor(
+            "SmemInput",
+            element,
+            Dims(ring=ring_rows(params, config), g=config.block_g, x=columns, c=8),
+            Strides(g=8 * smem_column_pitch(params, config)),
+        ),
+        Tensor("SmemOutput", element, _stage_dims(config), Strides(x=8 * stage_pitch(config))),
+        CompoundIndex("LoadIndex", Dims(x=columns, g=config.block_g)),
+        CompoundIndex("StoreIndex", Dims(x=config.warp_q, g=config.warp_g)),
+        # Tensor cores: A = 16 pixels x 8 input channels, B = 8 x 8 weights of one tap,
+        # C = 16 pixels x 8 output channels.
+        Fragment("AFrag", "m16n8k8.a", element, "x", "c"),
+        Fragment("BFrag", "m16n8k8.b", element, "c", "k"),
+        Fragment("CFrag", "m16n8k8.c", dtype.float, "x", "k"),
+        Tensor("ATile", "AFrag", Dims(x16=config.warp_q16)),
+        Tensor("WeightTile", "BFrag", Dims(g=config.warp_g, r=params.r, s=params.s)),
+        Tensor("BiasTile", "CFrag", Dims(g=config.warp_g)),
+        Tensor("AccTile", "CFrag", Dims(g=config.warp_g, x16=config.warp_q16)),
+    ]
+
+
+def _constants(params: Conv2dGw8Params, config: FpropConfig) -> str:
+    values = [
+        ("kPadTop", params.pad_top, "input rows above the image that read as zero"),
+        ("kPadLeft", params.pad_left, "input columns left of the image that read as zero"),
+        ("kRing", ring_rows(params, config), "input rows in the shared-memory ring"),
+        ("kPrefetch", config.prefetch, "input rows loading ahead of the one needed next"),
+        ("kThreads", config.threads, "threads per block"),
+    ]
+    lines = ["", "// Kernel parameters (spio.kernels.conv2d_gw8.fprop_spec)."]
+    for name, value, why in values:
+        lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    has_bias = "true" if params.has_bias else "false"
+    lines += ["// whether the kernel adds a bias", f"constexpr bool kHasBias = {has_bias};"]
+    return "\n".join(lines) + "\n"
+
+
+def generate_types(params: Conv2dGw8Params, config: FpropConfig) -> str:
+    """Return the kernel's types.h for params and config (deterministic: same in, same bytes)."""
+    check_config(params, config)
+    return generate(_specs(params, config)) + _constants(params, config)

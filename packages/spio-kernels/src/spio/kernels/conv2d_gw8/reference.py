@@ -1,0 +1,24 @@
+"""fp32 PyTorch reference for grouped conv2d gw8 (the tests check every config against it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .params import GROUP_WIDTH, Conv2dGw8Params
+
+
+def fprop_reference(x: Any, w: Any, bias: Any, params: Conv2dGw8Params) -> Any:
+    """Return y (n x p x q x c, NHWC, float32) = conv2d(x, w) + bias in fp32.
+
+    x is n x h x w x c (NHWC), w is Spio's c x r x s x 8, bias c values or None; all are
+    torch tensors of any dtype and device (computed on float32 copies).
+    """
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    x32 = x.float().permute(0, 3, 1, 2)
+    w32 = w.float().permute(0, 3, 1, 2)  # K x R x S x 8 -> K x 8 x R x S
+    x32 = F.pad(x32, (params.pad_left, params.pad_right, params.pad_top, params.pad_bottom))
+    b32 = bias.float() if bias is not None else None
+    y = F.conv2d(x32, w32, b32, groups=params.c // GROUP_WIDTH)
+    return y.permute(0, 2, 3, 1).contiguous().to(torch.float32)
