@@ -193,3 +193,78 @@ def test_without_parameter_info_each_argument_is_still_checked() -> None:
     assert len(values) == 3
     with pytest.raises(TypeError, match="Python float"):
         packer.pack((1.0,))
+
+
+class _InstanceCudaArray:
+    """Like Numba's device arrays: __cuda_array_interface__ is set on the instance."""
+
+    def __init__(self, pointer: int) -> None:
+        self.__cuda_array_interface__ = {"data": (pointer, False), "shape": (4,), "version": 3}
+
+
+def test_cuda_array_interface_set_on_the_instance_is_a_pointer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Regression: the type was classified without looking at the instance, so such arrays
+    # were refused as "neither device memory ... nor a C scalar".
+    monkeypatch.setattr(_args, "_pointer_device", lambda pointer: 0)
+    values, framework = _packer(4, 8, 8).pack(
+        (jit.float32(2.0), _InstanceCudaArray(0x4000), _InstanceCudaArray(0x5000))
+    )
+    assert values[1:] == [0x4000, 0x5000]
+    assert framework is None
+    monkeypatch.setattr(_args, "_pointer_device", lambda pointer: 2)
+    with pytest.raises(ValueError, match=r"argument 0 .* on cuda:2"):
+        _packer(8).pack((_InstanceCudaArray(0x4000),))
+
+
+def test_an_instance_of_the_same_type_without_the_interface_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_args, "_pointer_device", lambda pointer: 0)
+
+    class Wrapper:
+        pass
+
+    wrapped = Wrapper()
+    wrapped.__cuda_array_interface__ = {"data": (0x4000, False)}  # type: ignore[attr-defined]
+    _packer(8).pack((wrapped,))
+    with pytest.raises(TypeError, match=r"argument 0 .*Wrapper, which is neither device memory"):
+        _packer(8).pack((Wrapper(),))
+
+
+def test_numpy_float64_is_not_refused_as_a_python_float() -> None:
+    # Regression: numpy.float64 subclasses float, and the Python float rule caught it.
+    values, _ = _packer(8, 8).pack((jit.float64(0.1), np.float64(0.5)))
+    assert type(values[0]) is np.float64
+    assert values[0] == np.float64(0.1)
+    with pytest.raises(TypeError, match="a Python float"):
+        _packer(8).pack((0.1,))
+
+
+@pytest.mark.parametrize("ctype", _args.C_TYPES, ids=lambda ctype: ctype.name)
+def test_every_c_type_passes_for_a_parameter_of_its_size(ctype: jit.CType) -> None:
+    value = ctype(1)
+    (packed,), _ = _packer(ctype.size).pack((value,))
+    assert isinstance(packed, np.generic)
+    assert packed.itemsize == ctype.size
+    assert packed.tobytes() == value.tobytes()
+
+
+def test_a_converter_is_written_for_the_argument_types() -> None:
+    tensor_type = _fake_type(
+        "torch.fake", "FakeTensor2", data_ptr=lambda self: 0x1000, get_device=lambda self: 0
+    )
+    args = (tensor_type(), jit.int32(3), 7, True)
+    packer = _packer(8, 4, 8, 1)
+    expected, _ = packer.pack(args)
+    convert = packer.converter(args)
+    assert convert(args) == expected
+    on_cuda_1 = _fake_type(
+        "torch.fake", "FakeTensor2", data_ptr=lambda self: 0x1000, get_device=lambda self: 1
+    )
+    with pytest.raises(_args.ArgError):
+        _args._write_converter((_args.torch_pointer,), 0)((on_cuda_1(),))
+    with pytest.raises(_args.ArgError):
+        convert((tensor_type(), jit.int32(3), 2**64, True))  # out of 64 bits
+    assert _args._write_converter((), 0)(()) == []

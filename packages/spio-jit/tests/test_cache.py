@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import multiprocessing
+import os
 import statistics
 import time
 from pathlib import Path
@@ -11,7 +13,7 @@ import pytest
 from jit_testkit import SAXPY_SOURCE, TENSOR_CORE_SOURCE, TILE_HEADERS, compile_in_child
 
 import spio.jit as jit
-from spio.jit import _cache
+from spio.jit import _cache, _includes
 
 
 def _entry_files(directory: Path) -> list[Path]:
@@ -81,6 +83,85 @@ def test_key_ignores_the_order_of_headers_and_defines() -> None:
     assert second.key == first.key
 
 
+def _header_tree(root: Path, files: int = 20) -> Path:
+    """Write a tree of headers like spio-dims' (3 directories), dated an hour ago."""
+    for index in range(files):
+        folder = root / "lib" / ("arch" if index % 3 == 0 else "detail" if index % 3 == 1 else "")
+        folder.mkdir(parents=True, exist_ok=True)
+        header = folder / f"h{index}.h"
+        header.write_text(f"#pragma once\nconstexpr int kValue{index} = {index};\n")
+        hour_ago = time.time_ns() - 3600 * 10**9
+        os.utime(header, ns=(hour_ago, hour_ago))
+    return root
+
+
+def test_a_hit_with_include_dirs_costs_less_than_a_millisecond(tmp_path: Path) -> None:
+    # Regression: spio demo's second compile (a hit, include_dirs with 20 headers) took
+    # 12.5 ms on the GPU machine: the include tree was walked with os.walk, each path
+    # resolved and the entry re-read and re-hashed on every compile (71 system calls).
+    includes = _header_tree(tmp_path / "include")
+    source = '#include "lib/arch/h0.h"\nextern "C" __global__ void k(int* p) { *p = kValue0; }\n'
+    kwargs = {"include_dirs": [includes], "headers": {"types.h": "// " + "x" * 700}}
+    first = jit.compile(source, arch="sm_90", name="demo.cu", **kwargs)
+    assert not first.from_cache
+    timings = []
+    for _ in range(20):
+        start = time.perf_counter()
+        hit = jit.compile(source, arch="sm_90", name="demo.cu", **kwargs)
+        timings.append(time.perf_counter() - start)
+        assert hit.from_cache
+    assert statistics.median(timings) < 1e-3, f"median hit took {statistics.median(timings)} s"
+
+
+def test_a_repeated_hit_reads_no_directory_and_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hit stats the files under include_dirs and the entry, and does nothing else."""
+    monkeypatch.setattr(_includes, "_QUIET_NS", -1)  # as for headers installed long ago
+    includes = _header_tree(tmp_path / "include")
+    source = 'extern "C" __global__ void k(int* p) { *p = 1; }\n'
+    jit.compile(source, include_dirs=[includes], arch="sm_90")
+    opened: list[object] = []
+    real_open, real_scandir = builtins.open, os.scandir
+    monkeypatch.setattr(builtins, "open", lambda *a, **k: opened.append(a) or real_open(*a, **k))
+    monkeypatch.setattr(os, "scandir", lambda *a: opened.append(a) or real_scandir(*a))
+    assert jit.compile(source, include_dirs=[includes], arch="sm_90").from_cache
+    assert opened == []
+
+
+def test_adding_a_file_under_include_dirs_changes_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_includes, "_QUIET_NS", -1)  # keep even fresh listings
+    _includes.forget()
+    includes = tmp_path / "include"
+    includes.mkdir()
+    source = 'extern "C" __global__ void k(int* p) { *p = 1; }\n'
+    (includes / "a.h").write_text("// a\n")
+    first = jit.compile(source, include_dirs=[includes], arch="sm_80")
+    time.sleep(0.02)  # past one timestamp tick, so the directory's mtime moves
+    (includes / "b.h").write_text("// b\n")
+    second = jit.compile(source, include_dirs=[includes], arch="sm_80")
+    assert second.key != first.key
+    (includes / "b.h").unlink()
+    assert jit.compile(source, include_dirs=[includes], arch="sm_80").key == first.key
+
+
+def test_an_entry_rewritten_by_another_process_is_read_again(isolated_cache: Path) -> None:
+    first = jit.compile(SAXPY_SOURCE, arch="sm_80")
+    assert jit.compile(SAXPY_SOURCE, arch="sm_80").from_cache  # kept in this process now
+    (path,) = _entry_files(isolated_cache)
+    entry = _cache.decode_entry(first.key, path.read_bytes())
+    assert entry is not None
+    other = _cache.CacheEntry(meta={**entry.meta, "log": "written elsewhere"}, code=entry.code)
+    replacement = path.with_suffix(".tmp")
+    replacement.write_bytes(_cache.encode_entry(first.key, other))
+    os.replace(replacement, path)  # as every writer does
+    assert jit.compile(SAXPY_SOURCE, arch="sm_80").log == "written elsewhere"
+    path.unlink()
+    assert not jit.compile(SAXPY_SOURCE, arch="sm_80").from_cache
+
+
 def test_editing_a_file_under_include_dirs_recompiles(tmp_path: Path) -> None:
     header = tmp_path / "value.h"
     header.write_text("#define VALUE 1\n")
@@ -117,6 +198,10 @@ def test_corrupted_entry_is_detected_and_rebuilt(isolated_cache: Path, corrupt: 
     first = jit.compile(SAXPY_SOURCE, arch="sm_80")
     (path,) = _entry_files(isolated_cache)
     corrupt(path)  # type: ignore[operator]
+    # As the next process finds it: this one keeps the entry it wrote and would notice an
+    # in-place edit only when the file's size or mtime moved (same-size flips in one
+    # timestamp tick do not).
+    _cache.forget_recent()
     rebuilt = jit.compile(SAXPY_SOURCE, arch="sm_80")
     assert not rebuilt.from_cache
     assert rebuilt.code == first.code

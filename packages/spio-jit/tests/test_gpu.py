@@ -377,6 +377,44 @@ def test_launch_from_a_thread_without_a_current_context() -> None:
     torch.testing.assert_close(y, expected)
 
 
+def test_launch_on_torchs_stream_from_a_thread_torch_has_not_run_in() -> None:
+    # stream=None: torch's current stream there is the default stream, and no context is
+    # current in the new thread while torch's current device already reads 0.
+    n = 512
+    kernel = _saxpy()
+    x = torch.randn(n, device="cuda:0")
+    y = torch.randn(n, device="cuda:0")
+    expected = 2.0 * x + y
+    torch.cuda.synchronize()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            kernel.launch(_grid(n), _BLOCK, _saxpy_args(x, y, n))
+        except BaseException as error:
+            errors.append(error)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    assert not errors, errors
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, expected)
+
+
+def test_repeated_launches_on_torchs_default_stream() -> None:
+    n = 1000
+    kernel = _saxpy()
+    x = torch.ones(n, device="cuda:0")
+    y = torch.zeros(n, device="cuda:0")
+    if torch.cuda.current_stream().cuda_stream != 0:
+        pytest.skip("torch's current stream is not the legacy default stream here")
+    for _ in range(100):
+        jit.launch(kernel, _grid(n), _BLOCK, (jit.float32(1.0), x, y, jit.int32(n)))
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, torch.full_like(y, 100.0))
+
+
 def test_second_device_when_present() -> None:
     if jit.device_count() < 2:
         pytest.skip("one GPU")

@@ -148,20 +148,29 @@ class FakeCoreKernel:
 
 
 class FakeObjectCode:
+    """cuda.core's ObjectCode as 1.2.0 behaves: a mapped name must already be bytes."""
+
     kernels: ClassVar[dict[str, tuple[int, ...] | None]] = {"saxpy": (4, 8, 8, 4)}
 
-    def __init__(self, cubin: bytes, name: str, symbol_mapping: dict[str, str]) -> None:
-        self.symbol_mapping = symbol_mapping
+    def __init__(self, cubin: bytes, name: str, symbol_mapping: dict[str, Any] | None) -> None:
+        self.symbol_mapping = symbol_mapping or {}
 
     @classmethod
-    def from_cubin(cls, cubin: bytes, *, name: str, symbol_mapping: dict[str, str]) -> Any:
+    def from_cubin(
+        cls, cubin: bytes, *, name: str = "", symbol_mapping: dict[str, Any] | None = None
+    ) -> Any:
         return cls(cubin, name, symbol_mapping)
 
     def get_kernel(self, name: str) -> FakeCoreKernel:
-        name = self.symbol_mapping.get(name, name)
-        if name not in self.kernels:
+        try:
+            symbol = self.symbol_mapping[name]
+        except KeyError:
+            symbol = name.encode()
+        if not isinstance(symbol, bytes):  # Cython's <const char*> cast of a str
+            raise TypeError(f"expected bytes, {type(symbol).__name__} found")
+        if symbol.decode() not in self.kernels:
             raise FakeCoreError("CUDA_ERROR_NOT_FOUND: named symbol not found")
-        return FakeCoreKernel(name, self.kernels[name])
+        return FakeCoreKernel(symbol.decode(), self.kernels[symbol.decode()])
 
 
 class FakeStream:
@@ -170,14 +179,23 @@ class FakeStream:
 
 
 class Recorder:
-    def __init__(self) -> None:
+    """cuda.core's launch: records each launch and the context current at the time."""
+
+    def __init__(self, driver: FakeDriver) -> None:
+        self.driver = driver
         self.launches: list[tuple[Any, ...]] = []
+        self.contexts: list[int | None] = []
         self.fail_with: Exception | None = None
 
     def launch(self, stream: Any, config: Any, kernel: Any, *args: Any) -> None:
         if self.fail_with is not None:
             raise self.fail_with
+        current = self.driver.stack[-1] if self.driver.stack else None
+        if not isinstance(stream, FakeStream) and current is None:
+            # A default stream runs in the current context; the driver refuses without one.
+            raise FakeCoreError("CUDA_ERROR_INVALID_CONTEXT: invalid device context")
         self.launches.append((stream, config, kernel, args))
+        self.contexts.append(current)
 
 
 @pytest.fixture
@@ -185,12 +203,19 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     import cuda.core
 
     driver = FakeDriver()
-    recorder = Recorder()
+    recorder = Recorder(driver)
+    device_of = {context: device for device, context in _CTX.items()}
     monkeypatch.setattr(_driver, "bindings", lambda: driver)
     monkeypatch.setattr(cuda.core, "ObjectCode", FakeObjectCode)
     monkeypatch.setattr(cuda.core, "launch", recorder.launch)
     monkeypatch.setattr(cuda.core, "Stream", SimpleNamespace(from_handle=FakeStream))
     monkeypatch.setattr(_launch, "_torch_raw_stream", lambda device: 0x5000 + device)
+    # cudaGetDevice: the current context's device, else the thread's default, 0.
+    monkeypatch.setattr(
+        _launch,
+        "_torch_current_device",
+        lambda: device_of[driver.stack[-1]] if driver.stack else 0,
+    )
     _driver.device_info.cache_clear()
     _driver._primary.clear()
     _launch.forget_streams()
@@ -297,9 +322,10 @@ def test_large_dynamic_shared_memory_opts_in(fake: SimpleNamespace, saxpy: jit.K
 @pytest.mark.parametrize(
     ("grid", "block", "match"),
     [
-        (1, 1024, "can launch at most 512 per block"),
-        ((1, 70000), 32, "dimension y is 70000"),
-        (1, (1, 1, 128), "dimension z is 128"),
+        (1, 1024, "can launch at most 512 threads per block"),
+        ((1, 70000), 32, "70000 blocks in dimension y; cuda:0 allows at most 65535 blocks"),
+        (1, (1, 1, 128), "128 threads in dimension z; cuda:0 allows at most 64 threads"),
+        (1, (32, 32, 2), "2048 threads per block; cuda:0 allows at most 1024 threads"),
         (0, 32, "at least 1"),
         ((1, 2, 3, 4), 32, "1 to 3 ints"),
     ],
@@ -375,3 +401,136 @@ def test_default_arch_and_device_info_come_from_the_driver(fake: SimpleNamespace
     assert info.name == "Fake H100"
     code = jit.compile(SAXPY_SOURCE)  # arch=None: the current (first) device's
     assert code.arch == "sm_90"
+
+
+def test_name_expressions_load_under_cuda_core_1_2_0_rules(
+    fake: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Regression: the lowered names went to cuda.core as a str symbol_mapping, which 1.2.0
+    # hands to the driver as is ("TypeError: expected bytes, str found").
+    source = "template <int N> __global__ void k(int* p) { *p = N; }\n"
+    code = jit.compile(source, arch="sm_90", name_expressions=["k<1>"])
+    mangled = code.lowered_names["k<1>"]
+    monkeypatch.setitem(FakeObjectCode.kernels, mangled, (8,))
+    module = code.load(device=0)
+    assert module.get_kernel("k<1>").param_sizes == (8,)
+    assert module.get_kernel(mangled).param_sizes == (8,)
+    assert all(isinstance(v, bytes) for v in module._object.symbol_mapping.values())
+
+
+def test_too_large_block_message_says_threads(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    # Regression: it said "dimension x is 2048", which does not say what is too large.
+    args = (jit.float32(1), 0, 0, jit.int32(0))
+    with pytest.raises(ValueError, match="threads") as caught:
+        saxpy.launch(1, 2048, args)
+    assert str(caught.value) == (
+        "block=2048 asks for 2048 threads in dimension x; cuda:0 allows at most 1024 threads "
+        "per block in x"
+    )
+    with pytest.raises(ValueError, match=r"grid=\(1, 1, 70000\) asks for 70000 blocks"):
+        saxpy.launch((1, 1, 70000), 32, args)
+
+
+def _torch_on_default_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make torch's current stream the legacy default stream (handle 0), as in plain torch."""
+    monkeypatch.setattr(_launch, "_torch_raw_stream", lambda device: 0)
+
+
+def test_torch_default_stream_asks_torch_not_the_driver_whose_context_is_current(
+    fake: SimpleNamespace, saxpy: jit.Kernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _torch_on_default_stream(monkeypatch)
+    asked: list[int] = []
+    monkeypatch.setattr(saxpy, "_get_current_context", lambda: asked.append(1))
+    fake.driver.stack.append(_CTX[0])  # torch ran on cuda:0 in this thread
+    fake.driver.calls.clear()
+    x = _tensor(0x1000)
+    for _ in range(3):
+        saxpy.launch(4, 128, (jit.float32(2.0), x, x, jit.int32(512)))
+    assert fake.driver.calls == []  # no push or pop
+    assert not asked
+    assert fake.recorder.contexts == [_CTX[0]] * 3
+
+
+def test_torch_default_stream_while_another_device_is_current(
+    fake: SimpleNamespace, saxpy: jit.Kernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _torch_on_default_stream(monkeypatch)
+    fake.driver.stack.append(_CTX[1])  # torch's current device is cuda:1
+    fake.driver.calls.clear()
+    x = _tensor(0x1000)
+    saxpy.launch(4, 128, (jit.float32(2.0), x, x, jit.int32(512)))
+    assert fake.driver.calls == [("push", _CTX[0]), ("pop",)]
+    assert fake.recorder.contexts == [_CTX[0]]
+    assert fake.driver.stack == [_CTX[1]]
+
+
+def test_torch_default_stream_in_a_thread_with_no_context(
+    fake: SimpleNamespace, saxpy: jit.Kernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # cudaGetDevice says 0 with no context current; the driver refuses the launch, which is
+    # retried with the kernel's context current.
+    _torch_on_default_stream(monkeypatch)
+    fake.driver.calls.clear()
+    x = _tensor(0x1000)
+    saxpy.launch(4, 128, (jit.float32(2.0), x, x, jit.int32(512)))
+    assert fake.driver.calls == [("push", _CTX[0]), ("pop",)]
+    assert fake.recorder.contexts == [_CTX[0]]
+    assert fake.driver.stack == []
+
+
+def test_values_are_checked_on_every_launch_of_a_known_plan(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    x = _tensor(0x1000)
+    saxpy.launch(4, 128, (jit.float32(2.0), x, x, jit.int32(512)))
+    assert len(saxpy._plans) == 1
+    elsewhere = type(x)()  # the same type, so the same plan
+    type(x).get_device = lambda self: 1 if self is elsewhere else 0  # type: ignore[method-assign]
+    with pytest.raises(ValueError, match=r"argument 2 .* on cuda:1, but the kernel .* cuda:0"):
+        saxpy.launch(4, 128, (jit.float32(2.0), x, elsewhere, jit.int32(512)))
+    type(x).get_device = lambda self: -1 if self is elsewhere else 0  # type: ignore[method-assign]
+    type(x).device = "cpu"  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match=r"argument 2 .* a tensor on cpu"):
+        saxpy.launch(4, 128, (jit.float32(2.0), x, elsewhere, jit.int32(512)))
+    saxpy.launch(4, 128, (jit.float32(2.0), 0x10, 0x20, jit.int32(512)))
+    assert len(saxpy._plans) == 2  # tensors, and ints for the pointers
+    with pytest.raises(ValueError, match=r"argument 1 .* does not fit in 64 bits"):
+        saxpy.launch(4, 128, (jit.float32(2.0), 2**64, 0, jit.int32(512)))
+    assert len(fake.recorder.launches) == 2
+
+
+def test_lists_and_tuples_of_one_shape_share_a_plan(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    args = [jit.float32(1), 0, 0, jit.int32(0)]
+    saxpy.launch((2, 2), (16, 2), args)
+    saxpy.launch([2, 2], [16, 2], args)
+    saxpy.launch([2, 2], [16, 2], args)
+    assert len(saxpy._plans) == 1
+    first, second, third = (launch[1] for launch in fake.recorder.launches)
+    assert first is second is third
+
+
+def test_iterators_are_refused_even_after_a_plan_exists(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    args = (jit.float32(1), 0, 0, jit.int32(0))
+    saxpy.launch([1], 32, args)
+    with pytest.raises(TypeError, match="must be a tuple or list"):
+        saxpy.launch([1], 32, iter(args))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="must be a tuple or list"):
+        saxpy.launch(1, 32, iter(()))  # type: ignore[arg-type]
+
+
+def test_lowering_the_shared_memory_limit_rechecks_launches(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    args = (jit.float32(1), 0, 0, jit.int32(0))
+    saxpy.launch(1, 32, args, shared_mem=100 * 1024)
+    saxpy.set_max_dynamic_shared_mem(1024)
+    fake.driver.set_attributes.clear()
+    saxpy.launch(1, 32, args, shared_mem=100 * 1024)  # opts in again
+    assert fake.driver.set_attributes == [
+        ("CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", 100 * 1024)
+    ]

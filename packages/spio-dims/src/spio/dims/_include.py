@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 
+# Cached: compile keys hash this path on every spio.jit.compile, and resolve() costs an
+# lstat per path component.
+@functools.cache
 def include_dir() -> Path:
     """Return the directory to pass as `-I` so that `#include "spio/spio.h"` resolves.
 

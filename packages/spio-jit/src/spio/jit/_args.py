@@ -7,8 +7,9 @@ scalars, ctypes scalars, or this module's vocabulary (`int32(5)`, `float32(0.5)`
 A Python float or a Python int for a parameter narrower than 8 bytes is refused, because
 its C type would be a guess.
 
-Conversion is dispatched on type(arg) through a table filled on first sight of each type,
-so a launch costs one dict lookup and one small call per argument.
+Conversion is dispatched on type(arg) through a table filled on first sight of each type.
+For the launch path, ArgPacker.converter writes out one function per list of argument
+types, with torch tensors (the common case) converted inline; see _write_converter.
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ class ArgKind:
     description: str
 
 
-def _torch_pointer(tensor: Any) -> tuple[Any, int]:
+def torch_pointer(tensor: Any) -> tuple[Any, int]:
+    """Return a torch tensor's (data pointer, device index); _write_converter inlines it."""
     device = tensor.get_device()
     if device < 0:
         raise ArgError(
@@ -152,6 +154,29 @@ def _cai_pointer(array: Any) -> tuple[Any, int]:
     return pointer, _pointer_device(pointer)
 
 
+def _instance_protocols(cls: type) -> Converter:
+    """Return a converter for a type with no array protocol of its own.
+
+    Numba's device arrays and other wrappers set __cuda_array_interface__ on the instance,
+    so whether an object of such a type is an array is decided per object.
+    """
+    refusal = (
+        f"a {cls.__module__}.{cls.__qualname__}, which is neither device memory "
+        "(tensor, array, pointer int) nor a C scalar (spio.jit.int32(...), numpy scalar)"
+    )
+
+    def convert(value: Any) -> tuple[Any, int]:
+        interface = getattr(value, "__cuda_array_interface__", None)
+        if interface is not None:
+            pointer = int(interface["data"][0])
+            return pointer, _pointer_device(pointer)
+        if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
+            return _dlpack_pointer(value)
+        raise ArgError(refusal)
+
+    return convert
+
+
 def _dlpack_pointer(array: Any) -> tuple[Any, int]:
     device_type, device_id = array.__dlpack_device__()
     if device_type not in (_DLPACK_CUDA, _DLPACK_CUDA_HOST, _DLPACK_CUDA_MANAGED):
@@ -161,7 +186,7 @@ def _dlpack_pointer(array: Any) -> tuple[Any, int]:
     from cuda.core.utils import StridedMemoryView
 
     # stream_ptr=-1: the caller orders the producer's work before the launch.
-    view = StridedMemoryView(array, stream_ptr=-1)
+    view = StridedMemoryView.from_dlpack(array, stream_ptr=-1)
     device = int(device_id) if device_type == _DLPACK_CUDA else -1
     return int(view.ptr), device
 
@@ -254,7 +279,14 @@ def classify(cls: type) -> ArgKind:
 
 
 def _classify(cls: type) -> ArgKind:
-    root = _module_root(cls)
+    # numpy scalars first: numpy.float64 subclasses float (and numpy.complex128 complex),
+    # yet says its C type, so the Python float rule below must not catch it.
+    numpy_kind = _numpy_kind(cls)
+    if numpy_kind is not None:
+        return numpy_kind
+    ctypes_kind = _ctypes_kind(cls)
+    if ctypes_kind is not None:
+        return ctypes_kind
     if cls is bool:
         return ArgKind(_python_bool, 1, None, "a Python bool (C bool)")
     if issubclass(cls, int) and not issubclass(cls, bool):
@@ -269,14 +301,10 @@ def _classify(cls: type) -> ArgKind:
             None,
             "a Python float",
         )
-    numpy_kind = _numpy_kind(cls)
-    if numpy_kind is not None:
-        return numpy_kind
-    ctypes_kind = _ctypes_kind(cls)
-    if ctypes_kind is not None:
-        return ctypes_kind
-    if root == "torch" and hasattr(cls, "data_ptr") and hasattr(cls, "get_device"):
-        return ArgKind(_torch_pointer, 8, "torch", "a torch tensor (device pointer)")
+    root = _module_root(cls)
+    from_torch = any(_module_root(base) == "torch" for base in cls.__mro__)  # subclasses too
+    if from_torch and hasattr(cls, "data_ptr") and hasattr(cls, "get_device"):
+        return ArgKind(torch_pointer, 8, "torch", "a torch tensor (device pointer)")
     if root == "cupy" and hasattr(cls, "__cuda_array_interface__") and hasattr(cls, "data"):
         return ArgKind(_cupy_pointer, 8, "cupy", "a CuPy array (device pointer)")
     if root == "numpy":
@@ -293,13 +321,7 @@ def _classify(cls: type) -> ArgKind:
     if root == "cuda" and cls.__name__ == "Buffer" and hasattr(cls, "handle"):
         return ArgKind(_buffer_pointer, 8, None, "a cuda.core Buffer (device pointer)")
     return ArgKind(
-        _refuse(
-            f"a {cls.__module__}.{cls.__qualname__}, which is neither device memory "
-            "(tensor, array, pointer int) nor a C scalar (spio.jit.int32(...), numpy scalar)"
-        ),
-        0,
-        None,
-        f"a {cls.__qualname__}",
+        _instance_protocols(cls), 8, None, f"a {cls.__name__} (CUDA array interface or DLPack)"
     )
 
 
@@ -334,8 +356,21 @@ class ArgPacker:
         """Return the parameter sizes in bytes, or None when unknown."""
         return self._sizes
 
+    def converter(self, args: Sequence[Any]) -> Callable[[Sequence[Any]], list[Any]]:
+        """Return a function that converts arguments of the same types as args for a launch.
+
+        Call it after pack() accepted args. The function checks what depends on the values
+        (each array's device, int ranges) and raises ArgError for a value it cannot pass;
+        pack() then gives the message that names the argument.
+        """
+        return _write_converter(tuple(_ENTRIES[type(arg)][0] for arg in args), self._device)
+
     def pack(self, args: Sequence[Any]) -> tuple[list[Any], str | None]:
-        """Return (values for cuda.core's launch, the array framework seen first or None)."""
+        """Return (values for cuda.core's launch, the array framework seen first or None).
+
+        Raises TypeError or ValueError, naming the argument and the kernel, for anything
+        that cannot be passed.
+        """
         if type(args) is not tuple and type(args) is not list:
             raise TypeError(
                 f"args of kernel {self._kernel!r} must be a tuple or list of arguments, "
@@ -397,6 +432,53 @@ class ArgPacker:
             f"the parameter is {param_size} bytes but {kind.description} is {kind.size} "
             f"bytes; pass a value of a {param_size}-byte type such as {types}"
         )
+
+
+def _write_converter(
+    steps: Sequence[Converter | None], device: int
+) -> Callable[[Sequence[Any]], list[Any]]:
+    """Return a converter written out for one list of argument types, without a loop.
+
+    For (tensor, tensor, int32) on cuda:0 the function is
+
+        def convert(args):
+            a0, a1, a2 = args
+            if a0.get_device() != device or a1.get_device() != device:
+                raise ArgError("not on the kernel's device")
+            return [a0.data_ptr(), a1.data_ptr(), a2]
+
+    Cost: a loop over the steps takes ~190 ns per tensor in CPython 3.11, this ~95 ns, most
+    of it torch's own get_device() and data_ptr(). Only indices go into the text, so the
+    code is the same for every kernel with the same steps.
+    """
+    names = [f"a{index}" for index in range(len(steps))]
+    body = [f"{', '.join(names)}, = args"] if names else []
+    tensors = [name for name, step in zip(names, steps, strict=True) if step is torch_pointer]
+    if tensors:
+        mismatch = " or ".join(f"{name}.get_device() != device" for name in tensors)
+        body += [f"if {mismatch}:", '    raise ArgError("not on the kernel\'s device")']
+    values = []
+    for index, (name, step) in enumerate(zip(names, steps, strict=True)):
+        if step is torch_pointer:
+            values.append(f"{name}.data_ptr()")
+        elif step is None:
+            values.append(name)
+        else:
+            body += [
+                f"v{index}, d{index} = steps[{index}]({name})",
+                f"if d{index} != device and d{index} >= 0:",
+                '    raise ArgError("not on the kernel\'s device")',
+            ]
+            values.append(f"v{index}")
+    body.append(f"return [{', '.join(values)}]")
+    source = "def make(steps, device, ArgError):\n    def convert(args):\n"
+    source += "".join(f"        {line}\n" for line in body) + "    return convert\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<spio.jit argument converter>", "exec"), namespace)
+    convert: Callable[[Sequence[Any]], list[Any]] = namespace["make"](
+        tuple(steps), device, ArgError
+    )
+    return convert
 
 
 def _types_of_size(size: int) -> str:

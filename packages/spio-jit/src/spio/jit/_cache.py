@@ -16,7 +16,14 @@ Entry format (little-endian):
 A reader checks all of it, so a truncated or corrupted file reads as a miss and is rebuilt.
 Writers write a temporary file in the same directory and os.replace it into place, so readers
 see either nothing or a whole entry. Processes compiling the same key serialize on a file
-lock; the loser of the race finds the winner's entry when it gets the lock.
+lock; the loser of the race finds the winner's entry when it gets the lock. Reading takes no
+lock.
+
+A process keeps the entries it read or wrote last, each with its file's (inode, size,
+mtime), and answers a repeated lookup with one stat instead of reading and checking the
+file again. Every write replaces the file (a new inode), so any entry another process
+writes or clear_cache() removes is noticed; only an in-place edit within one timestamp tick
+of the last look would not be (the next process checks the bytes).
 """
 
 from __future__ import annotations
@@ -42,7 +49,11 @@ _HEADER = struct.Struct("<8sIIQ32s")
 # A process waiting this long for another to compile the same key compiles it itself.
 LOCK_TIMEOUT_S = 600.0
 
+_MAX_RECENT = 64
+
 _log = logging.getLogger("spio.jit")
+# entry file -> ((inode, size, mtime_ns) of the file, its entry); see the module doc.
+_recent: dict[str, tuple[tuple[int, int, int], CacheEntry]] = {}
 _warned: set[str] = set()
 
 
@@ -104,20 +115,34 @@ class DiskCache:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self._root = self.directory / f"v{FORMAT}"
+        self._root_text = str(self._root)
 
     def path(self, key: str) -> Path:
         """Return the file that holds key's entry."""
         return self._root / key[:2] / f"{key}.bin"
 
+    def _file(self, key: str) -> str:
+        return os.path.join(self._root_text, key[:2], f"{key}.bin")
+
     def get(self, key: str) -> CacheEntry | None:
         """Return key's entry, or None on a miss (absent, unreadable, truncated, corrupted)."""
+        file = self._file(key)
         try:
-            data = self.path(key).read_bytes()
+            # Before reading: if the file is replaced in between, the entry is kept under
+            # the old file's signature and read again next time.
+            signature = _signature(os.stat(file))
+            recent = _recent.get(file)
+            if recent is not None and recent[0] == signature:
+                return recent[1]
+            with open(file, "rb") as handle:
+                data = handle.read()
         except OSError:
             return None
         entry = decode_entry(key, data)
         if entry is None:
-            _log.warning("spio-jit cache entry %s is corrupted; recompiling", self.path(key))
+            _log.warning("spio-jit cache entry %s is corrupted; recompiling", file)
+            return None
+        _remember(file, signature, entry)
         return entry
 
     def put(self, key: str, entry: CacheEntry) -> None:
@@ -135,6 +160,7 @@ class DiskCache:
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
                 raise
+            _remember(self._file(key), _signature(os.stat(path)), entry)
         except OSError as error:
             _warn_once(f"spio-jit could not write its cache in {self.directory}: {error}")
 
@@ -176,7 +202,23 @@ class DiskCache:
         removed = sum(1 for _ in self._files())
         if self._root.is_dir():
             shutil.rmtree(self._root, ignore_errors=True)
+        _recent.clear()
         return removed
+
+
+def _signature(info: os.stat_result) -> tuple[int, int, int]:
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _remember(file: str, signature: tuple[int, int, int], entry: CacheEntry) -> None:
+    if len(_recent) >= _MAX_RECENT:
+        _recent.pop(next(iter(_recent)))  # the oldest
+    _recent[file] = (signature, entry)
+
+
+def forget_recent() -> None:
+    """Drop the entries this process keeps in memory, so the next lookups read the files."""
+    _recent.clear()
 
 
 def default_cache() -> DiskCache | None:

@@ -1,9 +1,9 @@
 """compile(): CUDA C++ source to a cubin (or PTX), through the disk cache.
 
 The cache key is the sha256 of everything that can change the output: the source, the
-in-memory headers, the files under include_dirs (path, size, modification time), the
-defines, name expressions, options, target architecture and kind, the program name, the
-NVRTC version and build, and the CUDA headers' version.
+in-memory headers, the files under include_dirs (path, size, modification and change
+times; see _includes), the defines, name expressions, options, target architecture and
+kind, the program name, the NVRTC version and build, and the CUDA headers' version.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from spio.jit import _cache, _headers, _nvrtc
+from spio.jit import _cache, _headers, _includes, _nvrtc
 from spio.jit._errors import CompileError
 from spio.jit._options import CompileOptions, check_arch
 
@@ -25,12 +24,10 @@ if TYPE_CHECKING:
 
 Target = Literal["cubin", "ptx"]
 _TARGETS = ("cubin", "ptx")
-_KEY_VERSION = b"spio-jit-key-1"
+_KEY_VERSION = b"spio-jit-key-2"
 _MACRO = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # NVRTC says "cannot open" for "quoted" includes and "could not open" for <angled> ones.
 _MISSING_INCLUDE = re.compile(r'(?:cannot|could not) open source file "([^"]+)"')
-# Walking include_dirs for the cache key stops here; bigger trees are keyed by the paths.
-_MAX_INCLUDE_FILES = 5000
 
 DefineValue = str | int | float | bool | None
 
@@ -163,35 +160,20 @@ def _define_flag(macro: str, value: DefineValue) -> str:
     return f"-D{macro}={value}"
 
 
-def _include_flags(include_dirs: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+def _include_dirs(include_dirs: Sequence[str | os.PathLike[str]]) -> list[tuple[str, bytes]]:
+    """Return (absolute path, fingerprint of its files) of each include_dirs entry."""
     if isinstance(include_dirs, str | os.PathLike):
         include_dirs = [include_dirs]
-    flags, resolved = [], []
+    found = []
     for entry in include_dirs:
-        path = Path(entry).expanduser().resolve()
-        if not path.is_dir():
-            raise ValueError(f"include_dirs entry {str(entry)!r} is not a directory")
-        resolved.append(str(path))
-        flags.append(f"-I{path}")
-    return flags, resolved
-
-
-def _tree_fingerprint(directory: str, digest: Any) -> None:
-    """Feed (relative path, size, mtime) of the files under directory into digest."""
-    count = 0
-    for root, dirs, files in os.walk(directory):
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            try:
-                stat = os.stat(path)
-            except OSError:
-                continue
-            rel = os.path.relpath(path, directory)
-            digest.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-            count += 1
-            if count >= _MAX_INCLUDE_FILES:
-                return
+        directory = _includes.directory(entry)
+        try:
+            found.append((directory, _includes.fingerprint(directory)))
+        except NotADirectoryError:
+            raise ValueError(
+                f"include_dirs entry {os.fspath(entry)!r} is not a directory"
+            ) from None
+    return found
 
 
 def _feed(digest: Any, *parts: str | bytes) -> None:
@@ -228,7 +210,7 @@ def prepare(
         raise TypeError(f"name_expressions must be non-empty str, got {expressions!r}")
     header_items = _normalize_headers(headers)
     define_flags = [_define_flag(k, v) for k, v in sorted((defines or {}).items())]
-    include_flags, resolved_includes = _include_flags(include_dirs)
+    includes = _include_dirs(include_dirs)
 
     info = _nvrtc.info()
     if arch is None:
@@ -241,7 +223,7 @@ def prepare(
         f"--gpu-architecture={arch}",
         *options.nvrtc_flags(),
         *define_flags,
-        *include_flags,
+        *(f"-I{directory}" for directory, _ in includes),
         *(f"-I{d}" for d in cuda.include_dirs),
     )
 
@@ -250,9 +232,8 @@ def prepare(
     _feed(digest, *options.nvrtc_flags(), "\0", *define_flags, "\0", *expressions, "\0")
     for include, content in header_items:
         _feed(digest, include, content)
-    for directory in resolved_includes:
-        _feed(digest, directory)
-        _tree_fingerprint(directory, digest)
+    for directory, fingerprint in includes:
+        _feed(digest, directory, fingerprint)
     return _Prepared(
         source=text,
         headers=header_items,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spio.jit import _driver
@@ -31,14 +31,17 @@ _MAX_CACHED_STREAMS = 1024
 # handle -> (cuda.core Stream, runs in the current context, device index or None)
 _streams: dict[int, tuple[Any, bool, int | None]] = {}
 _streams_lock = threading.Lock()
-_torch_raw_stream: Any = None
+# torch's getters, looked up once: (device) -> current stream handle, () -> current device.
+_torch_raw_stream: Callable[[int], int] | None = None
+_torch_current_device: Callable[[], int] | None = None
 
 
 def _torch_stream_portable(device: int) -> int:
     return int(sys.modules["torch"].cuda.current_stream(device).cuda_stream)
 
 
-def _torch_stream(device: int) -> int:
+def torch_stream_getter() -> Callable[[int], int]:
+    """Return a function of a device index giving torch's current stream handle there."""
     global _torch_raw_stream
     getter = _torch_raw_stream
     if getter is None:
@@ -47,7 +50,23 @@ def _torch_stream(device: int) -> int:
         raw = getattr(sys.modules["torch"]._C, "_cuda_getCurrentRawStream", None)
         getter = raw if raw is not None else _torch_stream_portable
         _torch_raw_stream = getter
-    return int(getter(device))
+    return getter
+
+
+def torch_device_getter() -> Callable[[], int]:
+    """Return a function giving torch's current CUDA device (cudaGetDevice, ~0.1 us)."""
+    global _torch_current_device
+    getter = _torch_current_device
+    if getter is None:
+        torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getDevice", None)
+        getter = raw if raw is not None else torch.cuda.current_device
+        _torch_current_device = getter
+    return getter
+
+
+def _torch_stream(device: int) -> int:
+    return int(torch_stream_getter()(device))
 
 
 def _cupy_stream(device: int) -> int:
@@ -59,16 +78,24 @@ def _cupy_stream(device: int) -> int:
     return int(stream.ptr)
 
 
-def default_stream_handle(framework: str | None, device: int) -> int:
-    """Return the stream a launch without an explicit stream uses (see the module doc)."""
-    if framework == "torch":
-        return _torch_stream(device)
-    if framework == "cupy":
-        return _cupy_stream(device)
+def default_stream_source(framework: str | None) -> str | None:
+    """Return whose current stream a launch without a stream uses: "torch", "cupy" or None."""
+    if framework is not None:
+        return framework
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
-        return _torch_stream(device)
+        return "torch"
     if "cupy" in sys.modules:
+        return "cupy"
+    return None
+
+
+def default_stream_handle(framework: str | None, device: int) -> int:
+    """Return the stream a launch without an explicit stream uses (see the module doc)."""
+    source = default_stream_source(framework)
+    if source == "torch":
+        return _torch_stream(device)
+    if source == "cupy":
         return _cupy_stream(device)
     return 0
 
@@ -120,6 +147,12 @@ def _wrap(handle: int) -> tuple[Any, bool, int | None]:
     return entry
 
 
+def stream_entry(handle: int) -> tuple[Any, bool, int | None]:
+    """Return (cuda.core Stream, runs in the current context, device or None) of a handle."""
+    entry = _streams.get(handle)
+    return entry if entry is not None else _wrap(handle)
+
+
 def resolve_stream(stream: Any, framework: str | None, device: int) -> tuple[Any, bool]:
     """Return (cuda.core Stream, whether it runs in the current context) for a launch."""
     if stream is None:
@@ -128,10 +161,7 @@ def resolve_stream(stream: Any, framework: str | None, device: int) -> tuple[Any
         handle = stream
     else:
         handle = stream_handle(stream)
-    entry = _streams.get(handle)
-    if entry is None:
-        entry = _wrap(handle)
-    core, contextless, stream_device = entry
+    core, contextless, stream_device = stream_entry(handle)
     if stream_device is not None and stream_device != device:
         raise ValueError(
             f"the stream (handle {handle:#x}) belongs to cuda:{stream_device}, but the "
@@ -176,4 +206,4 @@ def launch(
             device or the kernel.
         CudaError: the driver refused the launch.
     """
-    kernel.launch(grid, block, args, shared_mem=shared_mem, stream=stream)
+    kernel.launch(grid, block, args, shared_mem, stream)

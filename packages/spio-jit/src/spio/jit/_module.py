@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spio.jit import _driver
-from spio.jit._args import ArgPacker
+from spio.jit import _driver, _launch
+from spio.jit._args import ArgError, ArgPacker
 from spio.jit._compile import CompiledCode
-from spio.jit._launch import resolve_stream
 from spio.jit._options import parse_arch
 
-_MAX_CACHED_CONFIGS = 256
+_MAX_CACHED_PLANS = 256
 # Without opting in, a block may use this much shared memory (static + dynamic).
 _DEFAULT_SHARED_LIMIT = 48 * 1024
 
@@ -91,8 +90,9 @@ class Kernel:
     """One kernel of a loaded Module, ready to launch.
 
     Built by Module.get_kernel. Holds what the launch path needs precomputed: the
-    argument packer (from the kernel's parameter sizes), the cuda.core kernel and
-    launch configs cached per (grid, block, shared_mem).
+    argument packer (from the kernel's parameter sizes), the cuda.core kernel, and a plan
+    per (grid, block, shared_mem, argument types): the checked LaunchConfig and each
+    argument's converter.
     """
 
     def __init__(self, module: Module, name: str, core_kernel: Any) -> None:
@@ -115,9 +115,10 @@ class Kernel:
             )
             sizes = self._param_sizes()
         self._packer = ArgPacker(name, self.device, sizes)
-        self._configs: dict[Any, Any] = {}
+        self._plans: dict[Any, _Plan] = {}
         self._lock = threading.Lock()
         self._max_dynamic: int | None = None
+        self._max_threads_per_block: int | None = None
 
     def __repr__(self) -> str:
         return f"<spio.jit.Kernel {self.name!r} of {self.module.code.name!r} on cuda:{self.device}>"
@@ -159,7 +160,7 @@ class Kernel:
             max_dynamic_shared_mem=self._max_dynamic_shared(),
             const_mem=self._attribute("CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES"),
             local_mem=self._attribute("CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"),
-            max_threads_per_block=self._attribute("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+            max_threads_per_block=self._max_threads(),
             ptx_version=self._attribute("CU_FUNC_ATTRIBUTE_PTX_VERSION"),
             binary_version=self._attribute("CU_FUNC_ATTRIBUTE_BINARY_VERSION"),
         )
@@ -184,8 +185,8 @@ class Kernel:
             raise ValueError(
                 f"kernel {self.name!r} asks for {nbytes} bytes of dynamic shared memory; "
                 f"cuda:{self.device} ({info.name}) allows {info.max_shared_per_block_optin} "
-                f"per block, {static} of which the kernel declares statically, so at most "
-                f"{limit}"
+                f"bytes per block, {static} of which the kernel declares statically, so at "
+                f"most {limit}"
             )
         driver = _driver.bindings()
         attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
@@ -194,6 +195,8 @@ class Kernel:
             "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
         )
         self._max_dynamic = nbytes
+        with self._lock:
+            self._plans.clear()  # their shared-memory checks assumed the old limit
 
     def max_active_blocks_per_sm(self, block: int | Sequence[int], shared_mem: int = 0) -> int:
         """Return how many blocks of this size fit on one multiprocessor at once."""
@@ -215,7 +218,13 @@ class Kernel:
         blocks = self.max_active_blocks_per_sm(block, shared_mem)
         return blocks * threads / _driver.device_info(self.device).max_threads_per_sm
 
+    def _max_threads(self) -> int:
+        if self._max_threads_per_block is None:
+            self._max_threads_per_block = self._attribute("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK")
+        return self._max_threads_per_block
+
     def _config(self, grid: Any, block: Any, shared_mem: Any) -> Any:
+        """Return the LaunchConfig of a launch shape; raise if the device or kernel refuse it."""
         from cuda.core import LaunchConfig
 
         grid3 = _dims(grid, "grid")
@@ -223,43 +232,64 @@ class Kernel:
         if isinstance(shared_mem, bool) or not isinstance(shared_mem, int) or shared_mem < 0:
             raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
         info = _driver.device_info(self.device)
-        for axis, (size, limit) in enumerate(zip(grid3, info.max_grid_dims, strict=True)):
+        where = f"cuda:{self.device}"
+        for axis, size, limit in zip("xyz", grid3, info.max_grid_dims, strict=True):
             if size > limit:
                 raise ValueError(
-                    f"grid={grid!r}: dimension {'xyz'[axis]} is {size}, but cuda:{self.device} "
-                    f"allows at most {limit}"
+                    f"grid={grid!r} asks for {size} blocks in dimension {axis}; {where} allows "
+                    f"at most {limit} blocks in {axis}"
                 )
-        for axis, (size, limit) in enumerate(zip(block3, info.max_block_dims, strict=True)):
+        for axis, size, limit in zip("xyz", block3, info.max_block_dims, strict=True):
             if size > limit:
                 raise ValueError(
-                    f"block={block!r}: dimension {'xyz'[axis]} is {size}, but "
-                    f"cuda:{self.device} allows at most {limit}"
+                    f"block={block!r} asks for {size} threads in dimension {axis}; {where} "
+                    f"allows at most {limit} threads per block in {axis}"
                 )
         threads = math.prod(block3)
-        kernel_limit = self._attribute("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK")
+        if threads > info.max_threads_per_block:
+            raise ValueError(
+                f"block={block!r} asks for {threads} threads per block; {where} allows at "
+                f"most {info.max_threads_per_block} threads per block"
+            )
+        kernel_limit = self._max_threads()
         if threads > kernel_limit:
             raise ValueError(
-                f"block={block!r} has {threads} threads, but kernel {self.name!r} can launch "
-                f"at most {kernel_limit} per block on cuda:{self.device} (register use "
-                "limits it below the device's 1024)"
+                f"block={block!r} asks for {threads} threads per block; kernel {self.name!r} "
+                f"can launch at most {kernel_limit} threads per block on {where} (its register "
+                f"use keeps it below the device's {info.max_threads_per_block})"
             )
         if shared_mem > self._max_dynamic_shared():
             self.set_max_dynamic_shared_mem(shared_mem)
         return LaunchConfig(grid=grid3, block=block3, shmem_size=shared_mem)
 
-    def _make_config(self, grid: Any, block: Any, shared_mem: Any) -> Any:
+    def _plan(self, grid: Any, block: Any, shared_mem: Any, args: Sequence[Any]) -> _Plan:
+        """Check a launch whose shape and argument types have no plan yet; return its plan.
+
+        Every check that depends only on the shape and the types (count, kinds and sizes of
+        the arguments, grid and block limits, the shared-memory opt-in) runs here, once.
+        """
+        if type(args) is not tuple and type(args) is not list:
+            self._packer.pack(args)  # raises: the launch path may have consumed an iterator
+        key: Any = (_hashable(grid), _hashable(block), shared_mem, *map(type, args))
         try:
-            key: Any = (grid, block, shared_mem)
-            hash(key)
-        except TypeError:
-            key = None
+            plan = self._plans.get(key)  # the same launch with lists for grid or block
+        except TypeError:  # not a shape; _config says why
+            plan, key = None, None
+        if plan is not None:
+            return plan
+        _, framework = self._packer.pack(args)
+        torch_getters = None
+        if framework == "torch":
+            torch_getters = (_launch.torch_stream_getter(), _launch.torch_device_getter())
         config = self._config(grid, block, shared_mem)
-        if key is not None:
-            with self._lock:
-                if len(self._configs) >= _MAX_CACHED_CONFIGS:
-                    self._configs.clear()
-                self._configs[key] = config
-        return config
+        plan = (config, self._packer.converter(args), framework, torch_getters)
+        if key is None:
+            return plan
+        with self._lock:
+            if len(self._plans) >= _MAX_CACHED_PLANS:
+                self._plans.clear()
+            self._plans[key] = plan
+        return plan
 
     def launch(
         self,
@@ -270,26 +300,102 @@ class Kernel:
         stream: Any = None,
     ) -> None:
         """Launch this kernel; see spio.jit.launch for the arguments and errors."""
-        values, framework = self._packer.pack(args)
+        # The launch path, kept short. What depends only on the shape and the argument types
+        # was checked once, when the plan was made (equal keys mean identical launches, so
+        # grid=1.0 after grid=1 is let through). What depends on the values is checked on
+        # every call: each array's device, int ranges, the stream and the current context.
         try:
-            config = self._configs[(grid, block, shared_mem)]
+            plan = self._plans[(grid, block, shared_mem, *map(type, args))]
         except (KeyError, TypeError):
-            config = self._make_config(grid, block, shared_mem)
-        core_stream, contextless = resolve_stream(stream, framework, self.device)
+            plan = self._plan(grid, block, shared_mem, args)
+        config, convert, framework, torch_getters = plan
         try:
-            if contextless:
-                # The default streams run in the calling thread's current context, which
-                # must be this kernel's device's; make it so for the call if it is not.
-                current = self._get_current_context()[1]
-                if current is None or int(current) != self._context:
-                    with _driver.using_device(self.device):
-                        self._core_launch(core_stream, config, self._core, *values)
-                    return
+            values = convert(args)
+        except ArgError:
+            self._packer.pack(args)  # raises the error that names the argument and the fix
+            raise
+        device = self.device
+        if stream is None and torch_getters is not None:
+            # torch's current stream of this device, the common case. When it is a default
+            # stream, which runs in the current context, torch's current device says whose
+            # context that is (cudaGetDevice: ~0.1 us; cuCtxGetCurrent through cuda.bindings
+            # costs several times that).
+            current_stream, current_device = torch_getters
+            handle = current_stream(device)
+            core_stream, contextless, _ = _streams.get(handle) or _launch.stream_entry(handle)
+            in_context = not contextless or current_device() == device
+        else:
+            core_stream, contextless, in_context = self._stream(stream, framework)
+        if not in_context:
+            self._launch_in_context(core_stream, config, values)
+            return
+        try:
             self._core_launch(core_stream, config, self._core, *values)
+        except Exception as error:
+            if contextless and not self._driver_context_is_current():
+                # torch's device matched but no context was current (a thread torch has not
+                # run in), so the driver refused the launch: make the context current, retry.
+                self._launch_in_context(core_stream, config, values)
+                return
+            if _driver.is_core_error(error):
+                raise _driver.from_core_error(error, f"launch of kernel {self.name!r}") from error
+            raise
+
+    def _stream(self, stream: Any, framework: str | None) -> tuple[Any, bool, bool]:
+        """Return (cuda.core Stream, is a default stream, would run in this kernel's context).
+
+        Handles every stream argument (see _launch's module doc); Kernel.launch inlines the
+        common one, torch's current stream.
+        """
+        device = self.device
+        source = None
+        if stream is None:
+            source = _launch.default_stream_source(framework)
+            handle = _launch.default_stream_handle(source, device)
+        else:
+            handle = stream if type(stream) is int else _launch.stream_handle(stream)
+        core_stream, contextless, stream_device = _launch.stream_entry(handle)
+        if stream_device is not None and stream_device != device:
+            raise ValueError(
+                f"the stream (handle {handle:#x}) belongs to cuda:{stream_device}, but the "
+                f"kernel was loaded for cuda:{device}"
+            )
+        if not contextless:
+            return core_stream, False, True
+        if source == "torch":
+            return core_stream, True, _launch.torch_device_getter()() == device
+        return core_stream, True, self._driver_context_is_current()
+
+    def _driver_context_is_current(self) -> bool:
+        current = self._get_current_context()[1]
+        return current is not None and int(current) == self._context
+
+    def _launch_in_context(self, core_stream: Any, config: Any, values: list[Any]) -> None:
+        try:
+            with _driver.using_device(self.device):
+                self._core_launch(core_stream, config, self._core, *values)
         except Exception as error:
             if _driver.is_core_error(error):
                 raise _driver.from_core_error(error, f"launch of kernel {self.name!r}") from error
             raise
+
+
+# What a launch of one shape with one list of argument types needs, checked once:
+# (cuda.core LaunchConfig, the arguments' converter (ArgPacker.converter), the arrays'
+# framework, torch's current-stream and current-device getters when that is torch).
+_Plan = tuple[
+    Any,
+    Callable[[Sequence[Any]], list[Any]],
+    str | None,
+    tuple[Callable[[int], int], Callable[[], int]] | None,
+]
+# Stream wrappers by handle; Kernel.launch reads it directly on its common path.
+_streams = _launch._streams
+
+
+def _hashable(dims: Any) -> Any:
+    """Return grid or block as a dict key: lists become tuples."""
+    return tuple(dims) if type(dims) is list else dims
 
 
 class Module:
@@ -307,9 +413,11 @@ class Module:
         self._kernels: dict[str, Kernel] = {}
         self._lock = threading.Lock()
         try:
-            self._object = ObjectCode.from_cubin(
-                code.cubin, name=code.name, symbol_mapping=dict(code.lowered_names)
-            )
+            # No symbol_mapping: _core_kernel maps name expressions itself. cuda.core hands a
+            # mapped name to the driver as is, so 1.2.0 needs bytes there (its Program stores
+            # lowered names as bytes) while a name it did not map is encoded from str by
+            # every release; a mangled str name therefore works on all of them.
+            self._object = ObjectCode.from_cubin(code.cubin, name=code.name)
         except Exception as error:
             if _driver.is_core_error(error):
                 raise _driver.from_core_error(error, f"loading {code.name!r}") from error
@@ -336,9 +444,10 @@ class Module:
     def _core_kernel(self, name: str) -> Any:
         if not isinstance(name, str) or not name:
             raise TypeError(f"kernel name must be a non-empty str, got {name!r}")
+        symbol = self.code.lowered_names.get(name, name)
         try:
             with _driver.using_device(self.device):
-                return self._object.get_kernel(name)
+                return self._object.get_kernel(symbol)
         except Exception as error:
             if not _driver.is_core_error(error):
                 raise

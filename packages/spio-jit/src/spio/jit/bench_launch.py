@@ -15,11 +15,16 @@ three paths run interleaved, batch by batch, so that clock and cache drift hit a
 - cuda.core: `cuda.core.launch(stream, config, kernel, p0, p1, p2, p3)` with the stream,
   config and pointers prepared beforehand: the floor spio.jit builds on.
 - torch: `x.add_(1)` on a 4-element CUDA tensor: a framework op, for scale.
+
+Host launch costs are CPU- and interpreter-bound, so the report names the Python version,
+the CPU and the torch and cuda-core versions; compare numbers only between equal hosts.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import platform
 import statistics
 import sys
 import time
@@ -45,6 +50,7 @@ class LaunchCost:
     device: str
     batch: int
     repeats: int
+    host: str = ""
 
     def report(self) -> str:
         """Return the result as a few readable lines."""
@@ -52,11 +58,37 @@ class LaunchCost:
             [
                 f"launch host cost on {self.device} (median of {self.repeats} batches "
                 f"of {self.batch}):",
+                f"  host: {self.host or host_description()}",
                 f"  spio.jit.launch, 4 torch tensors : {self.spio_jit_us:6.2f} us",
                 f"  cuda.core.launch, bare           : {self.cuda_core_us:6.2f} us",
                 f"  torch x.add_(1)                  : {self.torch_add_us:6.2f} us",
             ]
         )
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def host_description() -> str:
+    """Return the interpreter, CPU and library versions the launch cost depends on."""
+    versions = []
+    for distribution in ("torch", "cuda-core", "cuda-bindings"):
+        try:
+            versions.append(f"{distribution} {importlib.metadata.version(distribution)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{distribution} absent")
+    return (
+        f"{platform.python_implementation()} {platform.python_version()} on {_cpu_name()}; "
+        + ", ".join(versions)
+    )
 
 
 def _time_batch(run: Callable[[], object], batch: int) -> float:
@@ -106,6 +138,7 @@ def measure(device: int = 0, batch: int = 200, repeats: int = 200, warmup: int =
         device=f"cuda:{device} ({torch.cuda.get_device_name(device)})",
         batch=batch,
         repeats=repeats,
+        host=host_description(),
     )
 
 
