@@ -1,8 +1,9 @@
 """Launch one conv2d_gw8 fprop configuration a few times, for ncu to profile on the GPU.
 
 Usage: ncu --clock-control none --set full -k regex:conv2d -c 1 -o OUT \
-           python3 tools/profile_conv_fprop.py 128x64x64x64 [block_q block_g warp_g warp_q16 block_p prefetch]
-Without the six config numbers it profiles the default configuration.
+           python3 tools/profile_conv_fprop.py 128x64x64x64 [CONFIG]
+CONFIG is six numbers (block_q block_g warp_g warp_q16 block_p prefetch); without them the
+default configuration is profiled.
 """
 
 from __future__ import annotations
