@@ -132,10 +132,21 @@ def _odd_at_least(value: int) -> int:
 
 
 def smem_column_pitch(params: Conv2dGw8Params, config: FpropConfig) -> int:
-    """Cells between two groups of an input row: odd, so the cp.async writes of 8 consecutive
-    groups (one 128-byte global line) land in 8 different bank quads; ldmatrix reads 8
-    consecutive columns of one group, 128 contiguous bytes, conflict-free."""
-    return _odd_at_least(smem_columns(params, config))
+    """Cells between two groups of an input row: an odd multiple of 8 / block_g (block_g <= 8).
+
+    The cp.async writes go out in phases of 8 consecutive load cells, i.e. 8 / block_g
+    neighbouring columns x all block_g groups; cell (x, g) sits at x + g * pitch, and with
+    pitch = (8 / block_g) * odd those 8 cells fall in 8 different 16-byte bank quads (an odd
+    pitch alone conflicts 2-way at block_g = 2 or 4). ldmatrix reads 8 consecutive columns of
+    one group, 128 contiguous bytes, conflict-free at any pitch."""
+    columns = smem_columns(params, config)
+    unit = max(1, 8 // config.block_g)
+    return unit * _odd_at_least(_ceil_div(columns, unit))
+
+
+def weight_cells(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """16-byte cells of the block's weights in shared memory: block_g x 8 x R x S."""
+    return config.block_g * GROUP_WIDTH * params.r * params.s
 
 
 def stage_pitch(config: FpropConfig) -> int:
@@ -145,10 +156,11 @@ def stage_pitch(config: FpropConfig) -> int:
 
 
 def shared_mem_bytes(params: Conv2dGw8Params, config: FpropConfig) -> int:
-    """Dynamic shared memory of one block: the input ring plus the warps' output staging."""
+    """Dynamic shared memory of one block: the input ring, the warps' output staging and the
+    block's weights (staged once with 16-byte cp.async, then ldmatrix'ed into registers)."""
     ring = ring_rows(params, config) * config.block_g * smem_column_pitch(params, config)
     stage = config.warps * config.warp_q * stage_pitch(config)
-    return _CELL_BYTES * (ring + stage)
+    return _CELL_BYTES * (ring + stage + weight_cells(params, config))
 
 
 def grid_blocks(params: Conv2dGw8Params, config: FpropConfig) -> int:
@@ -237,20 +249,39 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
     return configs
 
 
+#: Warps per SM below which a grid of large tiles leaves the schedulers idle (3 per scheduler).
+MIN_WARPS_PER_SM = 12
+
+
+def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    return grid_blocks(params, config) * config.warps
+
+
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
     """Pick a config by rule of thumb (the perf model replaces this later).
 
-    Prefer 64 channels per block (full 128-byte lines per pixel), 32 output columns, 2 groups
-    per warp (4 warps); then the longest row walk that still gives >= 2 waves of blocks over
-    sm_count SMs at ~4 resident blocks per SM, to amortise the R - 1 row prologue.
+    Every pick uses 2 groups per block and per warp (32 contiguous bytes per pixel: whole
+    sectors for cp.async and the output stores; 2 * R * S weight registers), one 16-column
+    tile per warp and one row of prefetch (more rings rows cost occupancy, not bandwidth:
+    the sweep on H100 preferred prefetch 1 at both ends of the batch range). Then:
+
+    - large tile (block_q up to 64, block_p up to 32) when its grid still holds
+      MIN_WARPS_PER_SM warps per SM: it re-reads the least halo ((64 + 2) / 64 columns x
+      (32 + 2) / 32 rows of input for 3 x 3) and the batch is large, so bandwidth rules;
+    - otherwise one-warp blocks (block_q = 16) and the longest row walk (<= 16) that keeps
+      MIN_WARPS_PER_SM warps per SM: small layers (working set in L2) are latency-bound, and
+      many independent small blocks keep the schedulers fed without barrier coupling.
     """
-    block_g = max(g for g in BLOCK_G_VALUES if params.groups % g == 0)
-    block_q = 32 if params.q > 16 else 16
-    warp_g = 2 if block_g >= 2 and 2 * params.r * params.s <= MAX_WEIGHT_REGISTERS else 1
-    candidates = [
-        FpropConfig(block_q, block_g, warp_g, 1, block_p, 2)
-        for block_p in reversed(BLOCK_P_VALUES)
-        if block_p <= max(BLOCK_P_VALUES[0], _next_power_of_two(params.p))
+    block_g = 2 if params.groups % 2 == 0 else 1
+    warp_g = block_g if block_g * params.r * params.s <= MAX_WEIGHT_REGISTERS else 1
+    max_q = max(TILE_Q, _next_power_of_two(params.q))
+    max_p = max(BLOCK_P_VALUES[0], _next_power_of_two(params.p))
+    min_warps = MIN_WARPS_PER_SM * sm_count
+    large = FpropConfig(min(64, max_q), block_g, warp_g, 1, min(32, max_p), 1)
+    candidates = [large] + [
+        FpropConfig(TILE_Q, block_g, warp_g, 1, block_p, 1)
+        for block_p in (16, 8, 4)
+        if block_p <= max_p
     ]
     valid = [c for c in candidates if _is_valid(params, c)]
     if not valid:
@@ -259,7 +290,7 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
             raise ValueError(f"no fprop config fits {params}")
         return space[0]
     for config in valid:
-        if grid_blocks(params, config) >= 2 * 4 * sm_count:
+        if _total_warps(params, config) >= min_warps:
             return config
     return valid[-1]
 
@@ -317,7 +348,15 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig) -> list[Spec]:
             Strides(g=8 * smem_column_pitch(params, config)),
         ),
         Tensor("SmemOutput", element, _stage_dims(config), Strides(x=8 * stage_pitch(config))),
+        # The block's weights, same layout as global (rows of 8 input channels, R * S cells
+        # apart between output channels): one ldmatrix per B fragment.
+        Tensor(
+            "SmemWeights",
+            element,
+            Dims(g=config.block_g, k=8, r=params.r, s=params.s, c=8),
+        ),
         CompoundIndex("LoadIndex", Dims(x=columns, g=config.block_g)),
+        CompoundIndex("WeightLoadIndex", Dims(g=config.block_g, k=8, r=params.r, s=params.s)),
         CompoundIndex("StoreIndex", Dims(x=config.warp_q, g=config.warp_g)),
         # Tensor cores: A = 16 pixels x 8 input channels, B = 8 x 8 weights of one tap,
         # C = 16 pixels x 8 output channels.
