@@ -414,9 +414,9 @@ def compile(
     return run_compile(prepared, _cache.default_cache() if cache else None)
 
 
-def compile_request(request: CompileRequest, *, cache: bool = True) -> CompiledCode:
-    """Run compile() with the fields of a CompileRequest."""
-    return compile(
+def prepare_request(request: CompileRequest) -> _Prepared:
+    """Validate a CompileRequest's fields and key it, as compile() does before NVRTC runs."""
+    return prepare(
         request.source,
         headers=request.headers,
         include_dirs=request.include_dirs,
@@ -426,5 +426,9 @@ def compile_request(request: CompileRequest, *, cache: bool = True) -> CompiledC
         options=request.options,
         target=request.target,
         name=request.name,
-        cache=cache,
     )
+
+
+def compile_request(request: CompileRequest, *, cache: bool = True) -> CompiledCode:
+    """Run compile() with the fields of a CompileRequest."""
+    return run_compile(prepare_request(request), _cache.default_cache() if cache else None)

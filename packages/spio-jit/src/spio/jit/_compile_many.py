@@ -24,7 +24,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spio.jit import _cache, _env
-from spio.jit._compile import CompiledCode, CompileRequest, lookup, prepare, run_compile
+from spio.jit._compile import (
+    CompiledCode,
+    CompileRequest,
+    lookup,
+    prepare_request,
+    run_compile,
+)
 from spio.jit._errors import CompileManyError, SpioJitError
 
 _POLL_S = 0.2
@@ -35,20 +41,6 @@ def _cpu_count() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-def _prepare(request: CompileRequest) -> Any:
-    return prepare(
-        request.source,
-        headers=request.headers,
-        include_dirs=request.include_dirs,
-        defines=request.defines,
-        arch=request.arch,
-        name_expressions=request.name_expressions,
-        options=request.options,
-        target=request.target,
-        name=request.name,
-    )
 
 
 def _worker_init() -> None:
@@ -133,7 +125,7 @@ def compile_many(
     misses: list[tuple[Any, Any]] = []
     for key, request in items:
         try:
-            prepared = _prepare(request)
+            prepared = prepare_request(request)
         except Exception as error:
             errors[key] = error
             continue
