@@ -1,7 +1,9 @@
 """Benchmark grouped conv2d gw8 against cuDNN and the device's copy bandwidth.
 
     python -m spio.kernels.conv2d_gw8.bench [--shapes 128x64x64x64 ...] [--passes fprop]
-        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs]
+        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs] [--out DIR]
+    python -m spio.kernels.conv2d_gw8.bench --layer 64x64x64 --batch-sweep 1 2 4 ... 512
+        --out DIR
 
 Method (docs/TARGETS.md): everything runs in this one process on one GPU, on the same
 buffers for every contender. Each timing is CUDA events around a loop of `--launches`
@@ -10,10 +12,22 @@ per launch, after one untimed warm-up loop. L2 is not flushed between launches: 
 streams far more than L2 for the large shapes, while small shapes (N = 32) measure the
 L2-resident regime, as TARGETS.md intends. Effective bandwidth = compulsory DRAM bytes
 (Conv2dGw8Params.compulsory_bytes) / time. Copy bandwidth: `b.copy_(a)` of a 1 GiB buffer,
-bytes read + written / time. cuDNN: torch.nn.functional.conv2d with
+bytes read + written / time, measured once per run. cuDNN: torch.nn.functional.conv2d with
 torch.backends.cudnn.benchmark = True, channels_last, the same dtype, groups = C / 8.
---all-configs times every config of the space per shape and reports the best and the
-default's regret (default time / best time - 1).
+Spio runs its default config (`default_config`). --all-configs times every config of the
+space per shape and prints the best and the default's regret (default time / best time - 1).
+
+Shapes: --shapes takes N x C x H x W; --batch-sweep N ... runs the one layer --layer C x H x W
+(default 64x64x64) at each batch size instead.
+
+Outputs: a table on stdout. With --out DIR (created if missing) also
+- DIR/conv2d_gw8_bench.csv and DIR/conv2d_gw8_bench.json: one row per shape x pass x
+  contender (spio, cudnn) with the GPU, torch and cuDNN versions, dtype, shape, R, S,
+  padding, spio config, median us, effective GB/s, fraction of copy bandwidth, speed-up over
+  cuDNN, copy bandwidth, launches and repetitions (`bench_results.BenchRow`);
+- one PNG per layer and pass, batch_size_vs_eff_bandwidth__<gpu>__<pass>_<layer>.png:
+  effective GB/s against N (log2 axis) for Spio and cuDNN, with the copy bandwidth as a
+  horizontal line; meaningful with --batch-sweep.
 """
 
 from __future__ import annotations
@@ -21,13 +35,18 @@ from __future__ import annotations
 import argparse
 import statistics
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from .bench_results import BenchRow, contender_rows, write_bandwidth_plots, write_csv, write_json
 from .fprop import conv2d_gw8_fprop, get_kernel
 from .fprop_spec import FpropConfig, config_space, default_config
 from .params import Conv2dGw8Params, normalize_padding
 
 DEFAULT_SHAPES = ("128x64x64x64", "256x64x64x64", "32x64x64x64", "64x128x32x32")
+DEFAULT_LAYER = "64x64x64"
+CSV_NAME = "conv2d_gw8_bench.csv"
+JSON_NAME = "conv2d_gw8_bench.json"
 
 
 def time_us(fn: Callable[[], object], launches: int = 20, repetitions: int = 9) -> float:
@@ -115,10 +134,40 @@ def bench_fprop(
     return results, time_us(cudnn, launches, repetitions)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the benchmark from the command line and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", nargs="+", default=list(DEFAULT_SHAPES))
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer (>= 1), got {value}")
+    return value
+
+
+def _dims(text: str, count: int, what: str) -> tuple[int, ...]:
+    parts = text.lower().split("x")
+    if len(parts) != count or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"{what} must be {count} positive integers joined by 'x', got {text!r}")
+    return tuple(int(p) for p in parts)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the command line parser (no validation across options: see `parse_args`)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--shapes", nargs="+", default=None, help=f"N x C x H x W (default {DEFAULT_SHAPES})"
+    )
+    parser.add_argument(
+        "--batch-sweep",
+        nargs="+",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="run --layer at each of these batch sizes instead of --shapes",
+    )
+    parser.add_argument(
+        "--layer", default=None, help=f"C x H x W of --batch-sweep (default {DEFAULT_LAYER})"
+    )
     parser.add_argument("--passes", nargs="+", default=["fprop"], choices=["fprop"])
     parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     parser.add_argument("--r", type=int, default=3)
@@ -127,18 +176,64 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--launches", type=int, default=20)
     parser.add_argument("--repetitions", type=int, default=9)
     parser.add_argument("--all-configs", action="store_true")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="write CSV, JSON and PNG plots into this directory"
+    )
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse and check the command line; set args.shapes to the NxCxHxW strings to run.
+
+    Exits through argparse (status 2, a message naming the option) on bad input.
+    """
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.launches < 20 or args.repetitions < 9:
         parser.error("the method needs --launches >= 20 and --repetitions >= 9")
+    if args.batch_sweep is not None:
+        if args.shapes is not None:
+            parser.error("give either --shapes or --batch-sweep, not both")
+        layer = args.layer or DEFAULT_LAYER
+        try:
+            _dims(layer, 3, "--layer")
+        except ValueError as e:
+            parser.error(str(e))
+        args.shapes = [f"{n}x{layer.lower()}" for n in dict.fromkeys(args.batch_sweep)]
+    elif args.layer is not None:
+        parser.error("--layer goes with --batch-sweep; use --shapes NxCxHxW otherwise")
+    elif args.shapes is None:
+        args.shapes = list(DEFAULT_SHAPES)
+    padding = tuple(args.pad) if len(args.pad) > 1 else args.pad[0]
+    try:
+        args.padding = normalize_padding(padding)
+        for text in args.shapes:
+            _dims(text, 4, "a shape")
+            parse_shape(text, args.r, args.s, args.padding, args.dtype)
+    except (TypeError, ValueError) as e:
+        parser.error(str(e))
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the benchmark from the command line, print the table and write --out files."""
+    args = parse_args(argv)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
 
     import torch
 
     torch.backends.cudnn.benchmark = True
-    padding = normalize_padding(tuple(args.pad) if len(args.pad) > 1 else args.pad[0])
-    print(
-        f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-        f"cuDNN {torch.backends.cudnn.version()}"
-    )
+    padding = args.padding
+    gpu = torch.cuda.get_device_name()
+    run: dict[str, Any] = {
+        "gpu": gpu,
+        "torch_version": str(torch.__version__),
+        "cudnn_version": str(torch.backends.cudnn.version()),
+        "launches": args.launches,
+        "repetitions": args.repetitions,
+    }
+    print(f"device: {gpu}, torch {run['torch_version']}, cuDNN {run['cudnn_version']}")
     copy_gbs = copy_bandwidth_gbs(args.launches, args.repetitions)
     print(f"copy bandwidth (1 GiB, read + write): {copy_gbs:.0f} GB/s")
     header = (
@@ -146,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{'cuDNN us':>8} {'cuDNN GB/s':>10} {'speed-up':>8}"
     )
     print(header)
+    rows: list[BenchRow] = []
     for text in args.shapes:
         params = parse_shape(text, args.r, args.s, padding, args.dtype)
         default = default_config(params)
@@ -157,10 +253,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         times, cudnn_us = bench_fprop(params, configs, args.launches, args.repetitions)
         nbytes = params.compulsory_bytes("fprop")
         us = times[default]
+        rows += contender_rows(params, "fprop", default, us, cudnn_us, copy_gbs=copy_gbs, **run)
         gbs = nbytes / us / 1e3
         print(
             f"{text:>16} {'fprop':>5} {us:8.1f} {gbs:9.0f} {gbs / copy_gbs:7.1%} "
-            f"{cudnn_us:8.1f} {nbytes / cudnn_us / 1e3:10.0f} {cudnn_us / us:7.2f}x"
+            f"{cudnn_us:8.1f} {nbytes / cudnn_us / 1e3:10.0f} {cudnn_us / us:7.2f}x",
+            flush=True,
         )
         if args.all_configs:
             best = min(times, key=times.__getitem__)
@@ -170,6 +268,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{best_gbs / copy_gbs:.1%}) {best}; default {default} regret "
                 f"{us / times[best] - 1:.1%} of {len(times)} configs"
             )
+    if args.out is not None:
+        written = [write_csv(rows, args.out / CSV_NAME), write_json(rows, args.out / JSON_NAME)]
+        written += write_bandwidth_plots(rows, args.out)
+        for path in written:
+            print(f"wrote {path}")
 
 
 if __name__ == "__main__":

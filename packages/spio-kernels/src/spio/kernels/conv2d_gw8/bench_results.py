@@ -1,0 +1,266 @@
+"""Result rows of the conv2d_gw8 benchmark, their CSV and JSON writers and the bandwidth plot.
+
+Nothing here times or touches a GPU: `bench.py` measures, builds `BenchRow`s with
+`contender_rows` and hands them to `write_csv`, `write_json` and `write_bandwidth_plots`.
+matplotlib (the `bench` extra) is imported only inside the plotting functions, with the Agg
+backend, so the rows and writers work on a machine without a display or matplotlib.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .params import GROUP_WIDTH, Conv2dGw8Params
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: The contenders of one shape and pass, in the order they are written.
+CONTENDERS: tuple[str, ...] = ("spio", "cudnn")
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One contender's timing of one shape and pass, with the run it belongs to.
+
+    gbs is the effective bandwidth (compulsory bytes / median time), fraction_of_copy is gbs
+    over the run's copy bandwidth copy_gbs, speedup_over_cudnn is cuDNN's median time over
+    this row's (1.0 for the cuDNN row). config is the spio config's repr, "" for cuDNN.
+    padding is (top, bottom, left, right).
+    """
+
+    gpu: str
+    torch_version: str
+    cudnn_version: str
+    dtype: str
+    shape: str
+    n: int
+    c: int
+    h: int
+    w: int
+    r: int
+    s: int
+    padding: tuple[int, int, int, int]
+    pass_name: str
+    contender: str
+    config: str
+    median_us: float
+    gbs: float
+    fraction_of_copy: float
+    speedup_over_cudnn: float
+    copy_gbs: float
+    launches: int
+    repetitions: int
+
+    @property
+    def layer(self) -> tuple[int, int, int, int, int, tuple[int, int, int, int], str]:
+        """The layer without the batch size: (c, h, w, r, s, padding, dtype)."""
+        return (self.c, self.h, self.w, self.r, self.s, self.padding, self.dtype)
+
+
+#: Column names of the CSV and keys of each JSON row, in order.
+COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(BenchRow))
+_FIELD_TYPES: dict[str, type] = {
+    "n": int,
+    "c": int,
+    "h": int,
+    "w": int,
+    "r": int,
+    "s": int,
+    "launches": int,
+    "repetitions": int,
+    "median_us": float,
+    "gbs": float,
+    "fraction_of_copy": float,
+    "speedup_over_cudnn": float,
+    "copy_gbs": float,
+}
+
+
+def contender_rows(
+    params: Conv2dGw8Params,
+    pass_name: str,
+    config: object,
+    spio_us: float,
+    cudnn_us: float,
+    *,
+    copy_gbs: float,
+    gpu: str,
+    torch_version: str,
+    cudnn_version: str,
+    launches: int,
+    repetitions: int,
+) -> list[BenchRow]:
+    """Build the spio and cuDNN rows of one shape and pass from their median times (us)."""
+    if spio_us <= 0 or cudnn_us <= 0 or copy_gbs <= 0:
+        raise ValueError(
+            f"times and copy bandwidth must be > 0, got spio_us={spio_us}, "
+            f"cudnn_us={cudnn_us}, copy_gbs={copy_gbs}"
+        )
+    nbytes = params.compulsory_bytes(pass_name)  # type: ignore[arg-type]
+    rows = []
+    for contender, us, config_text in (
+        ("spio", spio_us, repr(config)),
+        ("cudnn", cudnn_us, ""),
+    ):
+        gbs = nbytes / us / 1e3
+        rows.append(
+            BenchRow(
+                gpu=gpu,
+                torch_version=torch_version,
+                cudnn_version=cudnn_version,
+                dtype=params.dtype,
+                shape=f"{params.n}x{params.c}x{params.h}x{params.w}",
+                n=params.n,
+                c=params.c,
+                h=params.h,
+                w=params.w,
+                r=params.r,
+                s=params.s,
+                padding=params.padding,
+                pass_name=pass_name,
+                contender=contender,
+                config=config_text,
+                median_us=us,
+                gbs=gbs,
+                fraction_of_copy=gbs / copy_gbs,
+                speedup_over_cudnn=cudnn_us / us,
+                copy_gbs=copy_gbs,
+                launches=launches,
+                repetitions=repetitions,
+            )
+        )
+    return rows
+
+
+def _from_record(record: dict[str, Any]) -> BenchRow:
+    missing = [name for name in COLUMNS if name not in record]
+    if missing:
+        raise ValueError(f"result row lacks columns {missing}; expected {list(COLUMNS)}")
+    values: dict[str, Any] = {}
+    for name in COLUMNS:
+        value = record[name]
+        if name == "padding":
+            parts = value.split() if isinstance(value, str) else value
+            values[name] = tuple(int(v) for v in parts)
+        elif name in _FIELD_TYPES:
+            values[name] = _FIELD_TYPES[name](value)
+        else:
+            values[name] = str(value)
+    return BenchRow(**values)
+
+
+def write_csv(rows: Iterable[BenchRow], path: str | Path) -> Path:
+    """Write the rows as CSV with a header of COLUMNS; padding as "top bottom left right"."""
+    path = Path(path)
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(COLUMNS)
+        for row in rows:
+            record = dataclasses.asdict(row)
+            record["padding"] = " ".join(str(v) for v in row.padding)
+            writer.writerow([record[name] for name in COLUMNS])
+    return path
+
+
+def read_csv(path: str | Path) -> list[BenchRow]:
+    """Read rows written by `write_csv`."""
+    with Path(path).open(newline="") as f:
+        return [_from_record(record) for record in csv.DictReader(f)]
+
+
+def write_json(rows: Iterable[BenchRow], path: str | Path) -> Path:
+    """Write {"columns": COLUMNS, "rows": [{column: value}, ...]} as JSON."""
+    path = Path(path)
+    records = [dataclasses.asdict(row) for row in rows]
+    for record in records:
+        record["padding"] = list(record["padding"])
+    path.write_text(json.dumps({"columns": list(COLUMNS), "rows": records}, indent=2) + "\n")
+    return path
+
+
+def read_json(path: str | Path) -> list[BenchRow]:
+    """Read rows written by `write_json`."""
+    document = json.loads(Path(path).read_text())
+    return [_from_record(record) for record in document["rows"]]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def plot_title(row: BenchRow) -> str:
+    """Title of a bandwidth plot: GPU, pass and layer (C, H x W, R x S, group width, dtype)."""
+    return (
+        f"{row.gpu}: conv2d {row.pass_name}, C={row.c}, {row.h}x{row.w}, {row.r}x{row.s}, "
+        f"group width {GROUP_WIDTH}, {row.dtype}"
+    )
+
+
+def bandwidth_figure(rows: Sequence[BenchRow]) -> Figure:
+    """Plot effective bandwidth against batch size for one layer and pass; return the figure.
+
+    One line per contender (Spio, cuDNN) over N on a log2 axis, and a horizontal line at the
+    copy bandwidth. All rows must share the GPU, layer and pass; raises ValueError if not.
+    """
+    if not rows:
+        raise ValueError("bandwidth_figure needs at least one row")
+    first = rows[0]
+    keys = {(row.gpu, row.layer, row.pass_name) for row in rows}
+    if len(keys) > 1:
+        raise ValueError(f"rows of one figure must share GPU, layer and pass, got {sorted(keys)}")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    # A Figure on an Agg canvas, not pyplot: no display, no global figure state left behind.
+    figure = Figure(figsize=(8, 5), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    labels = {"spio": "Spio", "cudnn": "PyTorch / cuDNN"}
+    markers = {"spio": "o", "cudnn": "s"}
+    for contender in CONTENDERS:
+        points = sorted((row.n, row.gbs) for row in rows if row.contender == contender)
+        if points:
+            xs, ys = zip(*points, strict=True)
+            axes.plot(xs, ys, marker=markers[contender], label=labels[contender])
+    copy_gbs = max(row.copy_gbs for row in rows)
+    axes.axhline(copy_gbs, color="gray", linestyle="--", label=f"copy ({copy_gbs:.0f} GB/s)")
+    axes.set_xscale("log", base=2)
+    batches = sorted({row.n for row in rows})
+    axes.set_xticks(batches, [str(n) for n in batches])
+    axes.minorticks_off()
+    axes.set_xlabel("batch size N")
+    axes.set_ylabel("effective bandwidth (GB/s)")
+    axes.set_ylim(bottom=0)
+    axes.set_title(plot_title(first), fontsize=10)
+    axes.grid(True, alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    return figure
+
+
+def plot_filename(row: BenchRow) -> str:
+    """File name of a bandwidth plot, e.g. batch_size_vs_eff_bandwidth__nvidia_h100__....png."""
+    pad = "_".join(str(v) for v in row.padding)
+    layer = f"{row.c}c_{row.h}h_{row.w}w_{row.r}r_{row.s}s_pad{pad}_{GROUP_WIDTH}gw_{row.dtype}"
+    return f"batch_size_vs_eff_bandwidth__{_slug(row.gpu)}__{row.pass_name}_{layer}.png"
+
+
+def write_bandwidth_plots(rows: Iterable[BenchRow], out_dir: str | Path) -> list[Path]:
+    """Write one PNG per (GPU, layer, pass) of the rows into out_dir; return the paths."""
+    groups: dict[tuple[object, ...], list[BenchRow]] = {}
+    for row in rows:
+        groups.setdefault((row.gpu, row.layer, row.pass_name), []).append(row)
+    paths = []
+    for group in groups.values():
+        path = Path(out_dir) / plot_filename(group[0])
+        bandwidth_figure(group).savefig(path, format="png")
+        paths.append(path)
+    return paths
