@@ -51,20 +51,19 @@ def transpose_specs(size: int) -> list[dims.Spec]:
     ]
 
 
-def _compile(size: int, arch: str) -> jit.CompiledCode:
-    source = resources.files("spio.torch").joinpath("_demo_transpose.cu").read_text()
+def _compile(source: str, types_h: str, arch: str) -> jit.CompiledCode:
     return jit.compile(
         source,
-        headers={"types.h": dims.generate(transpose_specs(size))},
+        headers={"types.h": types_h},
         include_dirs=[dims.include_dir()],
         arch=arch,
         name="spio_demo_transpose.cu",
     )
 
 
-def _timed_ms(size: int, arch: str) -> tuple[jit.CompiledCode, float]:
+def _timed_ms(source: str, types_h: str, arch: str) -> tuple[jit.CompiledCode, float]:
     start = time.perf_counter()
-    code = _compile(size, arch)
+    code = _compile(source, types_h, arch)
     return code, (time.perf_counter() - start) * 1e3
 
 
@@ -72,13 +71,15 @@ def run_demo(out: TextIO, *, size: int = 1024) -> DemoResult:
     """Generate, compile and (with a GPU) launch and check the demo transpose."""
     have_gpu = jit.device_count() > 0
     arch = jit.device_info(0).arch if have_gpu else NO_GPU_ARCH
+    source = resources.files("spio.torch").joinpath("_demo_transpose.cu").read_text()
+    types_h = dims.generate(transpose_specs(size))
     out.write(f"Typed transpose of a {size} x {size} float matrix:\n")
-    out.write(f"  spec -> types.h     {len(dims.generate(transpose_specs(size)))} bytes\n")
-    code, compile_ms = _timed_ms(size, arch)
+    out.write(f"  spec -> types.h     {len(types_h)} bytes\n")
+    code, compile_ms = _timed_ms(source, types_h, arch)
     origin = "from the disk cache" if code.from_cache else "NVRTC"
     out.write(f"  NVRTC -> cubin      {arch}, {len(code.cubin or b'')} bytes, ")
     out.write(f"{compile_ms:.1f} ms ({origin})\n")
-    _, cached_ms = _timed_ms(size, arch)
+    _, cached_ms = _timed_ms(source, types_h, arch)
     out.write(f"  compile again       {cached_ms:.2f} ms (disk cache)\n")
     if not have_gpu:
         out.write(f"  launch              skipped: no GPU here (compiled for {arch} anyway)\n")
