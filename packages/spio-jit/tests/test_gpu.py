@@ -354,32 +354,14 @@ def test_cubin_of_another_major_arch_is_refused_at_load() -> None:
         jit.compile(SAXPY_SOURCE, arch=other).load(device=0)
 
 
-def test_launch_from_a_thread_without_a_current_context() -> None:
-    n = 512
-    kernel = _saxpy()
-    x = torch.randn(n, device="cuda:0")
-    y = torch.randn(n, device="cuda:0")
-    expected = 2.0 * x + y
-    torch.cuda.synchronize()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            kernel.launch(_grid(n), _BLOCK, _saxpy_args(x, y, n), stream=0)
-        except BaseException as error:
-            errors.append(error)
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join()
-    assert not errors, errors
-    torch.cuda.synchronize()
-    torch.testing.assert_close(y, expected)
-
-
-def test_launch_on_torchs_stream_from_a_thread_torch_has_not_run_in() -> None:
+@pytest.mark.parametrize(
+    "stream_kwargs",
+    [{"stream": 0}, {}],
     # stream=None: torch's current stream there is the default stream, and no context is
     # current in the new thread while torch's current device already reads 0.
+    ids=["explicit-default-stream", "torchs-current-stream"],
+)
+def test_launch_from_a_thread_without_a_current_context(stream_kwargs: dict[str, int]) -> None:
     n = 512
     kernel = _saxpy()
     x = torch.randn(n, device="cuda:0")
@@ -390,7 +372,7 @@ def test_launch_on_torchs_stream_from_a_thread_torch_has_not_run_in() -> None:
 
     def run() -> None:
         try:
-            kernel.launch(_grid(n), _BLOCK, _saxpy_args(x, y, n))
+            kernel.launch(_grid(n), _BLOCK, _saxpy_args(x, y, n), **stream_kwargs)
         except BaseException as error:
             errors.append(error)
 
