@@ -249,22 +249,3 @@ def test_every_c_type_passes_for_a_parameter_of_its_size(ctype: jit.CType) -> No
     assert isinstance(packed, np.generic)
     assert packed.itemsize == ctype.size
     assert packed.tobytes() == value.tobytes()
-
-
-def test_a_converter_is_written_for_the_argument_types() -> None:
-    tensor_type = _fake_type(
-        "torch.fake", "FakeTensor2", data_ptr=lambda self: 0x1000, get_device=lambda self: 0
-    )
-    args = (tensor_type(), jit.int32(3), 7, True)
-    packer = _packer(8, 4, 8, 1)
-    expected, _ = packer.pack(args)
-    convert = packer.converter(args)
-    assert convert(args) == expected
-    on_cuda_1 = _fake_type(
-        "torch.fake", "FakeTensor2", data_ptr=lambda self: 0x1000, get_device=lambda self: 1
-    )
-    with pytest.raises(_args.ArgError):
-        _args._write_converter((_args.torch_pointer,), 0)((on_cuda_1(),))
-    with pytest.raises(_args.ArgError):
-        convert((tensor_type(), jit.int32(3), 2**64, True))  # out of 64 bits
-    assert _args._write_converter((), 0)(()) == []

@@ -8,8 +8,8 @@ A Python float or a Python int for a parameter narrower than 8 bytes is refused,
 its C type would be a guess.
 
 Conversion is dispatched on type(arg) through a table filled on first sight of each type.
-For the launch path, ArgPacker.converter writes out one function per list of argument
-types, with torch tensors (the common case) converted inline; see _write_converter.
+The launch path (_launcher) writes out one function per list of argument types, with
+torch tensors (the common case) converted inline.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class ArgKind:
 
 
 def torch_pointer(tensor: Any) -> tuple[Any, int]:
-    """Return a torch tensor's (data pointer, device index); _write_converter inlines it."""
+    """Return a torch tensor's (data pointer, device index); _launcher inlines it."""
     device = tensor.get_device()
     if device < 0:
         raise ArgError(
@@ -356,14 +356,12 @@ class ArgPacker:
         """Return the parameter sizes in bytes, or None when unknown."""
         return self._sizes
 
-    def converter(self, args: Sequence[Any]) -> Callable[[Sequence[Any]], list[Any]]:
-        """Return a function that converts arguments of the same types as args for a launch.
+    def steps(self, args: Sequence[Any]) -> tuple[Converter | None, ...]:
+        """Return each argument's converter (None: passed as is), for _launcher.
 
-        Call it after pack() accepted args. The function checks what depends on the values
-        (each array's device, int ranges) and raises ArgError for a value it cannot pass;
-        pack() then gives the message that names the argument.
+        Call it after pack() accepted args.
         """
-        return _write_converter(tuple(_ENTRIES[type(arg)][0] for arg in args), self._device)
+        return tuple(_ENTRIES[type(arg)][0] for arg in args)
 
     def pack(self, args: Sequence[Any]) -> tuple[list[Any], str | None]:
         """Return (values for cuda.core's launch, the array framework seen first or None).
@@ -432,53 +430,6 @@ class ArgPacker:
             f"the parameter is {param_size} bytes but {kind.description} is {kind.size} "
             f"bytes; pass a value of a {param_size}-byte type such as {types}"
         )
-
-
-def _write_converter(
-    steps: Sequence[Converter | None], device: int
-) -> Callable[[Sequence[Any]], list[Any]]:
-    """Return a converter written out for one list of argument types, without a loop.
-
-    For (tensor, tensor, int32) on cuda:0 the function is
-
-        def convert(args):
-            a0, a1, a2 = args
-            if a0.get_device() != device or a1.get_device() != device:
-                raise ArgError("not on the kernel's device")
-            return [a0.data_ptr(), a1.data_ptr(), a2]
-
-    Cost: a loop over the steps takes ~190 ns per tensor in CPython 3.11, this ~95 ns, most
-    of it torch's own get_device() and data_ptr(). Only indices go into the text, so the
-    code is the same for every kernel with the same steps.
-    """
-    names = [f"a{index}" for index in range(len(steps))]
-    body = [f"{', '.join(names)}, = args"] if names else []
-    tensors = [name for name, step in zip(names, steps, strict=True) if step is torch_pointer]
-    if tensors:
-        mismatch = " or ".join(f"{name}.get_device() != device" for name in tensors)
-        body += [f"if {mismatch}:", '    raise ArgError("not on the kernel\'s device")']
-    values = []
-    for index, (name, step) in enumerate(zip(names, steps, strict=True)):
-        if step is torch_pointer:
-            values.append(f"{name}.data_ptr()")
-        elif step is None:
-            values.append(name)
-        else:
-            body += [
-                f"v{index}, d{index} = steps[{index}]({name})",
-                f"if d{index} != device and d{index} >= 0:",
-                '    raise ArgError("not on the kernel\'s device")',
-            ]
-            values.append(f"v{index}")
-    body.append(f"return [{', '.join(values)}]")
-    source = "def make(steps, device, ArgError):\n    def convert(args):\n"
-    source += "".join(f"        {line}\n" for line in body) + "    return convert\n"
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<spio.jit argument converter>", "exec"), namespace)
-    convert: Callable[[Sequence[Any]], list[Any]] = namespace["make"](
-        tuple(steps), device, ArgError
-    )
-    return convert
 
 
 def _types_of_size(size: int) -> str:

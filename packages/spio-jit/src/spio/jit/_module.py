@@ -7,15 +7,17 @@ Kernel attributes, the shared-memory opt-in and occupancy use the driver API dir
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from spio.jit import _driver, _launch
 from spio.jit._args import ArgError, ArgPacker
 from spio.jit._compile import CompiledCode
+from spio.jit._launcher import Launcher, Replan, write_launcher
 from spio.jit._options import parse_arch
 
 _MAX_CACHED_PLANS = 256
@@ -91,8 +93,8 @@ class Kernel:
 
     Built by Module.get_kernel. Holds what the launch path needs precomputed: the
     argument packer (from the kernel's parameter sizes), the cuda.core kernel, and a plan
-    per (grid, block, shared_mem, argument types): the checked LaunchConfig and each
-    argument's converter.
+    per (grid, block, shared_mem, argument types): a launch function written for them
+    (see _launcher), holding the checked LaunchConfig.
     """
 
     def __init__(self, module: Module, name: str, core_kernel: Any) -> None:
@@ -115,7 +117,10 @@ class Kernel:
             )
             sizes = self._param_sizes()
         self._packer = ArgPacker(name, self.device, sizes)
-        self._plans: dict[Any, _Plan] = {}
+        # Plans by (grid, block, shared_mem, argument types), and the latest plan of each
+        # (grid, block, shared_mem): the launch path's one dictionary look-up.
+        self._plans: dict[Any, Launcher] = {}
+        self._latest: dict[Any, Launcher] = {}
         self._lock = threading.Lock()
         self._max_dynamic: int | None = None
         self._max_threads_per_block: int | None = None
@@ -197,6 +202,7 @@ class Kernel:
         self._max_dynamic = nbytes
         with self._lock:
             self._plans.clear()  # their shared-memory checks assumed the old limit
+            self._latest.clear()
 
     def max_active_blocks_per_sm(self, block: int | Sequence[int], shared_mem: int = 0) -> int:
         """Return how many blocks of this size fit on one multiprocessor at once."""
@@ -262,11 +268,12 @@ class Kernel:
             self.set_max_dynamic_shared_mem(shared_mem)
         return LaunchConfig(grid=grid3, block=block3, shmem_size=shared_mem)
 
-    def _plan(self, grid: Any, block: Any, shared_mem: Any, args: Sequence[Any]) -> _Plan:
+    def _plan(self, grid: Any, block: Any, shared_mem: Any, args: Sequence[Any]) -> Launcher:
         """Check a launch whose shape and argument types have no plan yet; return its plan.
 
         Every check that depends only on the shape and the types (count, kinds and sizes of
-        the arguments, grid and block limits, the shared-memory opt-in) runs here, once.
+        the arguments, grid and block limits, the shared-memory opt-in) runs here, once;
+        the plan is the launch function _launcher writes for them.
         """
         if type(args) is not tuple and type(args) is not list:
             self._packer.pack(args)  # raises: the launch path may have consumed an iterator
@@ -275,21 +282,38 @@ class Kernel:
             plan = self._plans.get(key)  # the same launch with lists for grid or block
         except TypeError:  # not a shape; _config says why
             plan, key = None, None
-        if plan is not None:
-            return plan
+        if plan is None:
+            plan = self._write_plan(grid, block, shared_mem, args)
+            if key is None:
+                return plan
+        with self._lock:
+            if len(self._plans) >= _MAX_CACHED_PLANS:
+                self._plans.clear()
+                self._latest.clear()
+            self._plans[key] = plan
+            with contextlib.suppress(TypeError):  # lists for grid or block: not a key here
+                self._latest[grid, block, shared_mem] = plan
+        return plan
+
+    def _write_plan(self, grid: Any, block: Any, shared_mem: Any, args: Sequence[Any]) -> Launcher:
         _, framework = self._packer.pack(args)
         torch_getters = None
         if framework == "torch":
             torch_getters = (_launch.torch_stream_getter(), _launch.torch_device_getter())
-        config = self._config(grid, block, shared_mem)
-        plan = (config, self._packer.converter(args), framework, torch_getters)
-        if key is None:
-            return plan
-        with self._lock:
-            if len(self._plans) >= _MAX_CACHED_PLANS:
-                self._plans.clear()
-            self._plans[key] = plan
-        return plan
+        return write_launcher(
+            tuple(map(type, args)),
+            self._packer.steps(args),
+            device=self.device,
+            framework=framework,
+            torch_getters=torch_getters,
+            config=self._config(grid, block, shared_mem),
+            core_kernel=self._core,
+            core_launch=self._core_launch,
+            streams_get=_streams.get,
+            stream_entry=_launch.stream_entry,
+            general=self._launch_general,
+            failed=self._launch_failed,
+        )
 
     def launch(
         self,
@@ -300,51 +324,54 @@ class Kernel:
         stream: Any = None,
     ) -> None:
         """Launch this kernel; see spio.jit.launch for the arguments and errors."""
-        # The launch path, kept short. What depends only on the shape and the argument types
-        # was checked once, when the plan was made (equal keys mean identical launches, so
-        # grid=1.0 after grid=1 is let through). What depends on the values is checked on
-        # every call: each array's device, int ranges, the stream and the current context.
+        # The launch path, kept short: the plan of the latest launch of this shape, which
+        # checks the argument types itself and asks for another plan when they differ.
+        # What depends on the values is checked on every call: each array's device, int
+        # ranges, the stream and the current context. Equal keys mean identical launches,
+        # so grid=1.0 after grid=1 is let through.
         try:
-            plan = self._plans[(grid, block, shared_mem, *map(type, args))]
+            plan = self._latest[grid, block, shared_mem]
         except (KeyError, TypeError):
             plan = self._plan(grid, block, shared_mem, args)
-        config, convert, framework, torch_getters = plan
         try:
-            values = convert(args)
+            try:
+                plan(args, stream)
+            except Replan:
+                self._plan(grid, block, shared_mem, args)(args, stream)
         except ArgError:
             self._packer.pack(args)  # raises the error that names the argument and the fix
             raise
-        device = self.device
-        if stream is None and torch_getters is not None:
-            # torch's current stream of this device, the common case. When it is a default
-            # stream, which runs in the current context, torch's current device says whose
-            # context that is (cudaGetDevice: ~0.1 us; cuCtxGetCurrent through cuda.bindings
-            # costs several times that).
-            current_stream, current_device = torch_getters
-            handle = current_stream(device)
-            core_stream, contextless, _ = _streams.get(handle) or _launch.stream_entry(handle)
-            in_context = not contextless or current_device() == device
-        else:
-            core_stream, contextless, in_context = self._stream(stream, framework)
+
+    def _launch_general(
+        self, stream: Any, framework: str | None, config: Any, values: list[Any]
+    ) -> None:
+        """Launch on any stream (see _launch's module doc); plans inline torch's current one."""
+        core_stream, contextless, in_context = self._stream(stream, framework)
         if not in_context:
             self._launch_in_context(core_stream, config, values)
             return
         try:
             self._core_launch(core_stream, config, self._core, *values)
         except Exception as error:
-            if contextless and not self._driver_context_is_current():
-                # torch's device matched but no context was current (a thread torch has not
-                # run in), so the driver refused the launch: make the context current, retry.
-                self._launch_in_context(core_stream, config, values)
-                return
-            if _driver.is_core_error(error):
-                raise _driver.from_core_error(error, f"launch of kernel {self.name!r}") from error
-            raise
+            self._launch_failed(error, core_stream, contextless, config, values)
+
+    def _launch_failed(
+        self, error: Exception, core_stream: Any, contextless: bool, config: Any, values: list[Any]
+    ) -> None:
+        """Handle a refused launch: retry it in this kernel's context, or raise CudaError."""
+        if contextless and not self._driver_context_is_current():
+            # A default stream, with no context current (a thread torch has not run in), so
+            # the driver refused the launch: make the context current and retry.
+            self._launch_in_context(core_stream, config, values)
+            return
+        if _driver.is_core_error(error):
+            raise _driver.from_core_error(error, f"launch of kernel {self.name!r}") from error
+        raise error
 
     def _stream(self, stream: Any, framework: str | None) -> tuple[Any, bool, bool]:
         """Return (cuda.core Stream, is a default stream, would run in this kernel's context).
 
-        Handles every stream argument (see _launch's module doc); Kernel.launch inlines the
+        Handles every stream argument (see _launch's module doc); the plans inline the
         common one, torch's current stream.
         """
         device = self.device
@@ -380,16 +407,7 @@ class Kernel:
             raise
 
 
-# What a launch of one shape with one list of argument types needs, checked once:
-# (cuda.core LaunchConfig, the arguments' converter (ArgPacker.converter), the arrays'
-# framework, torch's current-stream and current-device getters when that is torch).
-_Plan = tuple[
-    Any,
-    Callable[[Sequence[Any]], list[Any]],
-    str | None,
-    tuple[Callable[[int], int], Callable[[], int]] | None,
-]
-# Stream wrappers by handle; Kernel.launch reads it directly on its common path.
+# Stream wrappers by handle; the plans read it directly on their common path.
 _streams = _launch._streams
 
 
