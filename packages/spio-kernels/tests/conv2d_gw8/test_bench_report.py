@@ -202,22 +202,35 @@ def test_main_writes_csv_json_and_a_png_per_pass(
     torch = pytest.importorskip("torch")
     from spio.kernels.conv2d_gw8 import bench
 
-    def fake_bench_fprop(
-        params: Conv2dGw8Params, configs: list[FpropConfig], launches: int, repetitions: int
-    ) -> tuple[dict[FpropConfig, float], float]:
-        return {config: 1.0 * params.n for config in configs}, 3.0 * params.n
+    speedups = {"fprop": 3.0, "dgrad": 4.0, "wgrad": 2.0}
+
+    def fake_bench_pass(
+        pass_: str,
+        params: Conv2dGw8Params,
+        configs: list[Any],
+        buffers: object,
+        launches: int,
+        repetitions: int,
+    ) -> tuple[dict[Any, float], float]:
+        return {config: 1.0 * params.n for config in configs}, speedups[pass_] * params.n
 
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 3000.0)
-    monkeypatch.setattr(bench, "bench_fprop", fake_bench_fprop)
+    monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
+    monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
     out = tmp_path / "out"
     bench.main(["--batch-sweep", "1", "2", "4", "--layer", "64x16x16", "--out", str(out)])
     rows = read_csv(out / CSV_NAME)
     assert read_json(out / JSON_NAME) == rows
-    assert [(r.n, r.contender) for r in rows] == [
-        (n, c) for n in (1, 2, 4) for c in ("spio", "cudnn")
+    assert [(r.n, r.pass_name, r.contender) for r in rows] == [
+        (n, p, c) for n in (1, 2, 4) for p in speedups for c in ("spio", "cudnn")
     ]
-    assert {r.speedup_over_cudnn for r in rows if r.contender == "spio"} == {3.0}
-    (png,) = out.glob("*.png")
-    assert png.read_bytes().startswith(_PNG_SIGNATURE)
-    assert f"wrote {png}" in capsys.readouterr().out
+    for pass_, speedup in speedups.items():
+        spio_rows = [r for r in rows if r.contender == "spio" and r.pass_name == pass_]
+        assert {r.speedup_over_cudnn for r in spio_rows} == {speedup}
+    pngs = sorted(out.glob("*.png"))
+    assert [p.name.split("__")[2].split("_")[0] for p in pngs] == ["dgrad", "fprop", "wgrad"]
+    printed = capsys.readouterr().out
+    for png in pngs:
+        assert png.read_bytes().startswith(_PNG_SIGNATURE)
+        assert f"wrote {png}" in printed

@@ -23,6 +23,10 @@ def test_compulsory_bytes_fprop() -> None:
     params = Conv2dGw8Params.make(128, 64, 64, 64, has_bias=True)
     activations = 2 * 2 * 128 * 64 * 64 * 64
     assert params.compulsory_bytes() == activations + 64 * 9 * 8 * 2 + 64 * 4
+    assert params.compulsory_bytes("dgrad") == activations + 64 * 9 * 8 * 2
+    assert params.compulsory_bytes("wgrad") == activations + 64 * 9 * 8 * 4
+    with pytest.raises(ValueError, match="pass_ must be"):
+        params.compulsory_bytes("backward")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -1,23 +1,35 @@
-"""Grouped conv2d with group width 8, stride 1: fprop (dgrad and wgrad follow).
+"""Grouped conv2d with group width 8, stride 1: fprop, dgrad and wgrad.
 
-`Conv2dGw8Params` holds a layer's shape; `FpropConfig` a tiling of the fprop kernel;
-`conv2d_gw8_fprop` launches it on device arrays. torch is imported only by the reference
+`Conv2dGw8Params` holds a layer's shape (its forward pass; dgrad and wgrad take the same
+params). `FpropConfig` tiles fprop and dgrad (dgrad runs fprop's kernel on converted params,
+see dgrad_spec), `WgradConfig` tiles wgrad. `conv2d_gw8_fprop`, `conv2d_gw8_dgrad` and
+`conv2d_gw8_wgrad` launch them on device arrays. torch is imported only by the reference
 and the benchmark.
 """
 
+from . import dgrad_spec, wgrad_spec
+from .dgrad import conv2d_gw8_dgrad
 from .fprop import conv2d_gw8_fprop, get_kernel
 from .fprop_spec import FpropConfig, config_space, default_config, generate_types, launch_geometry
 from .params import Conv2dGw8Params, normalize_padding, weights_from_torch_layout
+from .wgrad import conv2d_gw8_wgrad, wgrad_workspace_bytes
+from .wgrad_spec import WgradConfig
 
 __all__ = [
     "Conv2dGw8Params",
     "FpropConfig",
+    "WgradConfig",
     "config_space",
+    "conv2d_gw8_dgrad",
     "conv2d_gw8_fprop",
+    "conv2d_gw8_wgrad",
     "default_config",
+    "dgrad_spec",
     "generate_types",
     "get_kernel",
     "launch_geometry",
     "normalize_padding",
     "weights_from_torch_layout",
+    "wgrad_spec",
+    "wgrad_workspace_bytes",
 ]

@@ -38,10 +38,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import dgrad_spec, wgrad_spec
 from .bench_results import BenchRow, contender_rows, write_bandwidth_plots, write_csv, write_json
+from .dgrad import conv2d_gw8_dgrad, get_dgrad_kernel
 from .fprop import conv2d_gw8_fprop, get_kernel
 from .fprop_spec import FpropConfig, config_space, default_config
 from .params import Conv2dGw8Params, normalize_padding
+from .wgrad import conv2d_gw8_wgrad, get_wgrad_kernels
 
 DEFAULT_SHAPES = ("128x64x64x64", "256x64x64x64", "32x64x64x64", "64x128x32x32")
 DEFAULT_LAYER = "64x64x64"
@@ -90,15 +93,95 @@ def parse_shape(text: str, r: int, s: int, padding: Any, dtype: str) -> Conv2dGw
     return Conv2dGw8Params.make(n, c, h, w, r=r, s=s, padding=padding, dtype=dtype)  # type: ignore[arg-type]
 
 
-def _buffers(params: Conv2dGw8Params) -> tuple[Any, Any, Any, Any]:
-    import torch
+class Buffers:
+    """One set of device buffers for every pass and contender of a shape (torch tensors).
 
-    dtype = getattr(torch, params.dtype)
-    x = torch.randn(params.input_shape, device="cuda").to(dtype)
-    w = torch.randn(params.weight_shape, device="cuda").to(dtype) / (8 * params.r * params.s)
-    y = torch.empty(params.output_shape, device="cuda", dtype=dtype)
-    bias = torch.randn(params.c, device="cuda") if params.has_bias else None
-    return y, x, w, bias
+    x, y, grad_x, grad_y: NHWC activations; w: Spio's weights (c x r x s x 8); grad_w: f32
+    weights; bias: f32 or None; workspace: wgrad's partial sums for the largest config.
+    """
+
+    def __init__(self, params: Conv2dGw8Params, passes: Sequence[str], configs: Any) -> None:
+        import torch
+
+        dtype = getattr(torch, params.dtype)
+        self.x = torch.randn(params.input_shape, device="cuda").to(dtype)
+        w = torch.randn(params.weight_shape, device="cuda") / (8 * params.r * params.s)
+        self.w = w.to(dtype)
+        self.y = torch.empty(params.output_shape, device="cuda", dtype=dtype)
+        self.bias = torch.randn(params.c, device="cuda") if params.has_bias else None
+        self.grad_y = torch.randn(params.output_shape, device="cuda").to(dtype)
+        self.grad_x = torch.empty(params.input_shape, device="cuda", dtype=dtype)
+        self.grad_w = torch.empty(params.weight_shape, device="cuda", dtype=torch.float32)
+        workspace = 4
+        if "wgrad" in passes:
+            sizes = [wgrad_spec.workspace_bytes(params, c) for c in configs["wgrad"]]
+            workspace = max(sizes, default=4)
+        self.workspace = torch.empty(workspace // 4, device="cuda", dtype=torch.float32)
+
+
+def _spio_launcher(
+    pass_: str, params: Conv2dGw8Params, buffers: Buffers, config: Any
+) -> Callable[[], None]:
+    """Return a function that runs Spio's pass once with config on the buffers."""
+    b = buffers
+    if pass_ == "fprop":
+        get_kernel(params, config)
+        return lambda: conv2d_gw8_fprop(b.y, b.x, b.w, b.bias, params, config)
+    if pass_ == "dgrad":
+        get_dgrad_kernel(params, config)
+        return lambda: conv2d_gw8_dgrad(b.grad_x, b.grad_y, b.w, params, config)
+    get_wgrad_kernels(params, config)
+    return lambda: conv2d_gw8_wgrad(b.grad_w, b.x, b.grad_y, params, config, workspace=b.workspace)
+
+
+def _cudnn_launcher(pass_: str, params: Conv2dGw8Params, buffers: Buffers) -> Callable[[], None]:
+    """Return a function that runs PyTorch's (cuDNN's) pass once on the same buffers.
+
+    NCHW views of the NHWC tensors are channels_last, as are the K x 8 x R x S views of the
+    weights. Asymmetric padding pads x explicitly (as a model would with F.pad).
+    """
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    b = buffers
+    x = b.x.permute(0, 3, 1, 2)
+    w = b.w.permute(0, 3, 1, 2)
+    grad_y = b.grad_y.permute(0, 3, 1, 2)
+    pad = (params.pad_left, params.pad_right, params.pad_top, params.pad_bottom)
+    symmetric = pad[0] == pad[1] and pad[2] == pad[3]
+    padding = [pad[2], pad[0]] if symmetric else [0, 0]
+    if not symmetric:
+        x = F.pad(x, pad).contiguous(memory_format=torch.channels_last)
+    groups = params.groups
+    if pass_ == "fprop":
+        if symmetric:
+            return lambda: F.conv2d(x, w, b.bias, padding=padding, groups=groups)
+        return lambda: F.conv2d(F.pad(b.x.permute(0, 3, 1, 2), pad), w, b.bias, groups=groups)
+    mask = [pass_ == "dgrad", pass_ == "wgrad", False]
+
+    def backward() -> None:
+        torch.ops.aten.convolution_backward(
+            grad_y, x, w, None, [1, 1], padding, [1, 1], False, [0, 0], groups, mask
+        )
+
+    return backward
+
+
+def bench_pass(
+    pass_: str,
+    params: Conv2dGw8Params,
+    configs: Sequence[Any],
+    buffers: Buffers,
+    launches: int,
+    repetitions: int,
+) -> tuple[dict[Any, float], float]:
+    """Time the configs of one pass and cuDNN's on the same buffers: ({config: us}, cuDNN us)."""
+    results = {}
+    for config in configs:
+        results[config] = time_us(
+            _spio_launcher(pass_, params, buffers, config), launches, repetitions
+        )
+    return results, time_us(_cudnn_launcher(pass_, params, buffers), launches, repetitions)
 
 
 def bench_fprop(
@@ -107,31 +190,17 @@ def bench_fprop(
     launches: int,
     repetitions: int,
 ) -> tuple[dict[FpropConfig, float], float]:
-    """Time the configs and cuDNN on one set of buffers; return ({config: us}, cudnn us)."""
-    import torch.nn.functional as F  # noqa: N812
+    """Time fprop's configs and cuDNN on one set of buffers; return ({config: us}, cudnn us)."""
+    buffers = Buffers(params, ["fprop"], {})
+    return bench_pass("fprop", params, configs, buffers, launches, repetitions)
 
-    y, x, w, bias = _buffers(params)
-    results = {}
-    for config in configs:
-        get_kernel(params, config)
 
-        def spio_fprop(config: FpropConfig = config) -> None:
-            conv2d_gw8_fprop(y, x, w, bias, params, config)
-
-        results[config] = time_us(spio_fprop, launches, repetitions)
-    # cuDNN on the same buffers: NCHW views of the NHWC tensors are channels_last.
-    x_cl = x.permute(0, 3, 1, 2)
-    w_cl = w.permute(0, 3, 1, 2)  # K x 8 x R x S view of K x R x S x 8: channels_last too
-    pad = (params.pad_left, params.pad_right, params.pad_top, params.pad_bottom)
-    symmetric = pad[0] == pad[1] and pad[2] == pad[3]
-
-    def cudnn() -> None:
-        if symmetric:
-            F.conv2d(x_cl, w_cl, bias, padding=(pad[2], pad[0]), groups=params.groups)
-        else:
-            F.conv2d(F.pad(x_cl, pad), w_cl, bias, groups=params.groups)
-
-    return results, time_us(cudnn, launches, repetitions)
+#: Each pass's config space and default config, by pass name.
+PASS_CONFIGS: dict[str, tuple[Callable[[Conv2dGw8Params], Any], Callable[..., Any]]] = {
+    "fprop": (config_space, default_config),
+    "dgrad": (dgrad_spec.config_space, dgrad_spec.default_config),
+    "wgrad": (wgrad_spec.config_space, wgrad_spec.default_config),
+}
 
 
 def _positive_int(text: str) -> int:
@@ -168,7 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--layer", default=None, help=f"C x H x W of --batch-sweep (default {DEFAULT_LAYER})"
     )
-    parser.add_argument("--passes", nargs="+", default=["fprop"], choices=["fprop"])
+    parser.add_argument(
+        "--passes", nargs="+", default=list(PASS_CONFIGS), choices=list(PASS_CONFIGS)
+    )
     parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     parser.add_argument("--r", type=int, default=3)
     parser.add_argument("--s", type=int, default=3)
@@ -215,6 +286,42 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _report(
+    text: str,
+    pass_: str,
+    params: Conv2dGw8Params,
+    default: Any,
+    times: dict[Any, float],
+    cudnn_us: float,
+    copy_gbs: float,
+    run: dict[str, Any],
+) -> list[BenchRow]:
+    """Print the default config's table line; return its rows for the CSV and JSON."""
+    nbytes = params.compulsory_bytes(pass_)  # type: ignore[arg-type]
+    us = times[default]
+    gbs = nbytes / us / 1e3
+    print(
+        f"{text:>16} {pass_:>5} {us:8.1f} {gbs:9.0f} {gbs / copy_gbs:7.1%} "
+        f"{cudnn_us:8.1f} {nbytes / cudnn_us / 1e3:10.0f} {cudnn_us / us:7.2f}x",
+        flush=True,
+    )
+    return contender_rows(params, pass_, default, us, cudnn_us, copy_gbs=copy_gbs, **run)
+
+
+def _report_best(
+    pass_: str, params: Conv2dGw8Params, default: Any, times: dict[Any, float], copy_gbs: float
+) -> None:
+    """Print the best config of an exhaustive run and the default's regret."""
+    nbytes = params.compulsory_bytes(pass_)  # type: ignore[arg-type]
+    best = min(times, key=times.__getitem__)
+    best_gbs = nbytes / times[best] / 1e3
+    print(
+        f"{'':>16} best {times[best]:.1f} us ({best_gbs:.0f} GB/s, "
+        f"{best_gbs / copy_gbs:.1%}) {best}; default {default} regret "
+        f"{times[default] / times[best] - 1:.1%} of {len(times)} configs"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark from the command line, print the table and write --out files."""
     args = parse_args(argv)
@@ -244,30 +351,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows: list[BenchRow] = []
     for text in args.shapes:
         params = parse_shape(text, args.r, args.s, padding, args.dtype)
-        default = default_config(params)
-        configs = config_space(params) if args.all_configs else [default]
-        if args.all_configs:
-            from tqdm import tqdm
+        defaults = {p: PASS_CONFIGS[p][1](params) for p in args.passes}
+        configs = {
+            p: PASS_CONFIGS[p][0](params) if args.all_configs else [defaults[p]]
+            for p in args.passes
+        }
+        buffers = Buffers(params, args.passes, configs)
+        for pass_ in args.passes:
+            default = defaults[pass_]
+            pass_configs = configs[pass_]
+            if args.all_configs:
+                from tqdm import tqdm
 
-            configs = list(tqdm(configs, desc=f"compile {text}", leave=False))
-        times, cudnn_us = bench_fprop(params, configs, args.launches, args.repetitions)
-        nbytes = params.compulsory_bytes("fprop")
-        us = times[default]
-        rows += contender_rows(params, "fprop", default, us, cudnn_us, copy_gbs=copy_gbs, **run)
-        gbs = nbytes / us / 1e3
-        print(
-            f"{text:>16} {'fprop':>5} {us:8.1f} {gbs:9.0f} {gbs / copy_gbs:7.1%} "
-            f"{cudnn_us:8.1f} {nbytes / cudnn_us / 1e3:10.0f} {cudnn_us / us:7.2f}x",
-            flush=True,
-        )
-        if args.all_configs:
-            best = min(times, key=times.__getitem__)
-            best_gbs = nbytes / times[best] / 1e3
-            print(
-                f"{'':>16} best {times[best]:.1f} us ({best_gbs:.0f} GB/s, "
-                f"{best_gbs / copy_gbs:.1%}) {best}; default {default} regret "
-                f"{us / times[best] - 1:.1%} of {len(times)} configs"
+                pass_configs = list(tqdm(pass_configs, desc=f"{pass_} {text}", leave=False))
+            times, cudnn_us = bench_pass(
+                pass_, params, pass_configs, buffers, args.launches, args.repetitions
             )
+            rows += _report(text, pass_, params, default, times, cudnn_us, copy_gbs, run)
+            if args.all_configs:
+                _report_best(pass_, params, default, times, copy_gbs)
     if args.out is not None:
         written = [write_csv(rows, args.out / CSV_NAME), write_json(rows, args.out / JSON_NAME)]
         written += write_bandwidth_plots(rows, args.out)

@@ -1,4 +1,10 @@
-// Grouped conv2d, group width 8, stride 1, forward pass: y = conv2d(x, w) + bias.
+// Grouped conv2d, group width 8, stride 1, forward pass: y = conv2d(x, w) + bias; and, as the
+// same kernel, the input gradient (dgrad), a forward convolution of grad_y by the layer's
+// weights transposed within each group (K <-> C) and rotated by 180 degrees (tap (r, s) ->
+// (R - 1 - r, S - 1 - s)), with the padding mirrored (dgrad_spec.to_fprop_params). kDgrad
+// selects it: the weights then sit in memory as G x C x R x S x K (the layer's K x R x S x C
+// with this kernel's input and output channels named the other way), a 16-byte row holds 8
+// output channels, and the B fragments load with ldmatrix .trans from the rotated tap.
 //
 // Y and X count rows and columns. Output pixel (y, x) reads input pixels
 // (y + r - kPadTop, x + s - kPadLeft) over the filter taps (r, s); G is the group, C the input
@@ -55,7 +61,7 @@ __device__ __forceinline__ auto to_element_pair(const CFrag& acc, int p) {
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads)
-    conv2d_gw8_fprop(Element* __restrict__ y_ptr, const Element* __restrict__ x_ptr,
+    CONV2D_GW8_KERNEL(Element* __restrict__ y_ptr, const Element* __restrict__ x_ptr,
                      const Element* __restrict__ w_ptr, const float* __restrict__ bias_ptr) {
     extern __shared__ __align__(16) unsigned char smem[];
     const auto smem_input = SmemInput(reinterpret_cast<Element*>(smem));
@@ -134,7 +140,15 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         for (auto r : spio::range(WeightTile::size<R>())) {
 #pragma unroll
             for (auto s : spio::range(WeightTile::size<S>())) {
-                weights[g][r][s]->load(warp_weights[g][r][s][BFrag::ldmatrix_origin(lane)].get());
+                if constexpr (kDgrad) {
+                    // Case: dgrad, tap (r, s) applies the layer's (R - 1 - r, S - 1 - s),
+                    // whose rows are contiguous along the fragment's columns (K).
+                    const auto tap = warp_weights[g][R(kRows - 1) - r][S(kCols - 1) - s];
+                    weights[g][r][s]->load_trans(tap[BFrag::ldmatrix_trans_origin(lane)].get());
+                } else {
+                    // Case: fprop, rows contiguous along the fragment's rows (C).
+                    weights[g][r][s]->load(warp_weights[g][r][s][BFrag::ldmatrix_origin(lane)].get());
+                }
             }
         }
     }

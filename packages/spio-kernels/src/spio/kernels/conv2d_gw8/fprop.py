@@ -10,6 +10,9 @@ from .fprop_spec import KERNEL_NAME, FpropConfig, check_config, default_config, 
 from .fprop_spec import launch_geometry as _launch_geometry
 from .params import Conv2dGw8Params
 
+# The heuristic is pure: memoised, so a launch without a config costs one look-up.
+_default_config = functools.cache(default_config)
+
 SOURCE_NAME = "conv2d_gw8_fprop.cu"
 
 
@@ -19,38 +22,45 @@ def kernel_source() -> str:
     return resources.files(__package__).joinpath(SOURCE_NAME).read_text(encoding="utf-8")
 
 
-def compile_fprop(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:
-    """Compile the fprop kernel for params and config to a cubin for arch (spio.jit cache).
+def compile_types(types_h: str, arch: str) -> Any:
+    """Compile the kernel source with a generated types.h to a cubin for arch (spio.jit cache).
 
-    Returns the spio.jit.CompiledCode.
+    Returns the spio.jit.CompiledCode. fprop and dgrad share the source; types.h says which.
     """
     import spio.dims
     import spio.jit
 
     return spio.jit.compile(
         kernel_source(),
-        headers={"types.h": generate_types(params, config)},
+        headers={"types.h": types_h},
         include_dirs=[spio.dims.include_dir()],
         arch=arch,
         name=SOURCE_NAME,
     )
 
 
+def compile_fprop(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:
+    """Compile the fprop kernel for params and config to a cubin for arch (spio.jit cache)."""
+    return compile_types(generate_types(params, config), arch)
+
+
 @functools.cache
-def _kernel(params: Conv2dGw8Params, config: FpropConfig, device: int) -> Any:
+def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[Any, Any]:
+    """Return (loaded kernel, launch geometry), checked and built once per (params, config)."""
     import spio.jit
 
+    check_config(params, config)
     arch = spio.jit.device_info(device).arch
-    return compile_fprop(params, config, arch).load(device=device).get_kernel(KERNEL_NAME)
+    kernel = compile_fprop(params, config, arch).load(device=device).get_kernel(KERNEL_NAME)
+    return kernel, _launch_geometry(params, config)
 
 
 def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
     """Return the loaded spio.jit.Kernel for params and config on device (memoised)."""
-    check_config(params, config)
-    return _kernel(params, config, device)
+    return _plan(params, config, device)[0]
 
 
-def _device_of(value: Any) -> int | None:
+def device_of(value: Any) -> int | None:
     device = getattr(value, "device", None)
     index = getattr(device, "index", None)
     return index if isinstance(index, int) else None
@@ -76,15 +86,14 @@ def conv2d_gw8_fprop(
     device defaults to x's device (torch tensors) or device 0; stream as spio.jit.launch.
     """
     if config is None:
-        config = default_config(params)
+        config = _default_config(params)
     if params.has_bias and bias is None:
         raise ValueError("params.has_bias is True but bias is None")
     if device is None:
-        device = _device_of(x)
+        device = device_of(x)
         if device is None:
             device = 0
-    kernel = get_kernel(params, config, device)
-    geometry = _launch_geometry(params, config)
+    kernel, geometry = _plan(params, config, device)
     import spio.jit
 
     spio.jit.launch(

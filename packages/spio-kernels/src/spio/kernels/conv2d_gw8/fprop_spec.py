@@ -28,6 +28,7 @@ from spio.dims import (
 from .params import GROUP_WIDTH, Conv2dGw8Params
 
 KERNEL_NAME = "conv2d_gw8_fprop"
+DGRAD_KERNEL_NAME = "conv2d_gw8_dgrad"
 WARP_SIZE = 32
 #: Fragment columns: one m16n8k8 A fragment covers 16 output columns.
 TILE_Q = 16
@@ -306,10 +307,15 @@ def _stage_dims(config: FpropConfig) -> Dims:
     return Dims(warp_x=config.warps_q, warp_g=config.warps_g, x=config.warp_q, g=config.warp_g, k=8)
 
 
-def _specs(params: Conv2dGw8Params, config: FpropConfig) -> list[Spec]:
+def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Spec]:
     element = dtype.half if params.dtype == "float16" else dtype.bfloat16
     groups = params.groups
     columns = smem_columns(params, config)
+    # A 16-byte weight row holds 8 input channels (fprop), or 8 output channels for dgrad,
+    # whose weights are the layer's with this kernel's input and output channels swapped.
+    row, within = ("c", "k") if dgrad else ("k", "c")
+    weight_dims = {"g": groups, row: 8, "r": params.r, "s": params.s, within: 8}
+    block_weight_dims = {**weight_dims, "g": config.block_g}
     return [
         # Block and warp tiles: folds of the output's rows (Y), columns (X) and groups (G).
         Fold("block_y", "y", config.block_p),
@@ -332,12 +338,13 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig) -> list[Spec]:
             Dims(warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
             init="threadIdx.x",
         ),
-        # Global memory: NHWC activations, weights G x K x R x S x C (= K x R x S x 8).
+        # Global memory: NHWC activations, weights G x K x R x S x C (= K x R x S x 8; for
+        # dgrad the same memory read as G x C x R x S x K).
         Tensor(
             "Input", element, Dims(n=params.n, y=params.h, x=params.w, g=groups, c=8), constant=True
         ),
         Tensor("Output", element, Dims(n=params.n, y=params.p, x=params.q, g=groups, k=8)),
-        Tensor("Weights", element, Dims(g=groups, k=8, r=params.r, s=params.s, c=8), constant=True),
+        Tensor("Weights", element, Dims(**weight_dims), constant=True),
         Tensor("Bias", dtype.float, Dims(g=groups, k=8), constant=True),
         # Shared memory: the ring of input rows, 16-byte cells (one group of one pixel); the
         # block's output tile, staged per warp for 16-byte stores.
@@ -348,15 +355,13 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig) -> list[Spec]:
             Strides(g=8 * smem_column_pitch(params, config)),
         ),
         Tensor("SmemOutput", element, _stage_dims(config), Strides(x=8 * stage_pitch(config))),
-        # The block's weights, same layout as global (rows of 8 input channels, R * S cells
-        # apart between output channels): one ldmatrix per B fragment.
-        Tensor(
-            "SmemWeights",
-            element,
-            Dims(g=config.block_g, k=8, r=params.r, s=params.s, c=8),
-        ),
+        # The block's weights, same layout as global (16-byte rows, R * S cells apart):
+        # one ldmatrix per B fragment.
+        Tensor("SmemWeights", element, Dims(**block_weight_dims)),
         CompoundIndex("LoadIndex", Dims(x=columns, g=config.block_g)),
-        CompoundIndex("WeightLoadIndex", Dims(g=config.block_g, k=8, r=params.r, s=params.s)),
+        CompoundIndex(
+            "WeightLoadIndex", Dims(**{k: v for k, v in block_weight_dims.items() if k != within})
+        ),
         CompoundIndex("StoreIndex", Dims(x=config.warp_q, g=config.warp_g)),
         # Tensor cores: A = 16 pixels x 8 input channels, B = 8 x 8 weights of one tap,
         # C = 16 pixels x 8 output channels.
@@ -370,7 +375,7 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig) -> list[Spec]:
     ]
 
 
-def _constants(params: Conv2dGw8Params, config: FpropConfig) -> str:
+def _constants(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> str:
     values = [
         ("kPadTop", params.pad_top, "input rows above the image that read as zero"),
         ("kPadLeft", params.pad_left, "input columns left of the image that read as zero"),
@@ -383,10 +388,22 @@ def _constants(params: Conv2dGw8Params, config: FpropConfig) -> str:
         lines += [f"// {why}", f"constexpr int {name} = {value};"]
     has_bias = "true" if params.has_bias else "false"
     lines += ["// whether the kernel adds a bias", f"constexpr bool kHasBias = {has_bias};"]
+    lines += [
+        "// whether the kernel computes dgrad (weights transposed and rotated; see the source)",
+        f"constexpr bool kDgrad = {'true' if dgrad else 'false'};",
+        "// the kernel's entry point",
+        f"#define CONV2D_GW8_KERNEL {DGRAD_KERNEL_NAME if dgrad else KERNEL_NAME}",
+    ]
     return "\n".join(lines) + "\n"
 
 
-def generate_types(params: Conv2dGw8Params, config: FpropConfig) -> str:
-    """Return the kernel's types.h for params and config (deterministic: same in, same bytes)."""
+def generate_types(params: Conv2dGw8Params, config: FpropConfig, *, dgrad: bool = False) -> str:
+    """Return the kernel's types.h for params and config (deterministic: same in, same bytes).
+
+    dgrad=True generates the input-gradient variant for params already converted with
+    dgrad_spec.to_fprop_params (dgrad_spec.generate_types does both).
+    """
     check_config(params, config)
-    return generate(_specs(params, config)) + _constants(params, config)
+    if dgrad and params.has_bias:
+        raise ValueError("dgrad has no bias: params.has_bias must be False")
+    return generate(_specs(params, config, dgrad)) + _constants(params, config, dgrad)

@@ -157,15 +157,18 @@ class Conv2dGw8Params:
         """DRAM bytes a pass must move at least (TARGETS.md's bandwidth metric).
 
         fprop: x and w read (+ fp32 bias), y written; dgrad: grad_y and w read, grad_x
-        written; wgrad: x and grad_y read, grad_w written (16-bit here; a wgrad that writes
-        fp32 adds 2 bytes per weight).
+        written; wgrad: x and grad_y read, grad_w written in f32 (what Spio's wgrad writes).
         """
         activation_in = self.n * self.h * self.w * self.c * _ELEMENT_BYTES
         activation_out = self.n * self.p * self.q * self.c * _ELEMENT_BYTES
-        weights = self.c * self.r * self.s * GROUP_WIDTH * _ELEMENT_BYTES
-        bias = 4 * self.c if self.has_bias else 0
-        if pass_ in ("fprop", "dgrad", "wgrad"):
-            return activation_in + activation_out + weights + (bias if pass_ == "fprop" else 0)
+        weight_count = self.c * self.r * self.s * GROUP_WIDTH
+        if pass_ == "fprop":
+            bias = 4 * self.c if self.has_bias else 0
+            return activation_in + activation_out + weight_count * _ELEMENT_BYTES + bias
+        if pass_ == "dgrad":
+            return activation_in + activation_out + weight_count * _ELEMENT_BYTES
+        if pass_ == "wgrad":
+            return activation_in + activation_out + weight_count * 4
         raise ValueError(f"pass_ must be 'fprop', 'dgrad' or 'wgrad', got {pass_!r}")
 
 

@@ -22,3 +22,33 @@ def fprop_reference(x: Any, w: Any, bias: Any, params: Conv2dGw8Params) -> Any:
     b32 = bias.float() if bias is not None else None
     y = F.conv2d(x32, w32, b32, groups=params.c // GROUP_WIDTH)
     return y.permute(0, 2, 3, 1).contiguous().to(torch.float32)
+
+
+def dgrad_reference(grad_y: Any, w: Any, params: Conv2dGw8Params) -> Any:
+    """Return grad_x (n x h x w x c, NHWC, float32), the input gradient of fprop, in fp32.
+
+    grad_y is n x p x q x c (NHWC), w Spio's c x r x s x 8; computed by autograd through
+    fprop_reference on float32 copies.
+    """
+    import torch
+
+    x = torch.zeros(params.input_shape, dtype=torch.float32, device=grad_y.device)
+    x.requires_grad_(True)
+    y = fprop_reference(x, w.float(), None, params)
+    (grad_x,) = torch.autograd.grad(y, x, grad_y.float())
+    return grad_x.contiguous()
+
+
+def wgrad_reference(x: Any, grad_y: Any, params: Conv2dGw8Params) -> Any:
+    """Return grad_w (c x r x s x 8, Spio's layout, float32), the weight gradient, in fp32.
+
+    x is n x h x w x c, grad_y n x p x q x c (NHWC); computed by autograd through
+    fprop_reference on float32 copies.
+    """
+    import torch
+
+    w = torch.zeros(params.weight_shape, dtype=torch.float32, device=grad_y.device)
+    w.requires_grad_(True)
+    y = fprop_reference(x.float(), w, None, params)
+    (grad_w,) = torch.autograd.grad(y, w, grad_y.float())
+    return grad_w.contiguous()

@@ -1,0 +1,73 @@
+"""Launch the dgrad kernel (fprop's source, kDgrad): compile through spio.jit, memoise."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from . import dgrad_spec
+from .fprop import compile_types, device_of
+from .fprop_spec import FpropConfig
+from .params import Conv2dGw8Params
+
+
+def compile_dgrad(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:
+    """Compile the dgrad kernel of the layer params with config to a cubin for arch."""
+    return compile_types(dgrad_spec.generate_types(params, config), arch)
+
+
+# The heuristic is pure: memoised, so a launch without a config costs one look-up.
+_default_config = functools.cache(dgrad_spec.default_config)
+
+
+@functools.cache
+def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[Any, Any]:
+    """Return (loaded kernel, launch geometry), checked and built once per (params, config)."""
+    import spio.jit
+
+    dgrad_spec.check_config(params, config)
+    arch = spio.jit.device_info(device).arch
+    code = compile_dgrad(params, config, arch)
+    kernel = code.load(device=device).get_kernel(dgrad_spec.KERNEL_NAME)
+    return kernel, dgrad_spec.launch_geometry(params, config)
+
+
+def get_dgrad_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
+    """Return the loaded spio.jit.Kernel of the layer params' dgrad with config (memoised)."""
+    return _plan(params, config, device)[0]
+
+
+def conv2d_gw8_dgrad(
+    grad_x: Any,
+    grad_y: Any,
+    w: Any,
+    params: Conv2dGw8Params,
+    config: FpropConfig | None = None,
+    stream: Any = None,
+    device: int | None = None,
+) -> None:
+    """Compute grad_x = the input gradient of conv2d(x, w) for grad_y (asynchronously).
+
+    params describe the layer (its forward shape). grad_x (n x h x w x c), grad_y (n x p x
+    q x c) and w (the layer's c x r x s x 8 weights, as fprop takes them) are contiguous
+    device arrays of params.dtype: torch tensors, objects with __cuda_array_interface__, or
+    device pointers. No shape or dtype checking happens here (spio-torch checks); config
+    None takes dgrad_spec.default_config(params); device and stream as conv2d_gw8_fprop.
+    """
+    if config is None:
+        config = _default_config(params)
+    if device is None:
+        device = device_of(grad_y)
+        if device is None:
+            device = 0
+    kernel, geometry = _plan(params, config, device)
+    import spio.jit
+
+    spio.jit.launch(
+        kernel,
+        geometry.grid,
+        geometry.block,
+        (grad_x, grad_y, w, 0),
+        shared_mem=geometry.shared_mem,
+        stream=stream,
+    )

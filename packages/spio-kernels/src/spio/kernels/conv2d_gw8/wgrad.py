@@ -1,0 +1,136 @@
+"""Launch the wgrad kernels: compile through spio.jit (disk cache), memoise the loaded kernels."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from . import wgrad_spec
+from .fprop import device_of
+from .fprop_spec import LaunchGeometry
+from .params import Conv2dGw8Params
+from .wgrad_spec import WgradConfig
+
+# The heuristic is pure: memoised, so a launch without a config costs one look-up.
+_default_config = functools.cache(wgrad_spec.default_config)
+
+SOURCE_NAME = "conv2d_gw8_wgrad.cu"
+
+
+@functools.cache
+def kernel_source() -> str:
+    """Return the device source of the wgrad kernels."""
+    return resources.files(__package__).joinpath(SOURCE_NAME).read_text(encoding="utf-8")
+
+
+def compile_wgrad(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> Any:
+    """Compile the wgrad kernels for params and config to a cubin for arch (spio.jit cache)."""
+    import spio.dims
+    import spio.jit
+
+    return spio.jit.compile(
+        kernel_source(),
+        headers={"types.h": wgrad_spec.generate_types(params, config)},
+        include_dirs=[spio.dims.include_dir()],
+        arch=arch,
+        name=SOURCE_NAME,
+    )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a launch needs, checked and built once per (params, config, device)."""
+
+    main: Any
+    reduce: Any
+    geometry: LaunchGeometry
+    reduce_geometry: LaunchGeometry
+    workspace_bytes: int
+
+
+@functools.cache
+def _plan(params: Conv2dGw8Params, config: WgradConfig, device: int) -> _Plan:
+    import spio.jit
+
+    wgrad_spec.check_config(params, config)
+    arch = spio.jit.device_info(device).arch
+    module = compile_wgrad(params, config, arch).load(device=device)
+    return _Plan(
+        module.get_kernel(wgrad_spec.KERNEL_NAME),
+        module.get_kernel(wgrad_spec.REDUCE_KERNEL_NAME),
+        wgrad_spec.launch_geometry(params, config),
+        wgrad_spec.reduce_geometry(params),
+        wgrad_spec.workspace_bytes(params, config),
+    )
+
+
+def get_wgrad_kernels(
+    params: Conv2dGw8Params, config: WgradConfig, device: int = 0
+) -> tuple[Any, Any]:
+    """Return the loaded (main, reduce) spio.jit.Kernels for params and config (memoised)."""
+    plan = _plan(params, config, device)
+    return plan.main, plan.reduce
+
+
+def wgrad_workspace_bytes(params: Conv2dGw8Params, config: WgradConfig | None = None) -> int:
+    """Bytes of workspace conv2d_gw8_wgrad needs for params and config (None: the default)."""
+    if config is None:
+        config = wgrad_spec.default_config(params)
+    return wgrad_spec.workspace_bytes(params, config)
+
+
+def _torch_workspace(like: Any, nbytes: int) -> Any:
+    import torch
+
+    return torch.empty(nbytes // 4, dtype=torch.float32, device=like.device)
+
+
+def conv2d_gw8_wgrad(
+    grad_w: Any,
+    x: Any,
+    grad_y: Any,
+    params: Conv2dGw8Params,
+    config: WgradConfig | None = None,
+    workspace: Any = None,
+    stream: Any = None,
+    device: int | None = None,
+) -> None:
+    """Compute grad_w, the weight gradient of conv2d(x, w) for grad_y, in f32 (asynchronously).
+
+    params describe the layer. grad_w (c x r x s x 8, Spio's weight layout, float32), x (n x
+    h x w x c) and grad_y (n x p x q x c, both params.dtype) are contiguous device arrays:
+    torch tensors, objects with __cuda_array_interface__, or device pointers. workspace is
+    device memory of at least wgrad_workspace_bytes(params, config) bytes for the partial
+    sums; None allocates it with torch when x is a torch tensor. The result is the same bits
+    on every run. No shape or dtype checking happens here (spio-torch checks); config None
+    takes wgrad_spec.default_config(params); device and stream as conv2d_gw8_fprop.
+    """
+    if config is None:
+        config = _default_config(params)
+    if device is None:
+        device = device_of(x)
+        if device is None:
+            device = 0
+    plan = _plan(params, config, device)
+    if workspace is None:
+        if device_of(x) is None:
+            raise ValueError(
+                "workspace is None and x is not a torch tensor: pass device memory of "
+                f"wgrad_workspace_bytes(params, config) = {plan.workspace_bytes} bytes"
+            )
+        workspace = _torch_workspace(x, plan.workspace_bytes)
+    import spio.jit
+
+    geometry = plan.geometry
+    spio.jit.launch(
+        plan.main,
+        geometry.grid,
+        geometry.block,
+        (workspace, x, grad_y),
+        shared_mem=geometry.shared_mem,
+        stream=stream,
+    )
+    finish = plan.reduce_geometry
+    spio.jit.launch(plan.reduce, finish.grid, finish.block, (grad_w, workspace), stream=stream)

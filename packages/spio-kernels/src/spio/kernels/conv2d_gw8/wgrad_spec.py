@@ -1,0 +1,391 @@
+"""wgrad of grouped conv2d gw8: configuration, its space, launch geometry and typed dims.
+
+grad_w[g, k, r, s, c] = sum over n, p, q of grad_y[n, p, q, g, k] * x[n, p + r - pad_top,
+q + s - pad_left, g, c]: a reduction over every output pixel. Two kernels compute it,
+deterministically (the same bits on every run):
+
+- conv2d_gw8_wgrad: a block owns `block_q` output columns x `block_g` groups of one image
+  and walks `block_p` output rows down it, with the input rows in a shared-memory ring as in
+  fprop (R rows in use, `prefetch` loading, one retiring) and the grad_y rows in a second
+  ring. A warp owns 16 columns x `warp_g` groups. Per output row, group and pair of filter
+  taps it multiplies (m16n8k16) a 16 x 16 A fragment, rows = (tap of the pair, input
+  channel), columns = its 16 pixels shifted by each tap (ldmatrix .trans from the input
+  ring), by the 16 pixels x 8 output channels of grad_y (B, ldmatrix .trans), accumulating in
+  f32 registers for the whole walk. At the end the warps of a block add their accumulators
+  in a fixed order through shared memory and the block writes one partial sum of the
+  weights to the workspace.
+- conv2d_gw8_wgrad_reduce: sums the partials of each weight in a fixed order into grad_w.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Strides, Tensor, dtype, generate
+
+from .fprop_spec import LaunchGeometry
+from .params import GROUP_WIDTH, Conv2dGw8Params
+
+KERNEL_NAME = "conv2d_gw8_wgrad"
+REDUCE_KERNEL_NAME = "conv2d_gw8_wgrad_reduce"
+WARP_SIZE = 32
+#: Pixels of one m16n8k16 K step: a warp's columns.
+TILE_Q = 16
+MAX_WARPS = 16
+MAX_SHARED_MEM = 100 * 1024
+#: f32 accumulator registers per thread (warp_g * ceil(R * S / 2) fragments of 4).
+MAX_ACC_REGISTERS = 112
+#: The reduce kernel: weights per block (one per lane) and partial slices (one per warp).
+REDUCE_WEIGHTS = 32
+REDUCE_SLICES = 8
+
+BLOCK_Q_VALUES = (16, 32, 64)
+BLOCK_G_VALUES = (1, 2, 4, 8)
+WARP_G_VALUES = (1, 2)
+BLOCK_P_VALUES = (8, 16, 32, 64)
+PREFETCH_VALUES = (1, 2)
+
+_CELL_BYTES = 16
+_F32_BYTES = 4
+
+
+@dataclass(frozen=True)
+class WgradConfig:
+    """Tiling of the wgrad kernel; see the module doc for what each field means.
+
+    block_q: output columns per block (a multiple of 16; a warp owns 16);
+    block_g: groups per block (divides the groups); warp_g: groups per warp (divides
+    block_g); block_p: output rows a block walks; prefetch: rows loading ahead of use.
+    """
+
+    block_q: int = 64
+    block_g: int = 2
+    warp_g: int = 2
+    block_p: int = 32
+    prefetch: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("block_q", "block_g", "warp_g", "block_p", "prefetch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {value!r}")
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        if self.block_q % TILE_Q != 0:
+            raise ValueError(f"block_q must be a multiple of {TILE_Q}, got {self.block_q}")
+        if self.block_g % self.warp_g != 0:
+            raise ValueError(
+                f"block_g must be a multiple of warp_g = {self.warp_g}, got {self.block_g}"
+            )
+        if self.warps > MAX_WARPS:
+            raise ValueError(
+                f"warps = (block_q / 16) * (block_g / warp_g) = {self.warps} must be at most "
+                f"{MAX_WARPS}"
+            )
+
+    @property
+    def warps_q(self) -> int:
+        return self.block_q // TILE_Q
+
+    @property
+    def warps_g(self) -> int:
+        return self.block_g // self.warp_g
+
+    @property
+    def warps(self) -> int:
+        return self.warps_q * self.warps_g
+
+    @property
+    def threads(self) -> int:
+        return WARP_SIZE * self.warps
+
+
+def tap_pairs(params: Conv2dGw8Params) -> int:
+    """A fragments per group and pixel step: the R * S taps two at a time (the last may be
+    a tap repeated, whose half of the result is dropped)."""
+    return _ceil_div(params.r * params.s, 2)
+
+
+def _odd_at_least(value: int) -> int:
+    return value if value % 2 == 1 else value + 1
+
+
+def _pitch(columns: int, block_g: int) -> int:
+    """Cells between two groups of a ring row: 8 / block_g times an odd number, so the 8
+    cells of a cp.async phase (8 / block_g columns x block_g groups) hit 8 bank quads."""
+    unit = max(1, 8 // block_g)
+    return unit * _odd_at_least(_ceil_div(columns, unit))
+
+
+def input_ring_rows(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Input rows in the ring: R in use, prefetch loading, one retiring (as fprop)."""
+    return params.r + config.prefetch + 1
+
+
+def grad_ring_rows(config: WgradConfig) -> int:
+    """grad_y rows in the ring: one in use, prefetch loading, one retiring."""
+    return config.prefetch + 2
+
+
+def input_columns(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Input columns a block stages per row: its output columns plus the S - 1 halo."""
+    return config.block_q + params.s - 1
+
+
+def ring_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Shared memory of the two rings."""
+    inputs = input_ring_rows(params, config) * _pitch(input_columns(params, config), config.block_g)
+    grads = grad_ring_rows(config) * _pitch(config.block_q, config.block_g)
+    return _CELL_BYTES * config.block_g * (inputs + grads)
+
+
+def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Shared memory of the block's reduction: every warp's accumulators (after the walk,
+    in the same memory as the rings)."""
+    fragments = config.warps_q * config.block_g * tap_pairs(params)
+    return fragments * WARP_SIZE * 4 * _F32_BYTES
+
+
+def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Dynamic shared memory of one block: the rings, reused for the reduction."""
+    return max(ring_bytes(params, config), reduce_bytes(params, config))
+
+
+def partial_count(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Partial sums of every weight the main kernel writes: one per image x row chunk x
+    column strip."""
+    return params.n * _ceil_div(params.p, config.block_p) * _ceil_div(params.q, config.block_q)
+
+
+def weight_count(params: Conv2dGw8Params) -> int:
+    """Weights (f32 values of grad_w): c x r x s x 8."""
+    return params.c * params.r * params.s * GROUP_WIDTH
+
+
+def workspace_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Bytes of the workspace of partial sums a launch needs (f32)."""
+    return partial_count(params, config) * weight_count(params) * _F32_BYTES
+
+
+def grid_blocks(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Blocks of the main kernel: partials x group slices."""
+    return partial_count(params, config) * (params.groups // config.block_g)
+
+
+def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeometry:
+    """Return the launch geometry of the main kernel."""
+    return LaunchGeometry(
+        grid_blocks(params, config), config.threads, shared_mem_bytes(params, config)
+    )
+
+
+def reduce_geometry(params: Conv2dGw8Params) -> LaunchGeometry:
+    """Return the launch geometry of the reduce kernel."""
+    blocks = _ceil_div(weight_count(params), REDUCE_WEIGHTS)
+    return LaunchGeometry(blocks, REDUCE_WEIGHTS * REDUCE_SLICES, 0)
+
+
+def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
+    """Raise ValueError when config cannot run params (it names the failing rule)."""
+    if not isinstance(config, WgradConfig):
+        raise TypeError(f"config must be a WgradConfig, got {type(config).__name__}")
+    if params.groups % config.block_g != 0:
+        raise ValueError(
+            f"block_g = {config.block_g} must divide the groups c / 8 = {params.groups}"
+        )
+    registers = config.warp_g * tap_pairs(params) * 4
+    if registers > MAX_ACC_REGISTERS:
+        raise ValueError(
+            f"warp_g * ceil(r * s / 2) * 4 = {registers} accumulator registers exceed "
+            f"{MAX_ACC_REGISTERS}; lower warp_g"
+        )
+    smem = shared_mem_bytes(params, config)
+    if smem > MAX_SHARED_MEM:
+        raise ValueError(f"config needs {smem} bytes of shared memory, more than {MAX_SHARED_MEM}")
+
+
+def _is_valid(params: Conv2dGw8Params, config: WgradConfig) -> bool:
+    try:
+        check_config(params, config)
+    except ValueError:
+        return False
+    return True
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << max(0, value - 1).bit_length()
+
+
+def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
+    """Return every valid config for params, in a fixed order (tiles larger than the image
+    left out, as in fprop)."""
+    configs = []
+    for block_q, block_g, warp_g, block_p, prefetch in itertools.product(
+        BLOCK_Q_VALUES, BLOCK_G_VALUES, WARP_G_VALUES, BLOCK_P_VALUES, PREFETCH_VALUES
+    ):
+        if block_q > max(TILE_Q, _next_power_of_two(params.q)):
+            continue
+        if block_p > max(BLOCK_P_VALUES[0], _next_power_of_two(params.p)):
+            continue
+        if block_g % warp_g or (block_q // TILE_Q) * (block_g // warp_g) > MAX_WARPS:
+            continue
+        config = WgradConfig(block_q, block_g, warp_g, block_p, prefetch)
+        if _is_valid(params, config):
+            configs.append(config)
+    return configs
+
+
+#: Warps per SM the heuristic wants the grid to hold (as fprop's).
+MIN_WARPS_PER_SM = 12
+
+
+def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
+    """Pick a config by rule of thumb (the perf model replaces this later).
+
+    Two groups per block and per warp where the accumulators fit (32-byte pixels), the
+    widest strip up to 64 columns, one row of prefetch; then the longest walk (fewest
+    partials to write and reduce) whose grid still holds MIN_WARPS_PER_SM warps per SM.
+    """
+    block_g = 2 if params.groups % 2 == 0 else 1
+    warp_g = block_g if block_g * tap_pairs(params) * 4 <= MAX_ACC_REGISTERS else 1
+    block_q = min(64, max(TILE_Q, _next_power_of_two(params.q)))
+    max_p = max(BLOCK_P_VALUES[0], _next_power_of_two(params.p))
+    candidates = []
+    for q in (block_q, 32, 16):
+        for block_p in sorted(BLOCK_P_VALUES, reverse=True):
+            if q <= block_q and block_p <= max_p:
+                candidates.append(WgradConfig(q, block_g, warp_g, block_p, 1))
+    valid = list(dict.fromkeys(c for c in candidates if _is_valid(params, c)))
+    if not valid:
+        space = config_space(params)
+        if not space:
+            raise ValueError(f"no wgrad config fits {params}")
+        return space[0]
+    min_warps = MIN_WARPS_PER_SM * sm_count
+    for config in valid:
+        if grid_blocks(params, config) * config.warps >= min_warps:
+            return config
+    return valid[-1]
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
+    element = dtype.half if params.dtype == "float16" else dtype.bfloat16
+    groups = params.groups
+    columns = input_columns(params, config)
+    pairs = tap_pairs(params)
+    # With one group per warp the WARP_G fold is G itself: a tensor holds a dimension once.
+    warp_groups = (
+        Dims(g=config.warps_g)
+        if config.warp_g == 1
+        else Dims(warp_g=config.warps_g, g=config.warp_g)
+    )
+    return [
+        Fold("block_y", "y", config.block_p),
+        Fold("block_x", "x", config.block_q),
+        Fold("block_g", "g", config.block_g),
+        Fold("warp_x", "x", TILE_Q),
+        Fold("warp_g", "g", config.warp_g),
+        CompoundIndex(
+            "BlockIndex",
+            Dims(
+                n=params.n,
+                block_y=_ceil_div(params.p, config.block_p),
+                block_x=_ceil_div(params.q, config.block_q),
+                block_g=groups // config.block_g,
+            ),
+            init="blockIdx.x",
+        ),
+        CompoundIndex(
+            "ThreadIndex",
+            Dims(warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
+            init="threadIdx.x",
+        ),
+        # Global memory: NHWC activations; grad_w and its partial sums in Spio's weight
+        # layout G x K x R x S x C, f32.
+        Tensor(
+            "Input", element, Dims(n=params.n, y=params.h, x=params.w, g=groups, c=8), constant=True
+        ),
+        Tensor(
+            "GradOutput",
+            element,
+            Dims(n=params.n, y=params.p, x=params.q, g=groups, k=8),
+            constant=True,
+        ),
+        Tensor(
+            "Partials",
+            dtype.float,
+            Dims(
+                n=params.n,
+                block_y=_ceil_div(params.p, config.block_p),
+                block_x=_ceil_div(params.q, config.block_q),
+                g=groups,
+                k=8,
+                r=params.r,
+                s=params.s,
+                c=8,
+            ),
+        ),
+        # Shared memory: the two rings of rows (16-byte cells) and, after the walk, every
+        # warp's accumulators, lanes innermost (conflict-free f32 stores and loads).
+        Tensor(
+            "SmemInput",
+            element,
+            Dims(ring=input_ring_rows(params, config), g=config.block_g, x=columns, c=8),
+            Strides(g=8 * _pitch(columns, config.block_g)),
+        ),
+        Tensor(
+            "SmemGrad",
+            element,
+            Dims(ring=grad_ring_rows(config), g=config.block_g, x=config.block_q, k=8),
+            Strides(g=8 * _pitch(config.block_q, config.block_g)),
+        ),
+        Tensor(
+            "SmemAcc",
+            dtype.float,
+            Dims(warp_x=config.warps_q, **warp_groups, pair=pairs, e=4, lane=WARP_SIZE),
+        ),
+        CompoundIndex("InputLoadIndex", Dims(x=columns, g=config.block_g)),
+        CompoundIndex("GradLoadIndex", Dims(x=config.block_q, g=config.block_g)),
+        # What one thread adds up after the walk: one accumulator element of every warp.
+        CompoundIndex("ReduceIndex", Dims(g=config.block_g, pair=pairs, e=4, lane=WARP_SIZE)),
+        # Tensor cores, m16n8k16: A = (tap of the pair, input channel) x 16 pixels, B = 16
+        # pixels x 8 output channels, C = (tap of the pair, input channel) x output channel.
+        Fragment("TapFrag", "m16n8k16.a", element, "tc", "x"),
+        Fragment("GradFrag", "m16n8k16.b", element, "x", "k"),
+        Fragment("AccFrag", "m16n8k16.c", dtype.float, "tc", "k"),
+        Tensor("AccTile", "AccFrag", Dims(g=config.warp_g, pair=pairs)),
+        # The reduce kernel: weights x partial slices per block.
+        CompoundIndex(
+            "ReduceThread", Dims(slice=REDUCE_SLICES, weight=REDUCE_WEIGHTS), init="threadIdx.x"
+        ),
+    ]
+
+
+def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
+    values = [
+        ("kPadTop", params.pad_top, "input rows above the image that read as zero"),
+        ("kPadLeft", params.pad_left, "input columns left of the image that read as zero"),
+        ("kRows", params.r, "filter rows R"),
+        ("kCols", params.s, "filter columns S"),
+        ("kPrefetch", config.prefetch, "rows loading ahead of the one needed next"),
+        ("kThreads", config.threads, "threads per block of the main kernel"),
+        ("kPartials", partial_count(params, config), "partial sums of every weight"),
+        ("kWeights", weight_count(params), "f32 values of grad_w"),
+        ("kReduceWeights", REDUCE_WEIGHTS, "weights per block of the reduce kernel"),
+        ("kReduceSlices", REDUCE_SLICES, "partial slices per block of the reduce kernel"),
+    ]
+    lines = ["", "// Kernel parameters (spio.kernels.conv2d_gw8.wgrad_spec)."]
+    for name, value, why in values:
+        lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    return "\n".join(lines) + "\n"
+
+
+def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
+    """Return the kernels' types.h for params and config (deterministic)."""
+    check_config(params, config)
+    return generate(_specs(params, config)) + _constants(params, config)

@@ -1,0 +1,58 @@
+"""Shapes, config sampling, inputs and tolerances shared by the passes' GPU tests."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+
+# Odd sizes, every R and S, asymmetric padding, bias, both dtypes, N = 1, a large layer.
+SHAPES = [
+    Conv2dGw8Params.make(1, 8, 7, 9),
+    Conv2dGw8Params.make(1, 8, 1, 1, r=1, s=1, padding=0),
+    Conv2dGw8Params.make(2, 16, 5, 3, r=2, s=2, padding=(1, 0, 0, 1), has_bias=True),
+    Conv2dGw8Params.make(1, 24, 11, 13, r=7, s=7, padding=3, dtype="bfloat16"),
+    Conv2dGw8Params.make(3, 8, 9, 17, r=1, s=7, padding=(0, 0, 6, 0), has_bias=True),
+    Conv2dGw8Params.make(1, 32, 8, 6, r=5, s=3, padding=(4, 0, 0, 2), dtype="bfloat16"),
+    Conv2dGw8Params.make(2, 16, 6, 33, r=4, s=6, padding=(1, 2, 5, 0)),
+    Conv2dGw8Params.make(1, 64, 19, 35, has_bias=True),
+    Conv2dGw8Params.make(2, 128, 15, 15, r=3, s=3, padding=(0, 2, 2, 0), dtype="bfloat16"),
+    Conv2dGw8Params.make(128, 64, 64, 64),
+]
+
+#: Shapes whose space is larger than this run a covering subset (every value of every field).
+MAX_CONFIGS = 48
+
+
+def covering_configs(space: Sequence[Any], default: Any) -> list[Any]:
+    """Return the whole space when small, else the default plus one config per field value."""
+    if len(space) <= MAX_CONFIGS:
+        return list(space)
+    chosen = [default]
+    for field in dataclasses.fields(default):
+        for value in sorted({getattr(c, field.name) for c in space}):
+            if not any(getattr(c, field.name) == value for c in chosen):
+                chosen.append(next(c for c in space if getattr(c, field.name) == value))
+    return chosen
+
+
+def uniform(shape: Sequence[int], params: Conv2dGw8Params, salt: int) -> Any:
+    """Values uniform in [-1, 1) of params.dtype on the GPU, seeded by the shape and salt."""
+    import torch
+
+    seed = params.n * 1000 + params.h * 10 + params.r + salt
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    values = torch.rand(tuple(shape), device="cuda", generator=gen) * 2 - 1
+    return values.to(getattr(torch, params.dtype))
+
+
+def assert_close_16bit(got: Any, expected: Any, params: Conv2dGw8Params, depth: int) -> None:
+    """Check a 16-bit result: final rounding plus f32 accumulation of depth terms <= 1."""
+    import torch
+
+    eps = 2.0**-8 if params.dtype == "bfloat16" else 2.0**-11
+    torch.testing.assert_close(
+        got.float(), expected, rtol=2 * eps, atol=2 * eps * depth**0.5 + depth * 2.0**-20
+    )

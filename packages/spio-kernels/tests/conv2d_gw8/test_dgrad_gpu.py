@@ -1,0 +1,40 @@
+"""dgrad on a GPU against the fp32 reference (autograd), grad_x poisoned with NaN."""
+
+import pytest
+from gw8_cases import SHAPES, assert_close_16bit, covering_configs, uniform
+
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, conv2d_gw8_dgrad, dgrad_spec
+from spio.kernels.conv2d_gw8.dgrad import get_dgrad_kernel
+from spio.kernels.conv2d_gw8.reference import dgrad_reference
+
+pytestmark = pytest.mark.gpu
+
+CASES = [
+    (params, config)
+    for params in SHAPES
+    for config in covering_configs(
+        dgrad_spec.config_space(params), dgrad_spec.default_config(params)
+    )
+]
+
+
+@pytest.mark.parametrize(("params", "config"), CASES, ids=str)
+def test_dgrad_matches_reference(params: Conv2dGw8Params, config: FpropConfig) -> None:
+    import torch
+
+    grad_y = uniform(params.output_shape, params, 3)
+    w = uniform(params.weight_shape, params, 4)
+    grad_x = torch.full(params.input_shape, float("nan"), device="cuda", dtype=grad_y.dtype)
+    conv2d_gw8_dgrad(grad_x, grad_y, w, params, config)
+    torch.cuda.synchronize()
+    assert not torch.isnan(grad_x).any(), "the kernel left grad_x elements unwritten"
+    expected = dgrad_reference(grad_y, w, params)
+    assert_close_16bit(grad_x, expected, params, 8 * params.r * params.s)
+
+
+def test_dgrad_kernels_use_no_local_memory() -> None:
+    params = Conv2dGw8Params.make(128, 64, 64, 64)
+    space = dgrad_spec.config_space(params)
+    for config in covering_configs(space, dgrad_spec.default_config(params)):
+        attributes = get_dgrad_kernel(params, config).attributes
+        assert attributes.local_mem == 0, (config, attributes)

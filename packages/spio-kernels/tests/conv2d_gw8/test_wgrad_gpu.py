@@ -1,0 +1,86 @@
+"""wgrad on a GPU against the fp32 reference (autograd), and its determinism.
+
+grad_w and the workspace of partial sums are poisoned with NaN, so a weight or a partial
+the kernels leave unwritten shows as NaN in grad_w.
+"""
+
+import pytest
+from gw8_cases import SHAPES, covering_configs, uniform
+
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    WgradConfig,
+    conv2d_gw8_wgrad,
+    wgrad_spec,
+    wgrad_workspace_bytes,
+)
+from spio.kernels.conv2d_gw8.reference import wgrad_reference
+from spio.kernels.conv2d_gw8.wgrad import get_wgrad_kernels
+
+pytestmark = pytest.mark.gpu
+
+CASES = [
+    (params, config)
+    for params in SHAPES
+    for config in covering_configs(
+        wgrad_spec.config_space(params), wgrad_spec.default_config(params)
+    )
+]
+
+
+def _run(params: Conv2dGw8Params, config: WgradConfig, x, grad_y):  # type: ignore[no-untyped-def]
+    import torch
+
+    grad_w = torch.full(params.weight_shape, float("nan"), device="cuda", dtype=torch.float32)
+    workspace = torch.full(
+        (wgrad_workspace_bytes(params, config) // 4,), float("nan"), device="cuda"
+    )
+    conv2d_gw8_wgrad(grad_w, x, grad_y, params, config, workspace=workspace)
+    torch.cuda.synchronize()
+    return grad_w
+
+
+@pytest.mark.parametrize(("params", "config"), CASES, ids=str)
+def test_wgrad_matches_reference(params: Conv2dGw8Params, config: WgradConfig) -> None:
+    import torch
+
+    x = uniform(params.input_shape, params, 5)
+    grad_y = uniform(params.output_shape, params, 6)
+    grad_w = _run(params, config, x, grad_y)
+    assert not torch.isnan(grad_w).any(), "the kernels left weights or partials unwritten"
+    # Products of 16-bit values are exact in f32; the error is f32 summation over
+    # depth = n * p * q terms of magnitude <= 1, in either order.
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
+def test_wgrad_is_deterministic() -> None:
+    import torch
+
+    params = Conv2dGw8Params.make(32, 64, 33, 31, dtype="bfloat16")
+    x = uniform(params.input_shape, params, 7)
+    grad_y = uniform(params.output_shape, params, 8)
+    config = wgrad_spec.default_config(params)
+    first = _run(params, config, x, grad_y)
+    for _ in range(3):
+        assert torch.equal(_run(params, config, x, grad_y), first)
+
+
+def test_wgrad_allocates_its_workspace_from_torch() -> None:
+    import torch
+
+    params = Conv2dGw8Params.make(2, 16, 9, 9)
+    x = uniform(params.input_shape, params, 9)
+    grad_y = uniform(params.output_shape, params, 10)
+    grad_w = torch.empty(params.weight_shape, device="cuda", dtype=torch.float32)
+    conv2d_gw8_wgrad(grad_w, x, grad_y, params)
+    torch.testing.assert_close(grad_w, wgrad_reference(x, grad_y, params), rtol=1e-4, atol=1e-4)
+
+
+def test_wgrad_kernels_use_no_local_memory() -> None:
+    params = Conv2dGw8Params.make(128, 64, 64, 64)
+    space = wgrad_spec.config_space(params)
+    for config in covering_configs(space, wgrad_spec.default_config(params)):
+        for kernel in get_wgrad_kernels(params, config):
+            assert kernel.attributes.local_mem == 0, (config, kernel.attributes)
