@@ -6,9 +6,15 @@ import functools
 from typing import Any
 
 from . import dgrad_spec
-from .fprop import compile_types, device_of
+from .fprop import SOURCE_NAME, compile_types, device_of, kernel_source, types_request
 from .fprop_spec import FpropConfig
 from .params import Conv2dGw8Params
+
+
+def compile_request(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:
+    """Return the spio.jit.CompileRequest of the dgrad kernel (for compile_many)."""
+    types_h = dgrad_spec.generate_types(params, config)
+    return types_request(SOURCE_NAME, kernel_source(), types_h, arch)
 
 
 def compile_dgrad(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:

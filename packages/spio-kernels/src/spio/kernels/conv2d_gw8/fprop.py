@@ -22,21 +22,45 @@ def kernel_source() -> str:
     return resources.files(__package__).joinpath(SOURCE_NAME).read_text(encoding="utf-8")
 
 
+def types_request(source_name: str, source: str, types_h: str, arch: str) -> Any:
+    """Return the spio.jit.CompileRequest of a kernel source with its generated types.h."""
+    import spio.dims
+    import spio.jit
+
+    return spio.jit.CompileRequest(
+        source,
+        headers={"types.h": types_h},
+        include_dirs=(spio.dims.include_dir(),),
+        arch=arch,
+        name=source_name,
+    )
+
+
+def compile_request(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:
+    """Return the spio.jit.CompileRequest of the fprop kernel (for compile_many)."""
+    return types_request(SOURCE_NAME, kernel_source(), generate_types(params, config), arch)
+
+
+def compile_requested(request: Any) -> Any:
+    """Compile a CompileRequest made by types_request (spio.jit cache)."""
+    import spio.jit
+
+    return spio.jit.compile(
+        request.source,
+        headers=request.headers,
+        include_dirs=request.include_dirs,
+        arch=request.arch,
+        name=request.name,
+    )
+
+
 def compile_types(types_h: str, arch: str) -> Any:
     """Compile the kernel source with a generated types.h to a cubin for arch (spio.jit cache).
 
     Returns the spio.jit.CompiledCode. fprop and dgrad share the source; types.h says which.
     """
-    import spio.dims
-    import spio.jit
-
-    return spio.jit.compile(
-        kernel_source(),
-        headers={"types.h": types_h},
-        include_dirs=[spio.dims.include_dir()],
-        arch=arch,
-        name=SOURCE_NAME,
-    )
+    request = types_request(SOURCE_NAME, kernel_source(), types_h, arch)
+    return compile_requested(request)
 
 
 def compile_fprop(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:

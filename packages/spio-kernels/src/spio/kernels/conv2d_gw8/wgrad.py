@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 from . import wgrad_spec
-from .fprop import device_of
+from .fprop import compile_requested, device_of, types_request
 from .fprop_spec import LaunchGeometry
 from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
@@ -25,18 +25,15 @@ def kernel_source() -> str:
     return resources.files(__package__).joinpath(SOURCE_NAME).read_text(encoding="utf-8")
 
 
+def compile_request(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> Any:
+    """Return the spio.jit.CompileRequest of the wgrad kernels (for compile_many)."""
+    types_h = wgrad_spec.generate_types(params, config)
+    return types_request(SOURCE_NAME, kernel_source(), types_h, arch)
+
+
 def compile_wgrad(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> Any:
     """Compile the wgrad kernels for params and config to a cubin for arch (spio.jit cache)."""
-    import spio.dims
-    import spio.jit
-
-    return spio.jit.compile(
-        kernel_source(),
-        headers={"types.h": wgrad_spec.generate_types(params, config)},
-        include_dirs=[spio.dims.include_dir()],
-        arch=arch,
-        name=SOURCE_NAME,
-    )
+    return compile_requested(compile_request(params, config, arch))
 
 
 @dataclass(frozen=True)

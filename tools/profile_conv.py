@@ -1,0 +1,57 @@
+"""Launch one conv2d_gw8 pass and configuration a few times, for ncu or compute-sanitizer.
+
+Usage: ncu --clock-control none --set full -k regex:conv2d -c 1 -o OUT \
+           python3 tools/profile_conv.py PASS NxCxHxW [CONFIG]
+       compute-sanitizer --tool racecheck python3 tools/profile_conv.py PASS NxCxHxW [CONFIG]
+PASS is fprop, dgrad or wgrad. CONFIG is the config's fields in order (six numbers for fprop
+and dgrad: block_q block_g warp_g warp_q16 block_p prefetch; five for wgrad: block_q block_g
+warp_g block_p prefetch); without them the pass's default configuration runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    FpropConfig,
+    WgradConfig,
+    conv2d_gw8_dgrad,
+    conv2d_gw8_fprop,
+    conv2d_gw8_wgrad,
+    default_config,
+    dgrad_spec,
+    wgrad_spec,
+)
+
+
+def main(argv: list[str]) -> None:
+    pass_ = argv[0]
+    n, c, h, w = (int(v) for v in argv[1].split("x"))
+    params = Conv2dGw8Params.make(n=n, c=c, h=h, w=w, r=3, s=3, padding=1)
+    fields = [int(v) for v in argv[2:]]
+    x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
+    weight = torch.randn(c, 3, 3, 8, device="cuda", dtype=torch.float16)
+    y = torch.empty(n, params.p, params.q, c, device="cuda", dtype=torch.float16)
+    if pass_ == "fprop":
+        config = FpropConfig(*fields) if fields else default_config(params)
+        run = lambda: conv2d_gw8_fprop(y, x, weight, None, params, config)  # noqa: E731
+    elif pass_ == "dgrad":
+        config = FpropConfig(*fields) if fields else dgrad_spec.default_config(params)
+        run = lambda: conv2d_gw8_dgrad(x, y, weight, params, config)  # noqa: E731
+    elif pass_ == "wgrad":
+        config = WgradConfig(*fields) if fields else wgrad_spec.default_config(params)
+        grad_w = torch.empty(c, 3, 3, 8, device="cuda", dtype=torch.float32)
+        run = lambda: conv2d_gw8_wgrad(grad_w, x, y, params, config)  # noqa: E731
+    else:
+        raise SystemExit(f"PASS must be fprop, dgrad or wgrad, got {pass_!r}")
+    print(pass_, params, config, flush=True)
+    for _ in range(3):
+        run()
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
