@@ -1,0 +1,136 @@
+"""wgrad config, config space, workspace, generated types and NVRTC compiles (no GPU)."""
+
+import dataclasses
+
+import pytest
+from gw8_cases import covering_configs
+
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_spec
+from spio.kernels.conv2d_gw8.reference import wgrad_reference
+from spio.kernels.conv2d_gw8.wgrad import compile_wgrad, wgrad_workspace_bytes
+
+SHAPES = [
+    Conv2dGw8Params.make(1, 8, 7, 9),
+    Conv2dGw8Params.make(3, 24, 5, 11, r=7, s=7, padding=3),
+    Conv2dGw8Params.make(128, 64, 64, 64),
+    Conv2dGw8Params.make(8, 1024, 8, 8, r=5, s=5, padding=2),
+    Conv2dGw8Params.make(2, 64, 112, 112, r=7, s=7, padding=3),
+]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"block_q": 24}, "block_q must be a multiple of 16, got 24"),
+        ({"block_g": 3, "warp_g": 2}, "block_g must be a multiple of warp_g = 2, got 3"),
+        ({"prefetch": 0}, "prefetch must be >= 1, got 0"),
+        ({"block_q": 64, "block_g": 8, "warp_g": 1}, "warps = .* must be at most 16"),
+    ],
+)
+def test_config_value_errors(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        WgradConfig(**kwargs)
+
+
+def test_config_type_error() -> None:
+    with pytest.raises(TypeError, match=r"block_p must be an int, got 2\.0"):
+        WgradConfig(block_p=2.0)  # type: ignore[arg-type]
+
+
+def test_check_config_against_params() -> None:
+    params = Conv2dGw8Params.make(1, 16, 8, 8)
+    with pytest.raises(ValueError, match="block_g = 4 must divide the groups c / 8 = 2"):
+        wgrad_spec.check_config(params, WgradConfig(block_g=4, warp_g=2))
+    big = Conv2dGw8Params.make(1, 64, 8, 8, r=7, s=7, padding=3)
+    with pytest.raises(ValueError, match="accumulator registers exceed"):
+        wgrad_spec.check_config(big, WgradConfig(warp_g=2))
+    with pytest.raises(TypeError, match="config must be a WgradConfig"):
+        wgrad_spec.check_config(params, "fast")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("params", SHAPES, ids=str)
+def test_config_space_is_valid_and_holds_the_default(params: Conv2dGw8Params) -> None:
+    space = wgrad_spec.config_space(params)
+    assert space
+    assert len(set(space)) == len(space)
+    for config in space:
+        wgrad_spec.check_config(params, config)
+        geometry = wgrad_spec.launch_geometry(params, config)
+        assert geometry.block == 32 * config.warps <= 512
+        assert 0 < geometry.shared_mem <= wgrad_spec.MAX_SHARED_MEM
+        assert wgrad_spec.reduce_bytes(params, config) <= geometry.shared_mem
+    assert wgrad_spec.default_config(params) in space
+
+
+def test_workspace_holds_one_partial_per_image_row_chunk_and_strip() -> None:
+    params = Conv2dGw8Params.make(3, 16, 20, 40)
+    config = WgradConfig(block_q=32, block_g=2, warp_g=2, block_p=8, prefetch=1)
+    partials = 3 * 3 * 2  # n x ceil(20 / 8) x ceil(40 / 32)
+    assert wgrad_spec.partial_count(params, config) == partials
+    assert wgrad_workspace_bytes(params, config) == partials * 16 * 9 * 8 * 4
+    assert wgrad_spec.grid_blocks(params, config) == partials
+    assert wgrad_spec.reduce_geometry(params).grid == -(-16 * 9 * 8 // 32)
+
+
+def test_generate_types_is_deterministic() -> None:
+    params = SHAPES[1]
+    config = wgrad_spec.default_config(params)
+    first = wgrad_spec.generate_types(params, config)
+    assert first == wgrad_spec.generate_types(dataclasses.replace(params), config)
+    assert "constexpr int kPartials" in first
+
+
+def test_wgrad_reference_matches_torch_grad() -> None:
+    torch = pytest.importorskip("torch")
+    params = Conv2dGw8Params.make(2, 16, 6, 5, r=3, s=2, padding=1)
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(params.input_shape, generator=gen)
+    grad_y = torch.randn(params.output_shape, generator=gen)
+    expected = torch.nn.grad.conv2d_weight(
+        x.permute(0, 3, 1, 2),
+        (params.c, 8, params.r, params.s),
+        grad_y.permute(0, 3, 1, 2),
+        padding=1,
+        groups=params.groups,
+    ).permute(0, 2, 3, 1)
+    torch.testing.assert_close(wgrad_reference(x, grad_y, params), expected, rtol=1e-5, atol=1e-5)
+
+
+COMPILE_CASES = [
+    (params, config)
+    for params in (
+        Conv2dGw8Params.make(4, 64, 64, 64),
+        Conv2dGw8Params.make(1, 8, 7, 9, r=1, s=7, padding=(0, 0, 3, 2), dtype="bfloat16"),
+        Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
+    )
+    for config in covering_configs(
+        wgrad_spec.config_space(params), wgrad_spec.default_config(params)
+    )[:10]
+]
+
+
+def test_compile_cases_cover_every_value() -> None:
+    configs = [c for p, c in COMPILE_CASES if p.c == 64]
+    for field, values in (
+        ("block_q", wgrad_spec.BLOCK_Q_VALUES),
+        ("block_g", wgrad_spec.BLOCK_G_VALUES),
+        ("warp_g", wgrad_spec.WARP_G_VALUES),
+        ("block_p", wgrad_spec.BLOCK_P_VALUES),
+        ("prefetch", wgrad_spec.PREFETCH_VALUES),
+    ):
+        assert {getattr(c, field) for c in configs} == set(values), field
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+@pytest.mark.parametrize(("params", "config"), COMPILE_CASES, ids=str)
+def test_nvrtc_compiles(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> None:
+    code = compile_wgrad(params, config, arch)
+    assert code.arch == arch
+    assert code.code
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("params", SHAPES, ids=str)
+def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
+    for config in wgrad_spec.config_space(params):
+        compile_wgrad(params, config, "sm_90")
