@@ -35,16 +35,20 @@ def main(argv: list[str]) -> None:
     x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
     weight = torch.randn(c, 3, 3, 8, device="cuda", dtype=torch.float16)
     y = torch.empty(n, params.p, params.q, c, device="cuda", dtype=torch.float16)
+    config: FpropConfig | WgradConfig
     if pass_ == "fprop":
-        config = FpropConfig(*fields) if fields else default_config(params)
-        run = lambda: conv2d_gw8_fprop(y, x, weight, None, params, config)  # noqa: E731
+        fprop_config = FpropConfig(*fields) if fields else default_config(params)
+        config = fprop_config
+        run = lambda: conv2d_gw8_fprop(y, x, weight, None, params, fprop_config)  # noqa: E731
     elif pass_ == "dgrad":
-        config = FpropConfig(*fields) if fields else dgrad_spec.default_config(params)
-        run = lambda: conv2d_gw8_dgrad(x, y, weight, params, config)  # noqa: E731
+        dgrad_config = FpropConfig(*fields) if fields else dgrad_spec.default_config(params)
+        config = dgrad_config
+        run = lambda: conv2d_gw8_dgrad(x, y, weight, params, dgrad_config)  # noqa: E731
     elif pass_ == "wgrad":
-        config = WgradConfig(*fields) if fields else wgrad_spec.default_config(params)
+        wgrad_config = WgradConfig(*fields) if fields else wgrad_spec.default_config(params)
+        config = wgrad_config
         grad_w = torch.empty(c, 3, 3, 8, device="cuda", dtype=torch.float32)
-        run = lambda: conv2d_gw8_wgrad(grad_w, x, y, params, config)  # noqa: E731
+        run = lambda: conv2d_gw8_wgrad(grad_w, x, y, params, wgrad_config)  # noqa: E731
     else:
         raise SystemExit(f"PASS must be fprop, dgrad or wgrad, got {pass_!r}")
     print(pass_, params, config, flush=True)

@@ -137,7 +137,7 @@ def _spio_launcher(
     return lambda: conv2d_gw8_wgrad(b.grad_w, b.x, b.grad_y, params, config, workspace=b.workspace)
 
 
-def _cudnn_launcher(pass_: str, params: Conv2dGw8Params, buffers: Buffers) -> Callable[[], None]:
+def _cudnn_launcher(pass_: str, params: Conv2dGw8Params, buffers: Buffers) -> Callable[[], object]:
     """Return a function that runs PyTorch's (cuDNN's) pass once on the same buffers.
 
     NCHW views of the NHWC tensors are channels_last, as are the K x 8 x R x S views of the
@@ -204,7 +204,11 @@ def precompile(params: Conv2dGw8Params, configs: dict[str, Sequence[Any]]) -> No
     import spio.jit
 
     arch = spio.jit.device_info(0).arch
-    makers = {"fprop": fprop_request, "dgrad": dgrad_request, "wgrad": wgrad_request}
+    makers: dict[str, Callable[[Conv2dGw8Params, Any, str], Any]] = {
+        "fprop": fprop_request,
+        "dgrad": dgrad_request,
+        "wgrad": wgrad_request,
+    }
     requests = {
         (pass_, config): makers[pass_](params, config, arch)
         for pass_, pass_configs in configs.items()

@@ -62,7 +62,7 @@ __device__ __forceinline__ auto to_element_pair(const CFrag& acc, int p) {
 
 extern "C" __global__ void __launch_bounds__(kThreads)
     CONV2D_GW8_KERNEL(Element* __restrict__ y_ptr, const Element* __restrict__ x_ptr,
-                     const Element* __restrict__ w_ptr, const float* __restrict__ bias_ptr) {
+                      const Element* __restrict__ w_ptr, const float* __restrict__ bias_ptr) {
     extern __shared__ __align__(16) unsigned char smem[];
     const auto smem_input = SmemInput(reinterpret_cast<Element*>(smem));
     const auto smem_output =
@@ -147,7 +147,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
                     weights[g][r][s]->load_trans(tap[BFrag::ldmatrix_trans_origin(lane)].get());
                 } else {
                     // Case: fprop, rows contiguous along the fragment's rows (C).
-                    weights[g][r][s]->load(warp_weights[g][r][s][BFrag::ldmatrix_origin(lane)].get());
+                    weights[g][r][s]->load(
+                        warp_weights[g][r][s][BFrag::ldmatrix_origin(lane)].get());
                 }
             }
         }
