@@ -72,6 +72,18 @@ def test_workspace_holds_one_partial_per_image_row_chunk_and_strip() -> None:
     assert wgrad_spec.reduce_geometry(params).grid == -(-16 * 9 * 8 // 32)
 
 
+def test_images_per_block_divide_the_partials() -> None:
+    params = Conv2dGw8Params.make(64, 1024, 16, 16)
+    config = wgrad_spec.default_config(params)
+    assert (config.block_q, config.block_n) == (16, 4)  # 4 warps of one image each
+    single = dataclasses.replace(config, block_n=1)
+    assert wgrad_spec.partial_count(params, single) == 4 * wgrad_spec.partial_count(params, config)
+    assert config.warps == 4 * single.warps
+    assert wgrad_spec.grid_blocks(params, single) == 4 * wgrad_spec.grid_blocks(params, config)
+    odd = Conv2dGw8Params.make(5, 16, 9, 9)
+    assert wgrad_spec.partial_count(odd, WgradConfig(16, 2, 2, 16, 1, 4)) == 2  # ceil(5 / 4)
+
+
 def test_generate_types_is_deterministic() -> None:
     params = SHAPES[1]
     config = wgrad_spec.default_config(params)
@@ -99,13 +111,13 @@ def test_wgrad_reference_matches_torch_grad() -> None:
 COMPILE_CASES = [
     (params, config)
     for params in (
-        Conv2dGw8Params.make(4, 64, 64, 64),
+        Conv2dGw8Params.make(8, 64, 64, 64),
         Conv2dGw8Params.make(1, 8, 7, 9, r=1, s=7, padding=(0, 0, 3, 2), dtype="bfloat16"),
         Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
     )
     for config in covering_configs(
         wgrad_spec.config_space(params), wgrad_spec.default_config(params)
-    )[:10]
+    )[:14]
 ]
 
 
@@ -117,6 +129,7 @@ def test_compile_cases_cover_every_value() -> None:
         ("warp_g", wgrad_spec.WARP_G_VALUES),
         ("block_p", wgrad_spec.BLOCK_P_VALUES),
         ("prefetch", wgrad_spec.PREFETCH_VALUES),
+        ("block_n", wgrad_spec.BLOCK_N_VALUES),
     ):
         assert {getattr(c, field) for c in configs} == set(values), field
 

@@ -4,21 +4,25 @@ grad_w[g, k, r, s, c] = sum over n, p, q of grad_y[n, p, q, g, k] * x[n, p + r -
 q + s - pad_left, g, c]: a reduction over every output pixel. Two kernels compute it,
 deterministically (the same bits on every run):
 
-- conv2d_gw8_wgrad: a block owns `block_q` output columns x `block_g` groups of one image
-  and walks `block_p` output rows down it, with the input rows in a shared-memory ring as in
-  fprop (R rows in use, `prefetch` loading, one retiring) and the grad_y rows in a second
-  ring. A warp owns 16 columns x `warp_g` groups. Per output row, group and pair of filter
-  taps it multiplies (m16n8k16) a 16 x 16 A fragment, rows = (tap of the pair, input
-  channel), columns = its 16 pixels shifted by each tap (ldmatrix .trans from the input
-  ring), by the 16 pixels x 8 output channels of grad_y (B, ldmatrix .trans), accumulating in
-  f32 registers for the whole walk. At the end the warps of a block add their accumulators
-  in a fixed order through shared memory and the block writes one partial sum of the
-  weights to the workspace.
+- conv2d_gw8_wgrad: a block owns `block_q` output columns x `block_g` groups of `block_n`
+  images (one image per warp row) and walks `block_p` output rows down them, with the
+  input rows in a shared-memory ring as in fprop (R rows in use, `prefetch` loading, one
+  retiring) and the grad_y rows in a second ring. A warp owns 16 columns x `warp_g`
+  groups of one image. Per output row, group and pair of filter taps it multiplies
+  (m16n8k16) a 16 x 16 A fragment, rows = (tap of the pair, input channel), columns = its
+  16 pixels shifted by each tap (ldmatrix .trans from the input ring), by the 16 pixels x
+  8 output channels of grad_y (B, ldmatrix .trans), accumulating in
+  f32 registers for the whole walk. At the end the warps of a block (its images and column
+  strips) add their accumulators in a fixed order through shared memory and the block
+  writes one partial sum of the weights to the workspace. Several images per block keep
+  the partials few where images are narrow and channels many (64x1024x16x16: 16 partials
+  of 295 KB instead of 64).
 - conv2d_gw8_wgrad_reduce: sums the partials of each weight in a fixed order into grad_w.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -45,6 +49,9 @@ BLOCK_G_VALUES = (1, 2, 4, 8)
 WARP_G_VALUES = (1, 2)
 BLOCK_P_VALUES = (8, 16, 32, 64)
 PREFETCH_VALUES = (1, 2)
+BLOCK_N_VALUES = (1, 2, 4)
+#: Pixel columns per block (block_q * block_n) the space allows with block_n > 1.
+MAX_BLOCK_COLUMNS = 64
 
 _CELL_BYTES = 16
 _F32_BYTES = 4
@@ -56,7 +63,8 @@ class WgradConfig:
 
     block_q: output columns per block (a multiple of 16; a warp owns 16);
     block_g: groups per block (divides the groups); warp_g: groups per warp (divides
-    block_g); block_p: output rows a block walks; prefetch: rows loading ahead of use.
+    block_g); block_p: output rows a block walks; prefetch: rows loading ahead of use;
+    block_n: images per block (a warp owns one).
     """
 
     block_q: int = 64
@@ -64,9 +72,10 @@ class WgradConfig:
     warp_g: int = 2
     block_p: int = 32
     prefetch: int = 1
+    block_n: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("block_q", "block_g", "warp_g", "block_p", "prefetch"):
+        for name in ("block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, got {value!r}")
@@ -80,8 +89,8 @@ class WgradConfig:
             )
         if self.warps > MAX_WARPS:
             raise ValueError(
-                f"warps = (block_q / 16) * (block_g / warp_g) = {self.warps} must be at most "
-                f"{MAX_WARPS}"
+                f"warps = (block_q / 16) * (block_g / warp_g) * block_n = {self.warps} must be "
+                f"at most {MAX_WARPS}"
             )
 
     @property
@@ -94,7 +103,7 @@ class WgradConfig:
 
     @property
     def warps(self) -> int:
-        return self.warps_q * self.warps_g
+        return self.warps_q * self.warps_g * self.block_n
 
     @property
     def threads(self) -> int:
@@ -137,13 +146,13 @@ def ring_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Shared memory of the two rings."""
     inputs = input_ring_rows(params, config) * _pitch(input_columns(params, config), config.block_g)
     grads = grad_ring_rows(config) * _pitch(config.block_q, config.block_g)
-    return _CELL_BYTES * config.block_g * (inputs + grads)
+    return _CELL_BYTES * config.block_n * config.block_g * (inputs + grads)
 
 
 def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Shared memory of the block's reduction: every warp's accumulators (after the walk,
     in the same memory as the rings)."""
-    fragments = config.warps_q * config.block_g * tap_pairs(params)
+    fragments = config.block_n * config.warps_q * config.block_g * tap_pairs(params)
     return fragments * WARP_SIZE * 4 * _F32_BYTES
 
 
@@ -153,9 +162,10 @@ def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def partial_count(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Partial sums of every weight the main kernel writes: one per image x row chunk x
-    column strip."""
-    return params.n * _ceil_div(params.p, config.block_p) * _ceil_div(params.q, config.block_q)
+    """Partial sums of every weight the main kernel writes: one per image chunk x row chunk
+    x column strip."""
+    images = _ceil_div(params.n, config.block_n)
+    return images * _ceil_div(params.p, config.block_p) * _ceil_div(params.q, config.block_q)
 
 
 def weight_count(params: Conv2dGw8Params) -> int:
@@ -221,16 +231,26 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     """Return every valid config for params, in a fixed order (tiles larger than the image
     left out, as in fprop)."""
     configs = []
-    for block_q, block_g, warp_g, block_p, prefetch in itertools.product(
-        BLOCK_Q_VALUES, BLOCK_G_VALUES, WARP_G_VALUES, BLOCK_P_VALUES, PREFETCH_VALUES
+    for block_q, block_g, warp_g, block_p, prefetch, block_n in itertools.product(
+        BLOCK_Q_VALUES,
+        BLOCK_G_VALUES,
+        WARP_G_VALUES,
+        BLOCK_P_VALUES,
+        PREFETCH_VALUES,
+        BLOCK_N_VALUES,
     ):
         if block_q > max(TILE_Q, _next_power_of_two(params.q)):
             continue
         if block_p > max(BLOCK_P_VALUES[0], _next_power_of_two(params.p)):
             continue
-        if block_g % warp_g or (block_q // TILE_Q) * (block_g // warp_g) > MAX_WARPS:
+        if block_n > 1 and (
+            block_q * block_n > MAX_BLOCK_COLUMNS or block_n > _next_power_of_two(params.n)
+        ):
             continue
-        config = WgradConfig(block_q, block_g, warp_g, block_p, prefetch)
+        warps = (block_q // TILE_Q) * (block_g // max(1, warp_g)) * block_n
+        if block_g % warp_g or warps > MAX_WARPS:
+            continue
+        config = WgradConfig(block_q, block_g, warp_g, block_p, prefetch, block_n)
         if _is_valid(params, config):
             configs.append(config)
     return configs
@@ -246,6 +266,8 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     Two groups per block and per warp where the accumulators fit (32-byte pixels), the
     widest strip up to 64 columns, one row of prefetch; then the longest walk (fewest
     partials to write and reduce) whose grid still holds MIN_WARPS_PER_SM warps per SM.
+    A strip narrower than 64 columns takes 64 / block_q images per block (capped by n):
+    the same warps, a quarter of the partials at 16 columns.
     """
     block_g = 2 if params.groups % 2 == 0 else 1
     warp_g = block_g if block_g * tap_pairs(params) * 4 <= MAX_ACC_REGISTERS else 1
@@ -263,10 +285,14 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
             raise ValueError(f"no wgrad config fits {params}")
         return space[0]
     min_warps = MIN_WARPS_PER_SM * sm_count
+    chosen = valid[-1]
     for config in valid:
         if grid_blocks(params, config) * config.warps >= min_warps:
-            return config
-    return valid[-1]
+            chosen = config
+            break
+    block_n = min(MAX_BLOCK_COLUMNS // chosen.block_q, _next_power_of_two(params.n))
+    wider = dataclasses.replace(chosen, block_n=block_n)
+    return wider if block_n > 1 and _is_valid(params, wider) else chosen
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -284,7 +310,9 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         if config.warp_g == 1
         else Dims(warp_g=config.warps_g, g=config.warp_g)
     )
+    images = _ceil_div(params.n, config.block_n)
     return [
+        Fold("block_n", "n", config.block_n),
         Fold("block_y", "y", config.block_p),
         Fold("block_x", "x", config.block_q),
         Fold("block_g", "g", config.block_g),
@@ -293,16 +321,17 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         CompoundIndex(
             "BlockIndex",
             Dims(
-                n=params.n,
+                block_n=images,
                 block_y=_ceil_div(params.p, config.block_p),
                 block_x=_ceil_div(params.q, config.block_q),
                 block_g=groups // config.block_g,
             ),
             init="blockIdx.x",
         ),
+        # n: the warp's image within the block.
         CompoundIndex(
             "ThreadIndex",
-            Dims(warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
+            Dims(n=config.block_n, warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
             init="threadIdx.x",
         ),
         # Global memory: NHWC activations; grad_w and its partial sums in Spio's weight
@@ -320,7 +349,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             "Partials",
             dtype.float,
             Dims(
-                n=params.n,
+                block_n=images,
                 block_y=_ceil_div(params.p, config.block_p),
                 block_x=_ceil_div(params.q, config.block_q),
                 g=groups,
@@ -335,22 +364,41 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         Tensor(
             "SmemInput",
             element,
-            Dims(ring=input_ring_rows(params, config), g=config.block_g, x=columns, c=8),
+            Dims(
+                ring=input_ring_rows(params, config),
+                n=config.block_n,
+                g=config.block_g,
+                x=columns,
+                c=8,
+            ),
             Strides(g=8 * _pitch(columns, config.block_g)),
         ),
         Tensor(
             "SmemGrad",
             element,
-            Dims(ring=grad_ring_rows(config), g=config.block_g, x=config.block_q, k=8),
+            Dims(
+                ring=grad_ring_rows(config),
+                n=config.block_n,
+                g=config.block_g,
+                x=config.block_q,
+                k=8,
+            ),
             Strides(g=8 * _pitch(config.block_q, config.block_g)),
         ),
         Tensor(
             "SmemAcc",
             dtype.float,
-            Dims(warp_x=config.warps_q, **warp_groups, pair=pairs, e=4, lane=WARP_SIZE),
+            Dims(
+                n=config.block_n,
+                warp_x=config.warps_q,
+                **warp_groups,
+                pair=pairs,
+                e=4,
+                lane=WARP_SIZE,
+            ),
         ),
-        CompoundIndex("InputLoadIndex", Dims(x=columns, g=config.block_g)),
-        CompoundIndex("GradLoadIndex", Dims(x=config.block_q, g=config.block_g)),
+        CompoundIndex("InputLoadIndex", Dims(n=config.block_n, x=columns, g=config.block_g)),
+        CompoundIndex("GradLoadIndex", Dims(n=config.block_n, x=config.block_q, g=config.block_g)),
         # What one thread adds up after the walk: one accumulator element of every warp.
         CompoundIndex("ReduceIndex", Dims(g=config.block_g, pair=pairs, e=4, lane=WARP_SIZE)),
         # Tensor cores, m16n8k16: A = (tap of the pair, input channel) x 16 pixels, B = 16
