@@ -130,14 +130,14 @@ def test_nvrtc_compiles(params: Conv2dGw8Params, config: FpropConfig, arch: str)
 
 @pytest.mark.parametrize(("params", "config"), COMPILE_CASES[:6], ids=str)
 def test_ptx_uses_no_local_memory(params: Conv2dGw8Params, config: FpropConfig) -> None:
-    import spio.dims
     import spio.jit
-    from spio.kernels.conv2d_gw8.fprop import kernel_source
+    from spio.kernels.conv2d_gw8.fprop import compile_request
 
+    request = compile_request(params, config, "sm_90")
     ptx = spio.jit.compile(
-        kernel_source(),
-        headers={"types.h": generate_types(params, config)},
-        include_dirs=[spio.dims.include_dir()],
+        request.source,
+        headers=request.headers,
+        include_dirs=request.include_dirs,
         arch="sm_90",
         target="ptx",
     ).code.decode()

@@ -14,6 +14,7 @@ from .params import Conv2dGw8Params
 _default_config = functools.cache(default_config)
 
 SOURCE_NAME = "conv2d_gw8_fprop.cu"
+RING_HEADER = "conv2d_gw8_ring.cuh"
 
 
 @functools.cache
@@ -22,14 +23,20 @@ def kernel_source() -> str:
     return resources.files(__package__).joinpath(SOURCE_NAME).read_text(encoding="utf-8")
 
 
+@functools.cache
+def _ring_header() -> str:
+    return resources.files(__package__).joinpath(RING_HEADER).read_text(encoding="utf-8")
+
+
 def types_request(source_name: str, source: str, types_h: str, arch: str) -> Any:
-    """Return the spio.jit.CompileRequest of a kernel source with its generated types.h."""
+    """Return the spio.jit.CompileRequest of a kernel source with its generated types.h (and
+    the rings' layout header the conv kernels share)."""
     import spio.dims
     import spio.jit
 
     return spio.jit.CompileRequest(
         source,
-        headers={"types.h": types_h},
+        headers={"types.h": types_h, RING_HEADER: _ring_header()},
         include_dirs=(spio.dims.include_dir(),),
         arch=arch,
         name=source_name,

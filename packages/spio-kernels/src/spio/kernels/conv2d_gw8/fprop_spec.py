@@ -132,19 +132,6 @@ def _odd_at_least(value: int) -> int:
     return value if value % 2 == 1 else value + 1
 
 
-def smem_column_pitch(params: Conv2dGw8Params, config: FpropConfig) -> int:
-    """Cells between two groups of an input row: an odd multiple of 8 / block_g (block_g <= 8).
-
-    The cp.async writes go out in phases of 8 consecutive load cells, i.e. 8 / block_g
-    neighbouring columns x all block_g groups; cell (x, g) sits at x + g * pitch, and with
-    pitch = (8 / block_g) * odd those 8 cells fall in 8 different 16-byte bank quads (an odd
-    pitch alone conflicts 2-way at block_g = 2 or 4). ldmatrix reads 8 consecutive columns of
-    one group, 128 contiguous bytes, conflict-free at any pitch."""
-    columns = smem_columns(params, config)
-    unit = max(1, 8 // config.block_g)
-    return unit * _odd_at_least(_ceil_div(columns, unit))
-
-
 def weight_cells(params: Conv2dGw8Params, config: FpropConfig) -> int:
     """16-byte cells of the block's weights in shared memory: block_g x 8 x R x S."""
     return config.block_g * GROUP_WIDTH * params.r * params.s
@@ -157,9 +144,10 @@ def stage_pitch(config: FpropConfig) -> int:
 
 
 def shared_mem_bytes(params: Conv2dGw8Params, config: FpropConfig) -> int:
-    """Dynamic shared memory of one block: the input ring, the warps' output staging and the
-    block's weights (staged once with 16-byte cp.async, then ldmatrix'ed into registers)."""
-    ring = ring_rows(params, config) * config.block_g * smem_column_pitch(params, config)
+    """Dynamic shared memory of one block: the input ring (pixel-major rows, see
+    conv2d_gw8_ring.cuh), the warps' output staging and the block's weights (staged once
+    with 16-byte cp.async, then ldmatrix'ed into registers)."""
+    ring = ring_rows(params, config) * config.block_g * smem_columns(params, config)
     stage = config.warps * config.warp_q * stage_pitch(config)
     return _CELL_BYTES * (ring + stage + weight_cells(params, config))
 
@@ -350,13 +338,13 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
         Tensor("Output", element, Dims(n=params.n, y=params.p, x=params.q, g=groups, k=8)),
         Tensor("Weights", element, Dims(**weight_dims), constant=True),
         Tensor("Bias", dtype.float, Dims(g=groups, k=8), constant=True),
-        # Shared memory: the ring of input rows, 16-byte cells (one group of one pixel); the
-        # block's output tile, staged per warp for 16-byte stores.
+        # Shared memory: the ring of input rows, 16-byte cells (one group of one pixel),
+        # pixel-major with the groups swizzled into slots (conv2d_gw8_ring.cuh); the block's
+        # output tile, staged per warp for 16-byte stores.
         Tensor(
             "SmemInput",
             element,
-            Dims(ring=ring_rows(params, config), g=config.block_g, x=columns, c=8),
-            Strides(g=8 * smem_column_pitch(params, config)),
+            Dims(ring=ring_rows(params, config), x=columns, slot=config.block_g, c=8),
         ),
         Tensor("SmemOutput", element, _stage_dims(config), Strides(x=8 * stage_pitch(config))),
         # The block's weights, same layout as global (16-byte rows, R * S cells apart):

@@ -26,7 +26,7 @@ import dataclasses
 import itertools
 from dataclasses import dataclass
 
-from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Strides, Tensor, dtype, generate
+from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Tensor, dtype, generate
 
 from .fprop_spec import LaunchGeometry
 from .params import GROUP_WIDTH, Conv2dGw8Params
@@ -116,17 +116,6 @@ def tap_pairs(params: Conv2dGw8Params) -> int:
     return _ceil_div(params.r * params.s, 2)
 
 
-def _odd_at_least(value: int) -> int:
-    return value if value % 2 == 1 else value + 1
-
-
-def _pitch(columns: int, block_g: int) -> int:
-    """Cells between two groups of a ring row: 8 / block_g times an odd number, so the 8
-    cells of a cp.async phase (8 / block_g columns x block_g groups) hit 8 bank quads."""
-    unit = max(1, 8 // block_g)
-    return unit * _odd_at_least(_ceil_div(columns, unit))
-
-
 def input_ring_rows(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Input rows in the ring: R in use, prefetch loading, one retiring (as fprop)."""
     return params.r + config.prefetch + 1
@@ -143,9 +132,9 @@ def input_columns(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def ring_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Shared memory of the two rings."""
-    inputs = input_ring_rows(params, config) * _pitch(input_columns(params, config), config.block_g)
-    grads = grad_ring_rows(config) * _pitch(config.block_q, config.block_g)
+    """Shared memory of the two rings (pixel-major rows, see conv2d_gw8_ring.cuh)."""
+    inputs = input_ring_rows(params, config) * input_columns(params, config)
+    grads = grad_ring_rows(config) * config.block_q
     return _CELL_BYTES * config.block_n * config.block_g * (inputs + grads)
 
 
@@ -359,19 +348,19 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
                 c=8,
             ),
         ),
-        # Shared memory: the two rings of rows (16-byte cells) and, after the walk, every
-        # warp's accumulators, lanes innermost (conflict-free f32 stores and loads).
+        # Shared memory: the two rings of rows (16-byte cells, pixel-major with the groups
+        # swizzled into slots: conv2d_gw8_ring.cuh) and, after the walk, every warp's
+        # accumulators, lanes innermost (conflict-free f32 stores and loads).
         Tensor(
             "SmemInput",
             element,
             Dims(
                 ring=input_ring_rows(params, config),
                 n=config.block_n,
-                g=config.block_g,
                 x=columns,
+                slot=config.block_g,
                 c=8,
             ),
-            Strides(g=8 * _pitch(columns, config.block_g)),
         ),
         Tensor(
             "SmemGrad",
@@ -379,11 +368,10 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             Dims(
                 ring=grad_ring_rows(config),
                 n=config.block_n,
-                g=config.block_g,
                 x=config.block_q,
+                slot=config.block_g,
                 k=8,
             ),
-            Strides(g=8 * _pitch(config.block_q, config.block_g)),
         ),
         Tensor(
             "SmemAcc",
