@@ -249,34 +249,41 @@ def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
     """Pick a config by rule of thumb (the perf model replaces this later).
 
-    Every pick uses 2 groups per block and per warp (32 contiguous bytes per pixel: whole
-    sectors for cp.async and the output stores; 2 * R * S weight registers), one 16-column
-    tile per warp and one row of prefetch (more rings rows cost occupancy, not bandwidth:
-    the sweep on H100 preferred prefetch 1 at both ends of the batch range). Then:
+    Large tiles cover whole 128-byte pixel lines: block_g = 8 groups where the groups allow
+    (else 4, 2, 1), so each warp's cp.async coalesce into 4-sector L2 requests (the ring
+    layout keeps them in global order); L2 tag lookups, not DRAM, limited the 2-group tiles
+    (H100 sweep at 128x64x64x64: (64, 8, 2, 1, 32, 2) 56.8 us against 63.8 us for
+    (64, 2, 2, 1, 32, 1)). Two groups per warp (2 * R * S weight registers), one 16-column
+    tile per warp. Then:
 
-    - large tile (block_q up to 64, block_p 32, else 16) when its grid still holds
-      MIN_WARPS_PER_SM warps per SM: it re-reads the least halo ((64 + 2) / 64 columns x
-      (32 + 2) / 32 rows of input for 3 x 3) and the batch is large, so bandwidth rules
-      (at N = 32, 64 x 64, the block_p = 16 tile ran dgrad 24% faster than one-warp blocks);
-    - otherwise one-warp blocks (block_q = 16) and the longest row walk (<= 16) that keeps
-      MIN_WARPS_PER_SM warps per SM: small layers (working set in L2) are latency-bound, and
-      many independent small blocks keep the schedulers fed without barrier coupling.
+    - the large tile (block_q up to 64, else 32 where 64 needs too many warps; block_p 32,
+      else 16; prefetch 2, then 1 where shared memory is short) when its grid still holds
+      MIN_WARPS_PER_SM warps per SM;
+    - otherwise one-warp blocks of 2 groups (block_q = 16) and the longest row walk (<= 16)
+      that keeps MIN_WARPS_PER_SM warps per SM: small layers (working set in L2) are
+      latency-bound, and many independent small blocks keep the schedulers fed.
     """
-    block_g = 2 if params.groups % 2 == 0 else 1
-    warp_g = block_g if block_g * params.r * params.s <= MAX_WEIGHT_REGISTERS else 1
+    small_g = 2 if params.groups % 2 == 0 else 1
+    large_g = next(g for g in (8, 4, 2, 1) if params.groups % g == 0)
+
+    def warp_groups(block_g: int) -> int:
+        return 2 if block_g >= 2 and 2 * params.r * params.s <= MAX_WEIGHT_REGISTERS else 1
+
     max_q = max(TILE_Q, _next_power_of_two(params.q))
     max_p = max(BLOCK_P_VALUES[0], _next_power_of_two(params.p))
     min_warps = MIN_WARPS_PER_SM * sm_count
     large = [
-        FpropConfig(min(64, max_q), block_g, warp_g, 1, block_p, 1)
+        (block_q, large_g, warp_groups(large_g), 1, block_p, prefetch)
+        for block_q in dict.fromkeys((min(64, max_q), min(32, max_q)))
         for block_p in dict.fromkeys((min(32, max_p), min(16, max_p)))
+        for prefetch in (2, 1)
     ]
-    candidates = large + [
-        FpropConfig(TILE_Q, block_g, warp_g, 1, block_p, 1)
+    small = [
+        (TILE_Q, small_g, warp_groups(small_g), 1, block_p, 1)
         for block_p in (16, 8, 4)
         if block_p <= max_p
     ]
-    valid = [c for c in candidates if _is_valid(params, c)]
+    valid = [c for c in map(_buildable, large + small) if c and _is_valid(params, c)]
     if not valid:
         space = config_space(params)
         if not space:
@@ -286,6 +293,14 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
         if _total_warps(params, config) >= min_warps:
             return config
     return valid[-1]
+
+
+def _buildable(fields: tuple[int, ...]) -> FpropConfig | None:
+    """Return the config of these fields, or None where they break a config rule."""
+    try:
+        return FpropConfig(*fields)
+    except ValueError:
+        return None
 
 
 def _ceil_div(a: int, b: int) -> int:
