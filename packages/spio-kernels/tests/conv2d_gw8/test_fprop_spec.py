@@ -13,6 +13,7 @@ from spio.kernels.conv2d_gw8 import (
     launch_geometry,
 )
 from spio.kernels.conv2d_gw8 import fprop_spec as spec
+from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM
 from spio.kernels.conv2d_gw8.fprop import compile_fprop
 
 SHAPES = [
@@ -65,7 +66,7 @@ def test_config_space_is_valid_and_holds_the_default(params: Conv2dGw8Params) ->
         spec.check_config(params, config)
         geometry = launch_geometry(params, config)
         assert geometry.block == 32 * config.warps <= 512
-        assert 0 < geometry.shared_mem <= spec.MAX_SHARED_MEM
+        assert 0 < geometry.shared_mem <= MAX_SHARED_MEM
         assert geometry.grid >= 1
     assert default_config(params) in space
 

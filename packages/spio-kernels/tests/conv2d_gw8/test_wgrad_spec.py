@@ -6,6 +6,7 @@ import pytest
 from gw8_cases import covering_configs
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_spec
+from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM
 from spio.kernels.conv2d_gw8.reference import wgrad_reference
 from spio.kernels.conv2d_gw8.wgrad import compile_wgrad, wgrad_workspace_bytes
 
@@ -57,7 +58,7 @@ def test_config_space_is_valid_and_holds_the_default(params: Conv2dGw8Params) ->
         wgrad_spec.check_config(params, config)
         geometry = wgrad_spec.launch_geometry(params, config)
         assert geometry.block == 32 * config.warps <= 512
-        assert 0 < geometry.shared_mem <= wgrad_spec.MAX_SHARED_MEM
+        assert 0 < geometry.shared_mem <= MAX_SHARED_MEM
         assert wgrad_spec.reduce_bytes(params, config) <= geometry.shared_mem
     assert wgrad_spec.default_config(params) in space
 

@@ -6,7 +6,7 @@ import functools
 from typing import Any
 
 from . import dgrad_spec
-from .fprop import SOURCE_NAME, compile_types, device_of, kernel_source, types_request
+from .fprop import SOURCE_NAME, compile_types, kernel_source, resolve_device, types_request
 from .fprop_spec import FpropConfig
 from .params import Conv2dGw8Params
 
@@ -62,10 +62,7 @@ def conv2d_gw8_dgrad(
     """
     if config is None:
         config = _default_config(params)
-    if device is None:
-        device = device_of(grad_y)
-        if device is None:
-            device = 0
+    device = resolve_device(device, grad_y)
     kernel, geometry = _plan(params, config, device)
     import spio.jit
 

@@ -91,6 +91,14 @@ def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) ->
     return _plan(params, config, device)[0]
 
 
+def resolve_device(device: int | None, array: Any) -> int:
+    """Return device, else the CUDA device of a torch tensor array, else 0."""
+    if device is not None:
+        return device
+    found = device_of(array)
+    return 0 if found is None else found
+
+
 def device_of(value: Any) -> int | None:
     device = getattr(value, "device", None)
     index = getattr(device, "index", None)
@@ -120,10 +128,7 @@ def conv2d_gw8_fprop(
         config = _default_config(params)
     if params.has_bias and bias is None:
         raise ValueError("params.has_bias is True but bias is None")
-    if device is None:
-        device = device_of(x)
-        if device is None:
-            device = 0
+    device = resolve_device(device, x)
     kernel, geometry = _plan(params, config, device)
     import spio.jit
 

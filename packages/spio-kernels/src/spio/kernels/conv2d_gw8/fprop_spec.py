@@ -25,6 +25,15 @@ from spio.dims import (
     generate,
 )
 
+from ._tiling import (
+    LaunchGeometry,
+    ceil_div,
+    check_groups_and_smem,
+    check_positive_fields,
+    constants_block,
+    fits,
+    next_power_of_two,
+)
 from .params import GROUP_WIDTH, Conv2dGw8Params
 
 KERNEL_NAME = "conv2d_gw8_fprop"
@@ -33,8 +42,6 @@ WARP_SIZE = 32
 #: Fragment columns: one m16n8k8 A fragment covers 16 output columns.
 TILE_Q = 16
 MAX_WARPS = 16
-#: Shared memory a block may use: two blocks per SM fit on sm_80 and sm_90.
-MAX_SHARED_MEM = 100 * 1024
 #: Weight registers per thread (warp_g * R * S) the config space allows.
 MAX_WEIGHT_REGISTERS = 64
 
@@ -66,12 +73,9 @@ class FpropConfig:
     prefetch: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("block_q", "block_g", "warp_g", "warp_q16", "block_p", "prefetch"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-            if value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
+        check_positive_fields(
+            self, ("block_q", "block_g", "warp_g", "warp_q16", "block_p", "prefetch")
+        )
         if self.block_q % (TILE_Q * self.warp_q16) != 0:
             raise ValueError(
                 f"block_q must be a multiple of 16 * warp_q16 = {TILE_Q * self.warp_q16}, "
@@ -156,19 +160,10 @@ def grid_blocks(params: Conv2dGw8Params, config: FpropConfig) -> int:
     """Blocks in the grid: n x row chunks x column strips x group slices."""
     return (
         params.n
-        * _ceil_div(params.p, config.block_p)
-        * _ceil_div(params.q, config.block_q)
+        * ceil_div(params.p, config.block_p)
+        * ceil_div(params.q, config.block_q)
         * (params.groups // config.block_g)
     )
-
-
-@dataclass(frozen=True)
-class LaunchGeometry:
-    """grid (blocks, 1-D), block (threads) and dynamic shared memory (bytes) of a launch."""
-
-    grid: int
-    block: int
-    shared_mem: int
 
 
 def launch_geometry(params: Conv2dGw8Params, config: FpropConfig) -> LaunchGeometry:
@@ -182,31 +177,17 @@ def check_config(params: Conv2dGw8Params, config: FpropConfig) -> None:
     """Raise ValueError when config cannot run params (it names the failing rule)."""
     if not isinstance(config, FpropConfig):
         raise TypeError(f"config must be an FpropConfig, got {type(config).__name__}")
-    if params.groups % config.block_g != 0:
-        raise ValueError(
-            f"block_g = {config.block_g} must divide the groups c / 8 = {params.groups}"
-        )
     weight_registers = config.warp_g * params.r * params.s
     if weight_registers > MAX_WEIGHT_REGISTERS:
         raise ValueError(
             f"warp_g * r * s = {weight_registers} weight registers exceed "
             f"{MAX_WEIGHT_REGISTERS}; lower warp_g"
         )
-    smem = shared_mem_bytes(params, config)
-    if smem > MAX_SHARED_MEM:
-        raise ValueError(f"config needs {smem} bytes of shared memory, more than {MAX_SHARED_MEM}")
+    check_groups_and_smem(params, config.block_g, shared_mem_bytes(params, config))
 
 
 def _is_valid(params: Conv2dGw8Params, config: FpropConfig) -> bool:
-    try:
-        check_config(params, config)
-    except ValueError:
-        return False
-    return True
-
-
-def _next_power_of_two(value: int) -> int:
-    return 1 << max(0, value - 1).bit_length()
+    return fits(check_config, params, config)
 
 
 def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
@@ -224,9 +205,9 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
         BLOCK_P_VALUES,
         PREFETCH_VALUES,
     ):
-        if block_q > max(TILE_Q, _next_power_of_two(params.q)):
+        if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
-        if block_p > max(BLOCK_P_VALUES[0], _next_power_of_two(params.p)):
+        if block_p > max(BLOCK_P_VALUES[0], next_power_of_two(params.p)):
             continue
         if block_g % warp_g or block_q % (TILE_Q * warp_q16):
             continue
@@ -269,8 +250,8 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
     def warp_groups(block_g: int) -> int:
         return 2 if block_g >= 2 and 2 * params.r * params.s <= MAX_WEIGHT_REGISTERS else 1
 
-    max_q = max(TILE_Q, _next_power_of_two(params.q))
-    max_p = max(BLOCK_P_VALUES[0], _next_power_of_two(params.p))
+    max_q = max(TILE_Q, next_power_of_two(params.q))
+    max_p = max(BLOCK_P_VALUES[0], next_power_of_two(params.p))
     min_warps = MIN_WARPS_PER_SM * sm_count
     # Large tiles only with two groups per warp: at 7 x 7 (one group per warp) the 32 x 8
     # tile ran fprop at 56.9 us against 43.9 us for one-warp blocks (H100, 32x64x56x56).
@@ -306,10 +287,6 @@ def _buildable(fields: tuple[int, ...]) -> FpropConfig | None:
         return None
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def _stage_dims(config: FpropConfig) -> Dims:
     # With one group per warp the WARP_G fold is G itself: a tensor holds a dimension once.
     if config.warp_g == 1:
@@ -337,8 +314,8 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
             "BlockIndex",
             Dims(
                 n=params.n,
-                block_y=_ceil_div(params.p, config.block_p),
-                block_x=_ceil_div(params.q, config.block_q),
+                block_y=ceil_div(params.p, config.block_p),
+                block_x=ceil_div(params.q, config.block_q),
                 block_g=groups // config.block_g,
             ),
             init="blockIdx.x",
@@ -393,9 +370,7 @@ def _constants(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> str
         ("kPrefetch", config.prefetch, "input rows loading ahead of the one needed next"),
         ("kThreads", config.threads, "threads per block"),
     ]
-    lines = ["", "// Kernel parameters (spio.kernels.conv2d_gw8.fprop_spec)."]
-    for name, value, why in values:
-        lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    lines = constants_block("fprop_spec", values)
     has_bias = "true" if params.has_bias else "false"
     lines += ["// whether the kernel adds a bias", f"constexpr bool kHasBias = {has_bias};"]
     lines += [

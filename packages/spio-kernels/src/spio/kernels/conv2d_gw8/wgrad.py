@@ -8,8 +8,8 @@ from importlib import resources
 from typing import Any
 
 from . import wgrad_spec
-from .fprop import compile_requested, device_of, types_request
-from .fprop_spec import LaunchGeometry
+from ._tiling import LaunchGeometry
+from .fprop import compile_requested, device_of, resolve_device, types_request
 from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
 
@@ -106,10 +106,7 @@ def conv2d_gw8_wgrad(
     """
     if config is None:
         config = _default_config(params)
-    if device is None:
-        device = device_of(x)
-        if device is None:
-            device = 0
+    device = resolve_device(device, x)
     plan = _plan(params, config, device)
     if workspace is None:
         if device_of(x) is None:

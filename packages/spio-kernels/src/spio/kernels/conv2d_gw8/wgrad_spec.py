@@ -28,7 +28,15 @@ from dataclasses import dataclass
 
 from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Tensor, dtype, generate
 
-from .fprop_spec import LaunchGeometry
+from ._tiling import (
+    LaunchGeometry,
+    ceil_div,
+    check_groups_and_smem,
+    check_positive_fields,
+    constants_block,
+    fits,
+    next_power_of_two,
+)
 from .params import GROUP_WIDTH, Conv2dGw8Params
 
 KERNEL_NAME = "conv2d_gw8_wgrad"
@@ -37,7 +45,6 @@ WARP_SIZE = 32
 #: Pixels of one m16n8k16 K step: a warp's columns.
 TILE_Q = 16
 MAX_WARPS = 16
-MAX_SHARED_MEM = 100 * 1024
 #: f32 accumulator registers per thread (warp_g * ceil(R * S / 2) fragments of 4).
 MAX_ACC_REGISTERS = 112
 #: The reduce kernel: weights per block (one per lane) and partial slices (one per warp).
@@ -75,12 +82,9 @@ class WgradConfig:
     block_n: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-            if value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
+        check_positive_fields(
+            self, ("block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n")
+        )
         if self.block_q % TILE_Q != 0:
             raise ValueError(f"block_q must be a multiple of {TILE_Q}, got {self.block_q}")
         if self.block_g % self.warp_g != 0:
@@ -113,7 +117,7 @@ class WgradConfig:
 def tap_pairs(params: Conv2dGw8Params) -> int:
     """A fragments per group and pixel step: the R * S taps two at a time (the last may be
     a tap repeated, whose half of the result is dropped)."""
-    return _ceil_div(params.r * params.s, 2)
+    return ceil_div(params.r * params.s, 2)
 
 
 def input_ring_rows(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -153,8 +157,8 @@ def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
 def partial_count(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Partial sums of every weight the main kernel writes: one per image chunk x row chunk
     x column strip."""
-    images = _ceil_div(params.n, config.block_n)
-    return images * _ceil_div(params.p, config.block_p) * _ceil_div(params.q, config.block_q)
+    images = ceil_div(params.n, config.block_n)
+    return images * ceil_div(params.p, config.block_p) * ceil_div(params.q, config.block_q)
 
 
 def weight_count(params: Conv2dGw8Params) -> int:
@@ -181,7 +185,7 @@ def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeome
 
 def reduce_geometry(params: Conv2dGw8Params) -> LaunchGeometry:
     """Return the launch geometry of the reduce kernel."""
-    blocks = _ceil_div(weight_count(params), REDUCE_WEIGHTS)
+    blocks = ceil_div(weight_count(params), REDUCE_WEIGHTS)
     return LaunchGeometry(blocks, REDUCE_WEIGHTS * REDUCE_SLICES, 0)
 
 
@@ -189,31 +193,17 @@ def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
     """Raise ValueError when config cannot run params (it names the failing rule)."""
     if not isinstance(config, WgradConfig):
         raise TypeError(f"config must be a WgradConfig, got {type(config).__name__}")
-    if params.groups % config.block_g != 0:
-        raise ValueError(
-            f"block_g = {config.block_g} must divide the groups c / 8 = {params.groups}"
-        )
     registers = config.warp_g * tap_pairs(params) * 4
     if registers > MAX_ACC_REGISTERS:
         raise ValueError(
             f"warp_g * ceil(r * s / 2) * 4 = {registers} accumulator registers exceed "
             f"{MAX_ACC_REGISTERS}; lower warp_g"
         )
-    smem = shared_mem_bytes(params, config)
-    if smem > MAX_SHARED_MEM:
-        raise ValueError(f"config needs {smem} bytes of shared memory, more than {MAX_SHARED_MEM}")
+    check_groups_and_smem(params, config.block_g, shared_mem_bytes(params, config))
 
 
 def _is_valid(params: Conv2dGw8Params, config: WgradConfig) -> bool:
-    try:
-        check_config(params, config)
-    except ValueError:
-        return False
-    return True
-
-
-def _next_power_of_two(value: int) -> int:
-    return 1 << max(0, value - 1).bit_length()
+    return fits(check_config, params, config)
 
 
 def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
@@ -228,12 +218,12 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
         PREFETCH_VALUES,
         BLOCK_N_VALUES,
     ):
-        if block_q > max(TILE_Q, _next_power_of_two(params.q)):
+        if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
-        if block_p > max(BLOCK_P_VALUES[0], _next_power_of_two(params.p)):
+        if block_p > max(BLOCK_P_VALUES[0], next_power_of_two(params.p)):
             continue
         if block_n > 1 and (
-            block_q * block_n > MAX_BLOCK_COLUMNS or block_n > _next_power_of_two(params.n)
+            block_q * block_n > MAX_BLOCK_COLUMNS or block_n > next_power_of_two(params.n)
         ):
             continue
         warps = (block_q // TILE_Q) * (block_g // max(1, warp_g)) * block_n
@@ -260,8 +250,8 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     """
     block_g = 2 if params.groups % 2 == 0 else 1
     warp_g = block_g if block_g * tap_pairs(params) * 4 <= MAX_ACC_REGISTERS else 1
-    block_q = min(64, max(TILE_Q, _next_power_of_two(params.q)))
-    max_p = max(BLOCK_P_VALUES[0], _next_power_of_two(params.p))
+    block_q = min(64, max(TILE_Q, next_power_of_two(params.q)))
+    max_p = max(BLOCK_P_VALUES[0], next_power_of_two(params.p))
     candidates = []
     for q in (block_q, 32, 16):
         for block_p in sorted(BLOCK_P_VALUES, reverse=True):
@@ -279,13 +269,9 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
         if grid_blocks(params, config) * config.warps >= min_warps:
             chosen = config
             break
-    block_n = min(MAX_BLOCK_COLUMNS // chosen.block_q, _next_power_of_two(params.n))
+    block_n = min(MAX_BLOCK_COLUMNS // chosen.block_q, next_power_of_two(params.n))
     wider = dataclasses.replace(chosen, block_n=block_n)
     return wider if block_n > 1 and _is_valid(params, wider) else chosen
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
@@ -299,7 +285,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         if config.warp_g == 1
         else Dims(warp_g=config.warps_g, g=config.warp_g)
     )
-    images = _ceil_div(params.n, config.block_n)
+    images = ceil_div(params.n, config.block_n)
     return [
         Fold("block_n", "n", config.block_n),
         Fold("block_y", "y", config.block_p),
@@ -311,8 +297,8 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             "BlockIndex",
             Dims(
                 block_n=images,
-                block_y=_ceil_div(params.p, config.block_p),
-                block_x=_ceil_div(params.q, config.block_q),
+                block_y=ceil_div(params.p, config.block_p),
+                block_x=ceil_div(params.q, config.block_q),
                 block_g=groups // config.block_g,
             ),
             init="blockIdx.x",
@@ -339,8 +325,8 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             dtype.float,
             Dims(
                 block_n=images,
-                block_y=_ceil_div(params.p, config.block_p),
-                block_x=_ceil_div(params.q, config.block_q),
+                block_y=ceil_div(params.p, config.block_p),
+                block_x=ceil_div(params.q, config.block_q),
                 g=groups,
                 k=8,
                 r=params.r,
@@ -415,9 +401,7 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kReduceWeights", REDUCE_WEIGHTS, "weights per block of the reduce kernel"),
         ("kReduceSlices", REDUCE_SLICES, "partial slices per block of the reduce kernel"),
     ]
-    lines = ["", "// Kernel parameters (spio.kernels.conv2d_gw8.wgrad_spec)."]
-    for name, value, why in values:
-        lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    lines = constants_block("wgrad_spec", values)
     return "\n".join(lines) + "\n"
 
 

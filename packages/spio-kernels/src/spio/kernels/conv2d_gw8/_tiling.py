@@ -1,0 +1,67 @@
+"""What the passes' specs share: launch geometry, config field checks and spec arithmetic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .params import Conv2dGw8Params
+
+#: Shared memory a block may use: two blocks per SM fit on sm_80 and sm_90.
+MAX_SHARED_MEM = 100 * 1024
+
+Config = TypeVar("Config")
+
+
+@dataclass(frozen=True)
+class LaunchGeometry:
+    """grid (blocks, 1-D), block (threads) and dynamic shared memory (bytes) of a launch."""
+
+    grid: int
+    block: int
+    shared_mem: int
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def next_power_of_two(value: int) -> int:
+    return 1 << max(0, value - 1).bit_length()
+
+
+def check_positive_fields(config: Any, names: Iterable[str]) -> None:
+    """Raise TypeError / ValueError naming the first field of config that is not an int >= 1."""
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {value!r}")
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+def check_groups_and_smem(params: Conv2dGw8Params, block_g: int, smem: int) -> None:
+    """Raise ValueError when block_g does not divide the groups or smem exceeds the limit."""
+    if params.groups % block_g != 0:
+        raise ValueError(f"block_g = {block_g} must divide the groups c / 8 = {params.groups}")
+    if smem > MAX_SHARED_MEM:
+        raise ValueError(f"config needs {smem} bytes of shared memory, more than {MAX_SHARED_MEM}")
+
+
+def fits(check: Callable[[Conv2dGw8Params, Config], None], params: Any, config: Config) -> bool:
+    """Return whether check(params, config) accepts config (raises nothing)."""
+    try:
+        check(params, config)
+    except ValueError:
+        return False
+    return True
+
+
+def constants_block(spec_module: str, values: Iterable[tuple[str, int, str]]) -> list[str]:
+    """Return the generated header's lines of `constexpr int` kernel parameters, each with
+    the comment that says what it is."""
+    lines = ["", f"// Kernel parameters (spio.kernels.conv2d_gw8.{spec_module})."]
+    for name, value, why in values:
+        lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    return lines
