@@ -2,10 +2,11 @@
 
 A block owns `block_q` output columns x `block_g` groups (8 channels each) of one image and
 walks `block_p` output rows down it. Its input rows sit in a ring of `ring` rows of shared
-memory (R rows in use, `prefetch` rows loading ahead, one being retired), each row
+memory (one in use, `prefetch` rows loading ahead, one being retired), each row
 (block_q + S - 1) 16-byte cells per group. A warp owns `warp_q16` tiles of 16 columns x
-`warp_g` groups: per output row and filter tap it loads an m16n8k8 A fragment (16 pixels x
-8 input channels) with ldmatrix and multiplies it by that tap's weights (8 x 8, registers).
+`warp_g` groups: per input row and filter column it loads an m16n8k8 A fragment (16 pixels
+x 8 input channels) with ldmatrix once and multiplies it by each filter row's weights (8 x 8,
+registers) into the R output rows it feeds (R accumulator bands).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ TILE_Q = 16
 MAX_WARPS = 16
 #: Weight registers per thread (warp_g * R * S) the config space allows.
 MAX_WEIGHT_REGISTERS = 64
+#: f32 accumulator registers per thread (R bands * warp_g * warp_q16 * 4) the space allows.
+MAX_ACC_REGISTERS = 64
 
 BLOCK_Q_VALUES = (16, 32, 64)
 BLOCK_G_VALUES = (1, 2, 4, 8)
@@ -119,12 +122,14 @@ class FpropConfig:
 
 
 def ring_rows(params: Conv2dGw8Params, config: FpropConfig) -> int:
-    """Input rows in the shared-memory ring: R in use, prefetch loading, one retiring.
+    """Input rows in the shared-memory ring: the one in use, prefetch loading, one retiring.
 
-    The retiring row lets one __syncthreads per output row suffice: the row a load overwrites
-    was last read two iterations earlier, before every thread passed the last barrier.
+    Each input row is read in one iteration only (its A fragments feed all R output rows
+    that need it). The retiring row lets one __syncthreads per row suffice: the row a load
+    overwrites was last read two iterations earlier, before every thread passed the last
+    barrier.
     """
-    return params.r + config.prefetch + 1
+    return config.prefetch + 2
 
 
 def smem_columns(params: Conv2dGw8Params, config: FpropConfig) -> int:
@@ -182,6 +187,12 @@ def check_config(params: Conv2dGw8Params, config: FpropConfig) -> None:
         raise ValueError(
             f"warp_g * r * s = {weight_registers} weight registers exceed "
             f"{MAX_WEIGHT_REGISTERS}; lower warp_g"
+        )
+    acc_registers = 4 * params.r * config.warp_g * config.warp_q16
+    if acc_registers > MAX_ACC_REGISTERS:
+        raise ValueError(
+            f"4 * r * warp_g * warp_q16 = {acc_registers} accumulator registers exceed "
+            f"{MAX_ACC_REGISTERS}; lower warp_g or warp_q16"
         )
     check_groups_and_smem(params, config.block_g, shared_mem_bytes(params, config))
 
@@ -358,7 +369,8 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
         Tensor("ATile", "AFrag", Dims(x16=config.warp_q16)),
         Tensor("WeightTile", "BFrag", Dims(g=config.warp_g, r=params.r, s=params.s)),
         Tensor("BiasTile", "CFrag", Dims(g=config.warp_g)),
-        Tensor("AccTile", "CFrag", Dims(g=config.warp_g, x16=config.warp_q16)),
+        # One band of accumulators per filter row: the R output rows an input row feeds.
+        Tensor("AccTile", "CFrag", Dims(band=params.r, g=config.warp_g, x16=config.warp_q16)),
     ]
 
 
