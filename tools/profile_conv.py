@@ -3,9 +3,9 @@
 Usage: ncu --clock-control none --set full -k regex:conv2d -c 1 -o OUT \
            python3 tools/profile_conv.py PASS NxCxHxW [CONFIG]
        compute-sanitizer --tool racecheck python3 tools/profile_conv.py PASS NxCxHxW [CONFIG]
-PASS is fprop, dgrad or wgrad. CONFIG is the config's fields in order (six numbers for fprop
-and dgrad: block_q block_g warp_g warp_q16 block_p prefetch; five for wgrad: block_q block_g
-warp_g block_p prefetch); without them the pass's default configuration runs.
+PASS is fprop, dgrad or wgrad. CONFIG is the config's fields in order (for fprop and dgrad:
+block_q block_g warp_g warp_q16 block_p [prefetch [mma_k]]; for wgrad: block_q block_g warp_g
+block_p [prefetch [block_n]]); without them the pass's default configuration runs.
 """
 
 from __future__ import annotations

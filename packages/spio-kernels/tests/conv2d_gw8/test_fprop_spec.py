@@ -35,6 +35,7 @@ SHAPES = [
         ({"block_q": 16, "warp_q16": 2}, "block_q must be a multiple of 16 \\* warp_q16 = 32"),
         ({"block_g": 3, "warp_g": 2}, "block_g must be a multiple of warp_g = 2, got 3"),
         ({"prefetch": 0}, "prefetch must be >= 1, got 0"),
+        ({"mma_k": 32}, "mma_k must be one of \\(8, 16\\), got 32"),
         ({"block_q": 256, "block_g": 16, "warp_g": 1}, "warps = .* must be at most 16"),
     ],
 )
@@ -117,8 +118,33 @@ def test_covering_configs_cover_every_value() -> None:
         ("warp_q16", spec.WARP_Q16_VALUES),
         ("block_p", spec.BLOCK_P_VALUES),
         ("prefetch", spec.PREFETCH_VALUES),
+        ("mma_k", spec.MMA_K_VALUES),
     ):
         assert {getattr(c, field) for c in configs} == set(values), field
+
+
+@pytest.mark.parametrize(
+    ("params", "ladder_index"),
+    [
+        (Conv2dGw8Params.make(128, 64, 64, 64), 0),
+        (Conv2dGw8Params.make(512, 64, 64, 64), 0),
+        (Conv2dGw8Params.make(32, 64, 64, 64), 2),
+        (Conv2dGw8Params.make(8, 64, 56, 56), 5),
+    ],
+    ids=str,
+)
+def test_default_config_follows_the_ladder(params: Conv2dGw8Params, ladder_index: int) -> None:
+    # The picks the H200 sweeps found best for these layers (see TILE_LADDER).
+    assert default_config(params) == FpropConfig(*spec.TILE_LADDER[ladder_index], mma_k=16)
+
+
+def test_default_config_fits_small_and_wide_filters() -> None:
+    one_by_one = default_config(Conv2dGw8Params.make(1, 8, 1, 1, r=1, s=1, padding=0))
+    assert one_by_one.mma_k == 8  # no second filter column to pair
+    seven = Conv2dGw8Params.make(32, 64, 56, 56, r=7, s=7, padding=3)
+    config = default_config(seven)
+    assert config.warp_g == 1  # two groups' 7 x 7 weights exceed the register budget
+    spec.check_config(seven, config)
 
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
@@ -143,9 +169,11 @@ def test_ptx_uses_no_local_memory(params: Conv2dGw8Params, config: FpropConfig) 
         target="ptx",
     ).code.decode()
     assert ".local" not in ptx
-    # The walk is unrolled by R input rows, each feeding R output rows.
-    taps = params.r * params.s
-    assert ptx.count("mma.sync") == params.r * taps * config.warp_g * config.warp_q16
+    # The walk is unrolled by R input rows, each feeding R output rows; one mma per filter
+    # row and tap group (taps_per_mma filter columns).
+    mmas = params.r * spec.tap_groups(params, config) * config.warp_g * config.warp_q16
+    assert ptx.count("mma.sync") == params.r * mmas
+    assert ptx.count(f"mma.sync.aligned.m16n8k{config.mma_k}") == params.r * mmas
 
 
 @pytest.mark.slow

@@ -25,6 +25,8 @@ Outputs: a table on stdout. With --out DIR (created if missing) also
   contender (spio, cudnn) with the GPU, torch and cuDNN versions, dtype, shape, R, S,
   padding, spio config, median us, effective GB/s, fraction of copy bandwidth, speed-up over
   cuDNN, copy bandwidth, launches and repetitions (`bench_results.BenchRow`);
+- with --all-configs, DIR/conv2d_gw8_configs.csv: every config's median time per shape and
+  pass (appended to, so several runs can share one file);
 - one PNG per layer and pass, batch_size_vs_eff_bandwidth__<gpu>__<pass>_<layer>.png:
   effective GB/s against N (log2 axis) for Spio and cuDNN, with the copy bandwidth as a
   horizontal line; meaningful with --batch-sweep.
@@ -39,7 +41,14 @@ from pathlib import Path
 from typing import Any
 
 from . import dgrad_spec, wgrad_spec
-from .bench_results import BenchRow, contender_rows, write_bandwidth_plots, write_csv, write_json
+from .bench_results import (
+    BenchRow,
+    contender_rows,
+    write_bandwidth_plots,
+    write_config_times,
+    write_csv,
+    write_json,
+)
 from .dgrad import compile_request as dgrad_request
 from .dgrad import conv2d_gw8_dgrad, get_dgrad_kernel
 from .fprop import compile_request as fprop_request
@@ -52,6 +61,7 @@ from .wgrad import conv2d_gw8_wgrad, get_wgrad_kernels
 DEFAULT_SHAPES = ("128x64x64x64", "256x64x64x64", "32x64x64x64", "64x128x32x32")
 DEFAULT_LAYER = "64x64x64"
 CSV_NAME = "conv2d_gw8_bench.csv"
+CONFIGS_CSV_NAME = "conv2d_gw8_configs.csv"
 JSON_NAME = "conv2d_gw8_bench.json"
 
 
@@ -394,6 +404,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             rows += _report(text, pass_, params, default, times, cudnn_us, copy_gbs, run)
             if args.all_configs:
                 _report_best(pass_, params, default, times, copy_gbs)
+                if args.out is not None:
+                    write_config_times(gpu, pass_, text, times, args.out / CONFIGS_CSV_NAME)
     if args.out is not None:
         written = [write_csv(rows, args.out / CSV_NAME), write_json(rows, args.out / JSON_NAME)]
         written += write_bandwidth_plots(rows, args.out)

@@ -176,6 +176,25 @@ def read_csv(path: str | Path) -> list[BenchRow]:
         return [_from_record(record) for record in csv.DictReader(f)]
 
 
+def write_config_times(
+    gpu: str, pass_name: str, shape: str, times: dict[Any, float], path: str | Path
+) -> Path:
+    """Append every config's median time of one shape and pass to the CSV at path (written
+    with a header when new): gpu, shape, pass, the config's fields, median_us. This is
+    --all-configs' data, for choosing heuristics and training latency models."""
+    path = Path(path)
+    new = not path.exists()
+    with path.open("a", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        for config, us in times.items():
+            fields = dataclasses.asdict(config)
+            if new:
+                writer.writerow(["gpu", "shape", "pass_name", *fields, "median_us"])
+                new = False
+            writer.writerow([gpu, shape, pass_name, *fields.values(), f"{us:.3f}"])
+    return path
+
+
 def write_json(rows: Iterable[BenchRow], path: str | Path) -> Path:
     """Write {"columns": COLUMNS, "rows": [{column: value}, ...]} as JSON."""
     path = Path(path)

@@ -1,4 +1,5 @@
-// The shared-memory layout of the conv kernels' rings of rows: pixel-major, groups swizzled.
+// The shared-memory layout of the conv kernels' rings of rows (pixel-major, groups swizzled)
+// and the loop that spreads a row's cells over a block's threads.
 //
 // A ring row holds, for each pixel x, the block's kGroups 16-byte cells (one per group) side by
 // side, as they sit in global memory. The cp.async of a warp walk the groups, then the pixels,
@@ -32,6 +33,22 @@ __device__ __forceinline__ int ring_slot(int x, int g) {
 template <int kGroups, typename Row>
 __device__ __forceinline__ auto ring_cell(const Row& row, X x, G g) {
     return row[x][SLOT(ring_slot<kGroups>(x.get(), g.get()))];
+}
+
+/// Call f(i) for the cells i = thread, thread + kThreads, ... below kCells.
+///
+/// The trip count is a compile-time constant, so the loop unrolls into straight-line code and
+/// whatever f derives from i alone (a cell's column, group and addresses) is computed once,
+/// outside the row loop around it. (A loop `for (i = thread; i < kCells; i += kThreads)` has a
+/// trip count that depends on the thread: it stays a loop, and recomputes all of that for
+/// every row.)
+template <int kCells, int kThreads, typename F>
+__device__ __forceinline__ void for_each_cell(int thread, F&& f) {
+#pragma unroll
+    for (int k = 0; k < (kCells + kThreads - 1) / kThreads; ++k) {
+        const int i = thread + k * kThreads;
+        if (kCells % kThreads == 0 || i < kCells) f(i);
+    }
 }
 
 }  // namespace conv2d_gw8

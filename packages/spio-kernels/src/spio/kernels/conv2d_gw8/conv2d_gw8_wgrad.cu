@@ -76,8 +76,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         const Y y = input_y0 + Y(j);
         const bool row_inside = Y(0) <= y && y < Input::size<Y>();
         const auto input_row = smem_input[RING(j % kInputRing)];
-#pragma unroll
-        for (int i = threadIdx.x; i < InputLoadIndex::size(); i += kThreads) {
+        conv2d_gw8::for_each_cell<InputLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
             const InputLoadIndex cell(i);
             const N n = block_n + cell.get<N>();
             const X x = input_x0 + cell.get<X>();
@@ -87,13 +86,12 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             const auto dst = conv2d_gw8::ring_cell<kSlots>(input_row[cell.get<N>()], cell.get<X>(),
                                                            cell.get<G>());
             spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-        }
+        });
         const int i_out = j - (kRows - 1);
         if (i_out < 0 || i_out >= rows) return;
         const Y out_y = block_y + Y(i_out);
         const auto grad_row = smem_grad[RING(i_out % kGradRing)];
-#pragma unroll
-        for (int i = threadIdx.x; i < GradLoadIndex::size(); i += kThreads) {
+        conv2d_gw8::for_each_cell<GradLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
             const GradLoadIndex cell(i);
             const N n = block_n + cell.get<N>();
             const X x = block_x + cell.get<X>();
@@ -102,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             const auto dst = conv2d_gw8::ring_cell<kSlots>(grad_row[cell.get<N>()], cell.get<X>(),
                                                            cell.get<G>());
             spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-        }
+        });
     };
 
     for (int j = 0; j < kRows - 1 + kPrefetch; ++j) {

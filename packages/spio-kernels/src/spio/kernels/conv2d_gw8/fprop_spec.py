@@ -4,9 +4,10 @@ A block owns `block_q` output columns x `block_g` groups (8 channels each) of on
 walks `block_p` output rows down it. Its input rows sit in a ring of `ring` rows of shared
 memory (one in use, `prefetch` rows loading ahead, one being retired), each row
 (block_q + S - 1) 16-byte cells per group. A warp owns `warp_q16` tiles of 16 columns x
-`warp_g` groups: per input row and filter column it loads an m16n8k8 A fragment (16 pixels
-x 8 input channels) with ldmatrix once and multiplies it by each filter row's weights (8 x 8,
-registers) into the R output rows it feeds (R accumulator bands).
+`warp_g` groups: per input row and group of `mma_k / 8` filter columns it loads an A fragment
+(16 pixels x 8 input channels per filter column; one column per m16n8k8, two per m16n8k16)
+with ldmatrix once and multiplies it by each filter row's weights for those columns
+(registers) into the R output rows it feeds (R accumulator bands).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from spio.dims import (
     Fold,
     Fragment,
     Spec,
-    Strides,
     Tensor,
     dtype,
     generate,
@@ -51,9 +51,10 @@ MAX_ACC_REGISTERS = 64
 BLOCK_Q_VALUES = (16, 32, 64)
 BLOCK_G_VALUES = (1, 2, 4, 8)
 WARP_G_VALUES = (1, 2)
-WARP_Q16_VALUES = (1, 2)
+WARP_Q16_VALUES = (1, 2, 4)
 BLOCK_P_VALUES = (4, 8, 16, 32)
 PREFETCH_VALUES = (1, 2)
+MMA_K_VALUES = (8, 16)
 
 _CELL_BYTES = 16
 
@@ -65,7 +66,10 @@ class FpropConfig:
     block_q: output columns per block (a multiple of 16 * warp_q16);
     block_g: groups per block (block_c = 8 * block_g channels; divides the groups);
     warp_g: groups per warp (divides block_g); warp_q16: 16-column tiles per warp;
-    block_p: output rows a block walks; prefetch: input rows loading ahead of use.
+    block_p: output rows a block walks; prefetch: input rows loading ahead of use;
+    mma_k: the K of the tensor-core instruction, 8 (m16n8k8, one filter column per mma) or
+    16 (m16n8k16, two neighbouring filter columns per mma: half the instructions; with odd S
+    the last mma's second column has zero weights).
     """
 
     block_q: int = 32
@@ -74,11 +78,14 @@ class FpropConfig:
     warp_q16: int = 1
     block_p: int = 16
     prefetch: int = 2
+    mma_k: int = 8
 
     def __post_init__(self) -> None:
         check_positive_fields(
-            self, ("block_q", "block_g", "warp_g", "warp_q16", "block_p", "prefetch")
+            self, ("block_q", "block_g", "warp_g", "warp_q16", "block_p", "prefetch", "mma_k")
         )
+        if self.mma_k not in MMA_K_VALUES:
+            raise ValueError(f"mma_k must be one of {MMA_K_VALUES}, got {self.mma_k}")
         if self.block_q % (TILE_Q * self.warp_q16) != 0:
             raise ValueError(
                 f"block_q must be a multiple of 16 * warp_q16 = {TILE_Q * self.warp_q16}, "
@@ -120,6 +127,22 @@ class FpropConfig:
         """Output columns per warp."""
         return TILE_Q * self.warp_q16
 
+    @property
+    def taps_per_mma(self) -> int:
+        """Filter columns one tensor-core instruction covers."""
+        return self.mma_k // GROUP_WIDTH
+
+
+def tap_groups(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """mma instructions per filter row and group: the S columns, taps_per_mma at a time."""
+    return ceil_div(params.s, config.taps_per_mma)
+
+
+def weight_registers(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """32-bit registers of a warp's weights per thread: one per 8 x 8 block of each tap
+    (the zero half of an odd S's last m16n8k16 included)."""
+    return config.warp_g * params.r * tap_groups(params, config) * config.taps_per_mma
+
 
 def ring_rows(params: Conv2dGw8Params, config: FpropConfig) -> int:
     """Input rows in the shared-memory ring: the one in use, prefetch loading, one retiring.
@@ -137,27 +160,22 @@ def smem_columns(params: Conv2dGw8Params, config: FpropConfig) -> int:
     return config.block_q + params.s - 1
 
 
-def _odd_at_least(value: int) -> int:
-    return value if value % 2 == 1 else value + 1
-
-
 def weight_cells(params: Conv2dGw8Params, config: FpropConfig) -> int:
     """16-byte cells of the block's weights in shared memory: block_g x 8 x R x S."""
     return config.block_g * GROUP_WIDTH * params.r * params.s
 
 
-def stage_pitch(config: FpropConfig) -> int:
-    """Cells between two output columns of a warp's staging tile: odd, so the 4-byte
-    accumulator stores of 8 columns hit distinct banks."""
-    return _odd_at_least(config.warp_g)
+#: Output rows staged in shared memory at once: one filled while the previous one is stored.
+STAGE_ROWS = 2
 
 
 def shared_mem_bytes(params: Conv2dGw8Params, config: FpropConfig) -> int:
     """Dynamic shared memory of one block: the input ring (pixel-major rows, see
-    conv2d_gw8_ring.cuh), the warps' output staging and the block's weights (staged once
-    with 16-byte cp.async, then ldmatrix'ed into registers)."""
+    conv2d_gw8_ring.cuh), the output row staging (STAGE_ROWS rows of the block's tile, laid
+    out as the ring rows) and the block's weights (staged once with 16-byte cp.async, then
+    ldmatrix'ed into registers)."""
     ring = ring_rows(params, config) * config.block_g * smem_columns(params, config)
-    stage = config.warps * config.warp_q * stage_pitch(config)
+    stage = STAGE_ROWS * config.block_q * config.block_g
     return _CELL_BYTES * (ring + stage + weight_cells(params, config))
 
 
@@ -182,11 +200,11 @@ def check_config(params: Conv2dGw8Params, config: FpropConfig) -> None:
     """Raise ValueError when config cannot run params (it names the failing rule)."""
     if not isinstance(config, FpropConfig):
         raise TypeError(f"config must be an FpropConfig, got {type(config).__name__}")
-    weight_registers = config.warp_g * params.r * params.s
-    if weight_registers > MAX_WEIGHT_REGISTERS:
+    registers = weight_registers(params, config)
+    if registers > MAX_WEIGHT_REGISTERS:
         raise ValueError(
-            f"warp_g * r * s = {weight_registers} weight registers exceed "
-            f"{MAX_WEIGHT_REGISTERS}; lower warp_g"
+            f"warp_g * r * ceil(s / taps_per_mma) * taps_per_mma = {registers} weight "
+            f"registers exceed {MAX_WEIGHT_REGISTERS}; lower warp_g or mma_k"
         )
     acc_registers = 4 * params.r * config.warp_g * config.warp_q16
     if acc_registers > MAX_ACC_REGISTERS:
@@ -208,13 +226,14 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
     block_p up to the next power of two >= p), as are configs check_config refuses.
     """
     configs = []
-    for block_q, block_g, warp_g, warp_q16, block_p, prefetch in itertools.product(
+    for block_q, block_g, warp_g, warp_q16, block_p, prefetch, mma_k in itertools.product(
         BLOCK_Q_VALUES,
         BLOCK_G_VALUES,
         WARP_G_VALUES,
         WARP_Q16_VALUES,
         BLOCK_P_VALUES,
         PREFETCH_VALUES,
+        MMA_K_VALUES,
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
@@ -224,70 +243,83 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
             continue
         if (block_q // (TILE_Q * warp_q16)) * (block_g // warp_g) > MAX_WARPS:
             continue
-        config = FpropConfig(block_q, block_g, warp_g, warp_q16, block_p, prefetch)
+        config = FpropConfig(block_q, block_g, warp_g, warp_q16, block_p, prefetch, mma_k)
         if _is_valid(params, config):
             configs.append(config)
     return configs
 
 
-#: Warps per SM below which a grid of large tiles leaves the schedulers idle (3 per scheduler).
-MIN_WARPS_PER_SM = 12
+#: The heuristic's tiles, most work per block first: (block_q, block_g, warp_g, warp_q16,
+#: block_p, prefetch). Every tile covers whole 128-byte pixel lines where the groups allow
+#: (block_g 8: each warp's copies and stores are 4-sector L2 requests); 32 x 32 tiles stream
+#: the most rows per block, smaller ones make more blocks for small layers. From H200 sweeps
+#: of the whole space (fprop, 3 x 3, fp16): the first tile is the best at 128x64x64x64
+#: (39.5 us), the third at 32x64x64x64 (10.8 us), the sixth at 8x64x56x56 (6.9 us); the
+#: rule's picks are 5% from the best at 64x128x32x32 and 8% at 32x256x16x16.
+TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
+    (32, 8, 2, 2, 32, 2),
+    (32, 8, 2, 2, 16, 2),
+    (32, 4, 1, 2, 16, 1),
+    (16, 8, 2, 1, 16, 1),
+    (16, 8, 2, 1, 8, 1),
+    (16, 8, 1, 1, 8, 1),
+    (16, 8, 2, 1, 4, 1),
+    (16, 8, 1, 1, 4, 1),
+)
+
+#: Resident warps per SM a grid should fill before a larger tile is preferred: below it the
+#: schedulers lack independent warps to hide the copies' and the mma's latency.
+MIN_WARPS_PER_SM = 13
 
 
 def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
     return grid_blocks(params, config) * config.warps
 
 
+def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...], mma_k: int) -> FpropConfig | None:
+    """Return the ladder tile `fields` shrunk to params (columns and rows no larger than the
+    image, groups that divide the layer's, one group per warp where two need too many
+    weight registers), or None where it still does not fit."""
+    block_q, block_g, warp_g, warp_q16, block_p, prefetch = fields
+    block_q = min(block_q, max(TILE_Q, next_power_of_two(params.q)))
+    warp_q16 = min(warp_q16, block_q // TILE_Q)
+    block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
+    while params.groups % block_g:
+        block_g //= 2
+    for groups_per_warp in dict.fromkeys((min(warp_g, block_g), 1)):
+        config = _buildable(
+            (block_q, block_g, groups_per_warp, warp_q16, block_p, prefetch, mma_k)
+        )
+        if config is not None and _is_valid(params, config):
+            return config
+    return None
+
+
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
     """Pick a config by rule of thumb (the perf model replaces this later).
 
-    Large tiles cover whole 128-byte pixel lines: block_g = 8 groups where the groups allow
-    (else 4, 2, 1), so each warp's cp.async coalesce into 4-sector L2 requests (the ring
-    layout keeps them in global order); L2 tag lookups, not DRAM, limited the 2-group tiles
-    (H100 sweep at 128x64x64x64: (64, 8, 2, 1, 32, 2) 56.8 us against 63.8 us for
-    (64, 2, 2, 1, 32, 1)). Two groups per warp (2 * R * S weight registers), one 16-column
-    tile per warp. Then:
-
-    - the large tile (block_q up to 64, else 32 where 64 needs too many warps; block_p 32,
-      else 16; prefetch 2, then 1 where shared memory is short) when its grid still holds
-      MIN_WARPS_PER_SM warps per SM;
-    - otherwise one-warp blocks of 2 groups (block_q = 16) and the longest row walk (<= 16)
-      that keeps MIN_WARPS_PER_SM warps per SM: small layers (working set in L2) are
-      latency-bound, and many independent small blocks keep the schedulers fed.
+    The first tile of TILE_LADDER (fitted to params) whose grid holds MIN_WARPS_PER_SM
+    warps per SM; where none does, the one with the most warps. Large layers stream long
+    walks of whole-line tiles; small ones (working set in L2) are latency-bound and want
+    many independent warps. m16n8k16 (two filter columns per instruction), except for
+    S = 1, where its second column would be all zero weights.
     """
-    small_g = 2 if params.groups % 2 == 0 else 1
-    large_g = next(g for g in (8, 4, 2, 1) if params.groups % g == 0)
-
-    def warp_groups(block_g: int) -> int:
-        return 2 if block_g >= 2 and 2 * params.r * params.s <= MAX_WEIGHT_REGISTERS else 1
-
-    max_q = max(TILE_Q, next_power_of_two(params.q))
-    max_p = max(BLOCK_P_VALUES[0], next_power_of_two(params.p))
-    min_warps = MIN_WARPS_PER_SM * sm_count
-    # Large tiles only with two groups per warp: at 7 x 7 (one group per warp) the 32 x 8
-    # tile ran fprop at 56.9 us against 43.9 us for one-warp blocks (H100, 32x64x56x56).
-    large = [
-        (block_q, large_g, 2, 1, block_p, prefetch)
-        for block_q in dict.fromkeys((min(64, max_q), min(32, max_q)))
-        for block_p in dict.fromkeys((min(32, max_p), min(16, max_p)))
-        for prefetch in (2, 1)
-        if warp_groups(large_g) == 2
+    mma_k = 8 if params.s == 1 else 16
+    candidates = [
+        config
+        for config in dict.fromkeys(_fit_tile(params, fields, mma_k) for fields in TILE_LADDER)
+        if config is not None
     ]
-    small = [
-        (TILE_Q, small_g, warp_groups(small_g), 1, block_p, 1)
-        for block_p in (16, 8, 4)
-        if block_p <= max_p
-    ]
-    valid = [c for c in map(_buildable, large + small) if c and _is_valid(params, c)]
-    if not valid:
+    if not candidates:
         space = config_space(params)
         if not space:
             raise ValueError(f"no fprop config fits {params}")
         return space[0]
-    for config in valid:
+    min_warps = MIN_WARPS_PER_SM * sm_count
+    for config in candidates:
         if _total_warps(params, config) >= min_warps:
             return config
-    return valid[-1]
+    return max(candidates, key=lambda config: _total_warps(params, config))
 
 
 def _buildable(fields: tuple[int, ...]) -> FpropConfig | None:
@@ -298,15 +330,9 @@ def _buildable(fields: tuple[int, ...]) -> FpropConfig | None:
         return None
 
 
-def _stage_dims(config: FpropConfig) -> Dims:
-    # With one group per warp the WARP_G fold is G itself: a tensor holds a dimension once.
-    if config.warp_g == 1:
-        return Dims(warp_x=config.warps_q, warp_g=config.warps_g, x=config.warp_q, k=8)
-    return Dims(warp_x=config.warps_q, warp_g=config.warps_g, x=config.warp_q, g=config.warp_g, k=8)
-
-
 def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Spec]:
     element = dtype.half if params.dtype == "float16" else dtype.bfloat16
+    shape = f"m16n8k{config.mma_k}"
     groups = params.groups
     columns = smem_columns(params, config)
     # A 16-byte weight row holds 8 input channels (fprop), or 8 output channels for dgrad,
@@ -346,13 +372,17 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
         Tensor("Bias", dtype.float, Dims(g=groups, k=8), constant=True),
         # Shared memory: the ring of input rows, 16-byte cells (one group of one pixel),
         # pixel-major with the groups swizzled into slots (conv2d_gw8_ring.cuh); the block's
-        # output tile, staged per warp for 16-byte stores.
+        # output rows, staged in the same layout so that its stores cover whole pixel lines.
         Tensor(
             "SmemInput",
             element,
             Dims(ring=ring_rows(params, config), x=columns, slot=config.block_g, c=8),
         ),
-        Tensor("SmemOutput", element, _stage_dims(config), Strides(x=8 * stage_pitch(config))),
+        Tensor(
+            "SmemOutput",
+            element,
+            Dims(buf=STAGE_ROWS, x=config.block_q, slot=config.block_g, k=8),
+        ),
         # The block's weights, same layout as global (16-byte rows, R * S cells apart):
         # one ldmatrix per B fragment.
         Tensor("SmemWeights", element, Dims(**block_weight_dims)),
@@ -360,14 +390,20 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
         CompoundIndex(
             "WeightLoadIndex", Dims(**{k: v for k, v in block_weight_dims.items() if k != within})
         ),
-        CompoundIndex("StoreIndex", Dims(x=config.warp_q, g=config.warp_g)),
+        CompoundIndex("StoreIndex", Dims(x=config.block_q, g=config.block_g)),
         # Tensor cores: A = 16 pixels x 8 input channels, B = 8 x 8 weights of one tap,
         # C = 16 pixels x 8 output channels.
-        Fragment("AFrag", "m16n8k8.a", element, "x", "c"),
-        Fragment("BFrag", "m16n8k8.b", element, "c", "k"),
-        Fragment("CFrag", "m16n8k8.c", dtype.float, "x", "k"),
+        # TC is K of the mma: (filter column of the tap group, input channel).
+        Fragment("AFrag", f"{shape}.a", element, "x", "tc"),
+        Fragment("BFrag", f"{shape}.b", element, "tc", "k"),
+        Fragment("CFrag", f"{shape}.c", dtype.float, "x", "k"),
         Tensor("ATile", "AFrag", Dims(x16=config.warp_q16)),
-        Tensor("WeightTile", "BFrag", Dims(g=config.warp_g, r=params.r, s=params.s)),
+        # SG: the filter row's tap groups (taps_per_mma neighbouring columns each).
+        Tensor(
+            "WeightTile",
+            "BFrag",
+            Dims(g=config.warp_g, r=params.r, sg=tap_groups(params, config)),
+        ),
         Tensor("BiasTile", "CFrag", Dims(g=config.warp_g)),
         # One band of accumulators per filter row: the R output rows an input row feeds.
         Tensor("AccTile", "CFrag", Dims(band=params.r, g=config.warp_g, x16=config.warp_q16)),
@@ -380,6 +416,7 @@ def _constants(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> str
         ("kPadLeft", params.pad_left, "input columns left of the image that read as zero"),
         ("kRing", ring_rows(params, config), "input rows in the shared-memory ring"),
         ("kPrefetch", config.prefetch, "input rows loading ahead of the one needed next"),
+        ("kTapsPerMma", config.taps_per_mma, "filter columns one mma covers"),
         ("kThreads", config.threads, "threads per block"),
     ]
     lines = constants_block("fprop_spec", values)
