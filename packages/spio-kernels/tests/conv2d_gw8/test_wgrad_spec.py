@@ -75,8 +75,7 @@ def test_workspace_holds_one_partial_per_image_row_chunk_and_strip() -> None:
 
 def test_images_per_block_divide_the_partials() -> None:
     params = Conv2dGw8Params.make(64, 1024, 16, 16)
-    config = wgrad_spec.default_config(params)
-    assert (config.block_q, config.block_n) == (16, 4)  # 4 warps of one image each
+    config = WgradConfig(16, 2, 2, 16, 1, 4)  # 4 warps of one image each
     single = dataclasses.replace(config, block_n=1)
     assert wgrad_spec.partial_count(params, single) == 4 * wgrad_spec.partial_count(params, config)
     assert config.warps == 4 * single.warps
@@ -148,3 +147,26 @@ def test_nvrtc_compiles(params: Conv2dGw8Params, config: WgradConfig, arch: str)
 def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
     for config in wgrad_spec.config_space(params):
         compile_wgrad(params, config, "sm_90")
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        # The H200 sweeps' best picks (see wgrad_spec.TILE_LADDER).
+        (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(32, 4, 2, 64, 2, 1)),
+        (Conv2dGw8Params.make(32, 64, 64, 64), WgradConfig(16, 4, 1, 16, 1, 4)),
+        # 16 columns: two images per block keep the 32-column tile's partial count.
+        (Conv2dGw8Params.make(64, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2)),
+    ],
+    ids=str,
+)
+def test_default_config_follows_the_ladder(params: Conv2dGw8Params, expected: WgradConfig) -> None:
+    assert wgrad_spec.default_config(params) == expected
+
+
+def test_default_config_fits_large_filters() -> None:
+    # 7 x 7: the ladder's groups per block need more reduction memory than a block may use.
+    params = Conv2dGw8Params.make(32, 64, 56, 56, r=7, s=7, padding=3)
+    config = wgrad_spec.default_config(params)
+    wgrad_spec.check_config(params, config)
+    assert config.warp_g == 1

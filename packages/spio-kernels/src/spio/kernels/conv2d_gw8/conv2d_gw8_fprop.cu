@@ -231,7 +231,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         conv2d_gw8::for_each_cell<StoreIndex::size(), kThreads>(threadIdx.x, [&](int i) {
             const StoreIndex cell(i);
             if (block_x + cell.get<X>() < Output::size<X>()) {
-                const auto from = conv2d_gw8::ring_cell<kSlots>(stage, cell.get<X>(), cell.get<G>());
+                const auto from =
+                    conv2d_gw8::ring_cell<kSlots>(stage, cell.get<X>(), cell.get<G>());
                 *reinterpret_cast<Vector*>(output_row[cell].get()) =
                     *reinterpret_cast<const Vector*>(from.get());
             }

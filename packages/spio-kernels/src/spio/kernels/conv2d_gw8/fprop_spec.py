@@ -287,9 +287,7 @@ def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...], mma_k: int) -> F
     while params.groups % block_g:
         block_g //= 2
     for groups_per_warp in dict.fromkeys((min(warp_g, block_g), 1)):
-        config = _buildable(
-            (block_q, block_g, groups_per_warp, warp_q16, block_p, prefetch, mma_k)
-        )
+        config = _buildable((block_q, block_g, groups_per_warp, warp_q16, block_p, prefetch, mma_k))
         if config is not None and _is_valid(params, config):
             return config
     return None

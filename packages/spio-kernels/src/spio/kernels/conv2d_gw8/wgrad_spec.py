@@ -6,23 +6,24 @@ deterministically (the same bits on every run):
 
 - conv2d_gw8_wgrad: a block owns `block_q` output columns x `block_g` groups of `block_n`
   images (one image per warp row) and walks `block_p` output rows down them, with the
-  input rows in a shared-memory ring as in fprop (R rows in use, `prefetch` loading, one
+  input rows in a shared-memory ring as in fprop (one in use, `prefetch` loading, one
   retiring) and the grad_y rows in a second ring. A warp owns 16 columns x `warp_g`
-  groups of one image. Per output row, group and pair of filter taps it multiplies
-  (m16n8k16) a 16 x 16 A fragment, rows = (tap of the pair, input channel), columns = its
-  16 pixels shifted by each tap (ldmatrix .trans from the input ring), by the 16 pixels x
-  8 output channels of grad_y (B, ldmatrix .trans), accumulating in
-  f32 registers for the whole walk. At the end the warps of a block (its images and column
-  strips) add their accumulators in a fixed order through shared memory and the block
-  writes one partial sum of the weights to the workspace. Several images per block keep
-  the partials few where images are narrow and channels many (64x1024x16x16: 16 partials
-  of 295 KB instead of 64).
+  groups of one image and visits each input row once: per group and pair of filter
+  columns it loads a 16 x 16 A fragment, rows = (column of the pair, input channel),
+  columns = its 16 pixels shifted by each column (ldmatrix .trans from the input ring), and
+  multiplies it (m16n8k16), for each filter row r, by the 16 pixels x 8 output channels of
+  grad_y row j - r (B fragments, ldmatrix .trans once per grad_y row and kept in registers
+  for the R input rows that use them), accumulating in f32 registers for the whole walk.
+  At the end the warps of a block (its images and column strips) add their accumulators in
+  a fixed order through shared memory and the block writes one partial sum of the weights
+  to the workspace. Several images per block keep the partials few where images are narrow
+  and channels many (64x1024x16x16 at 16 columns: 2 images per block, 32 partials of 295 KB
+  instead of 64).
 - conv2d_gw8_wgrad_reduce: sums the partials of each weight in a fixed order into grad_w.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -114,15 +115,20 @@ class WgradConfig:
         return WARP_SIZE * self.warps
 
 
+def column_pairs(params: Conv2dGw8Params) -> int:
+    """A fragments per group and input row: the S filter columns two at a time (with odd S
+    the last pair repeats the last column, and that half of its result is dropped)."""
+    return ceil_div(params.s, 2)
+
+
 def tap_pairs(params: Conv2dGw8Params) -> int:
-    """A fragments per group and pixel step: the R * S taps two at a time (the last may be
-    a tap repeated, whose half of the result is dropped)."""
-    return ceil_div(params.r * params.s, 2)
+    """Accumulator fragments per group: one per filter row and column pair."""
+    return params.r * column_pairs(params)
 
 
 def input_ring_rows(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Input rows in the ring: R in use, prefetch loading, one retiring (as fprop)."""
-    return params.r + config.prefetch + 1
+    """Input rows in the ring: one in use, prefetch loading, one retiring (as fprop)."""
+    return config.prefetch + 2
 
 
 def grad_ring_rows(config: WgradConfig) -> int:
@@ -196,7 +202,7 @@ def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
     registers = config.warp_g * tap_pairs(params) * 4
     if registers > MAX_ACC_REGISTERS:
         raise ValueError(
-            f"warp_g * ceil(r * s / 2) * 4 = {registers} accumulator registers exceed "
+            f"warp_g * r * ceil(s / 2) * 4 = {registers} accumulator registers exceed "
             f"{MAX_ACC_REGISTERS}; lower warp_g"
         )
     check_groups_and_smem(params, config.block_g, shared_mem_bytes(params, config))
@@ -235,46 +241,72 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     return configs
 
 
-#: Warps per SM the heuristic wants the grid to hold (as fprop's).
-MIN_WARPS_PER_SM = 12
+#: The heuristic's tiles, most work per block first: (block_q, block_g, warp_g, block_p,
+#: prefetch, block_n). From H200 sweeps of the whole space (3 x 3, fp16): the first is the
+#: best at 128x64x64x64 (44.4 us: long walks, few partials), the second at 32x64x64x64
+#: (14.8 us: short walks, four images per block keep the partials few) and 4.5% from the best
+#: at 64x128x32x32.
+TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
+    (32, 4, 2, 64, 2, 1),
+    (16, 4, 1, 16, 1, 4),
+)
+
+#: Resident warps per SM a grid should fill before a larger tile is preferred (as fprop's).
+MIN_WARPS_PER_SM = 13
+
+
+def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig | None:
+    """Return the ladder tile `fields` shrunk to params, or None where it cannot fit.
+
+    Columns and rows no larger than the layer's; images narrower than the tile take more
+    images per block (the same pixel columns, so the same number of partials); groups that
+    divide the layer's; then, until it fits, one group per warp, one row of prefetch and
+    fewer groups per block (large filters need many accumulators and reduction memory).
+    """
+    tile_q, block_g, warp_g, block_p, prefetch, block_n = fields
+    block_q = min(tile_q, max(TILE_Q, next_power_of_two(params.q)))
+    block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
+    block_n = min(
+        block_n * (tile_q // block_q), next_power_of_two(params.n), MAX_BLOCK_COLUMNS // block_q
+    )
+    while params.groups % block_g:
+        block_g //= 2
+    for groups in (g for g in (block_g, block_g // 2, block_g // 4) if g >= 1):
+        for groups_per_warp in dict.fromkeys((min(warp_g, groups), 1)):
+            for ahead in dict.fromkeys((prefetch, 1)):
+                try:
+                    config = WgradConfig(block_q, groups, groups_per_warp, block_p, ahead, block_n)
+                except ValueError:
+                    continue
+                if _is_valid(params, config):
+                    return config
+    return None
+
+
+def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    return grid_blocks(params, config) * config.warps
 
 
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     """Pick a config by rule of thumb (the perf model replaces this later).
 
-    Two groups per block and per warp where the accumulators fit (32-byte pixels), the
-    widest strip up to 64 columns, two rows of prefetch where shared memory allows (3-4%
-    faster than one in H200 sweeps at 128x64x64x64, 32x64x64x64 and 64x128x32x32); then the
-    longest walk (fewest partials to write and reduce) whose grid still holds
-    MIN_WARPS_PER_SM warps per SM.
-    A strip narrower than 64 columns takes 64 / block_q images per block (capped by n):
-    the same warps, a quarter of the partials at 16 columns.
+    The first tile of TILE_LADDER (fitted to params) whose grid holds MIN_WARPS_PER_SM
+    warps per SM; where none does, the one with the most warps.
     """
-    block_g = 2 if params.groups % 2 == 0 else 1
-    warp_g = block_g if block_g * tap_pairs(params) * 4 <= MAX_ACC_REGISTERS else 1
-    block_q = min(64, max(TILE_Q, next_power_of_two(params.q)))
-    max_p = max(BLOCK_P_VALUES[0], next_power_of_two(params.p))
-    candidates = []
-    for q in (block_q, 32, 16):
-        for block_p in sorted(BLOCK_P_VALUES, reverse=True):
-            for prefetch in (2, 1):
-                if q <= block_q and block_p <= max_p:
-                    candidates.append(WgradConfig(q, block_g, warp_g, block_p, prefetch))
-    valid = list(dict.fromkeys(c for c in candidates if _is_valid(params, c)))
-    if not valid:
+    candidates = [
+        config
+        for config in dict.fromkeys(_fit_tile(params, fields) for fields in TILE_LADDER)
+        if config is not None
+    ]
+    if not candidates:
         space = config_space(params)
         if not space:
             raise ValueError(f"no wgrad config fits {params}")
         return space[0]
-    min_warps = MIN_WARPS_PER_SM * sm_count
-    chosen = valid[-1]
-    for config in valid:
-        if grid_blocks(params, config) * config.warps >= min_warps:
-            chosen = config
-            break
-    block_n = min(MAX_BLOCK_COLUMNS // chosen.block_q, next_power_of_two(params.n))
-    wider = dataclasses.replace(chosen, block_n=block_n)
-    return wider if block_n > 1 and _is_valid(params, wider) else chosen
+    for config in candidates:
+        if _total_warps(params, config) >= MIN_WARPS_PER_SM * sm_count:
+            return config
+    return max(candidates, key=lambda config: _total_warps(params, config))
 
 
 def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
@@ -383,7 +415,10 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         Fragment("TapFrag", "m16n8k16.a", element, "tc", "x"),
         Fragment("GradFrag", "m16n8k16.b", element, "x", "k"),
         Fragment("AccFrag", "m16n8k16.c", dtype.float, "tc", "k"),
+        # Accumulators: pair = r * ceil(S / 2) + column pair.
         Tensor("AccTile", "AccFrag", Dims(g=config.warp_g, pair=pairs)),
+        # grad_y's B fragments of the last R rows: row i in band i % R.
+        Tensor("GradTile", "GradFrag", Dims(band=params.r, g=config.warp_g)),
         # The reduce kernel: weights x partial slices per block.
         CompoundIndex(
             "ReduceThread", Dims(slice=REDUCE_SLICES, weight=REDUCE_WEIGHTS), init="threadIdx.x"
@@ -397,6 +432,7 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kPadLeft", params.pad_left, "input columns left of the image that read as zero"),
         ("kRows", params.r, "filter rows R"),
         ("kCols", params.s, "filter columns S"),
+        ("kColumnPairs", column_pairs(params), "A fragments per group and input row"),
         ("kPrefetch", config.prefetch, "rows loading ahead of the one needed next"),
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
