@@ -243,11 +243,13 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
 
 #: The heuristic's tiles, most work per block first: (block_q, block_g, warp_g, block_p,
 #: prefetch, block_n). From H200 sweeps of the whole space (3 x 3, fp16): the first is the
-#: best at 128x64x64x64 (44.4 us: long walks, few partials), the second at 32x64x64x64
+#: best at 128x64x64x64 (44.4 us: long walks, few partials), the last at 32x64x64x64
 #: (14.8 us: short walks, four images per block keep the partials few) and 4.5% from the best
-#: at 64x128x32x32.
+#: at 64x128x32x32; the middle one, half the walk, keeps the grid full between them
+#: (64x64x64x64: 36.1 us with the last tile).
 TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
     (32, 4, 2, 64, 2, 1),
+    (32, 4, 2, 32, 2, 1),
     (16, 4, 1, 16, 1, 4),
 )
 
