@@ -22,6 +22,7 @@ from spio.kernels.conv2d_gw8.bench_results import (
     read_csv,
     read_json,
     write_bandwidth_plots,
+    write_config_times,
     write_csv,
     write_json,
 )
@@ -234,3 +235,17 @@ def test_main_writes_csv_json_and_a_png_per_pass(
     for png in pngs:
         assert png.read_bytes().startswith(_PNG_SIGNATURE)
         assert f"wrote {png}" in printed
+
+
+def test_config_times_append_under_one_header(tmp_path: Path) -> None:
+    path = tmp_path / "configs.csv"
+    first = {FpropConfig(): 40.0, FpropConfig(block_p=32): 39.5}
+    write_config_times("GPU", "fprop", "128x64x64x64", first, path)
+    write_config_times("GPU", "dgrad", "32x64x64x64", {FpropConfig(mma_k=8): 10.25}, path)
+    rows = list(csv.DictReader(path.open()))
+    assert len(rows) == 3
+    assert [r["pass_name"] for r in rows] == ["fprop", "fprop", "dgrad"]
+    assert rows[1]["shape"] == "128x64x64x64"
+    assert rows[1]["block_p"] == "32"
+    assert rows[2]["mma_k"] == "8"
+    assert float(rows[2]["median_us"]) == 10.25
