@@ -58,6 +58,18 @@ def fits(check: Callable[[Conv2dGw8Params, Config], None], params: Any, config: 
     return True
 
 
+def first_filling(
+    candidates: Iterable[Config], total_warps: Callable[[Config], int], min_warps: int
+) -> Config:
+    """Return the first candidate whose grid holds min_warps warps (total_warps(candidate)),
+    else the candidate with the most warps (the first of equals); candidates is non-empty."""
+    configs = list(candidates)
+    for config in configs:
+        if total_warps(config) >= min_warps:
+            return config
+    return max(configs, key=total_warps)
+
+
 def constants_block(spec_module: str, values: Iterable[tuple[str, int, str]]) -> list[str]:
     """Return the generated header's lines of `constexpr int` kernel parameters, each with
     the comment that says what it is."""

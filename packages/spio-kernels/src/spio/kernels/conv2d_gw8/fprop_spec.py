@@ -32,6 +32,7 @@ from ._tiling import (
     check_groups_and_smem,
     check_positive_fields,
     constants_block,
+    first_filling,
     fits,
     next_power_of_two,
 )
@@ -313,11 +314,9 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
         if not space:
             raise ValueError(f"no fprop config fits {params}")
         return space[0]
-    min_warps = MIN_WARPS_PER_SM * sm_count
-    for config in candidates:
-        if _total_warps(params, config) >= min_warps:
-            return config
-    return max(candidates, key=lambda config: _total_warps(params, config))
+    return first_filling(
+        candidates, lambda config: _total_warps(params, config), MIN_WARPS_PER_SM * sm_count
+    )
 
 
 def _buildable(fields: tuple[int, ...]) -> FpropConfig | None:

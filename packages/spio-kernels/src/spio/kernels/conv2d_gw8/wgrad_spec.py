@@ -35,6 +35,7 @@ from ._tiling import (
     check_groups_and_smem,
     check_positive_fields,
     constants_block,
+    first_filling,
     fits,
     next_power_of_two,
 )
@@ -305,10 +306,9 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
         if not space:
             raise ValueError(f"no wgrad config fits {params}")
         return space[0]
-    for config in candidates:
-        if _total_warps(params, config) >= MIN_WARPS_PER_SM * sm_count:
-            return config
-    return max(candidates, key=lambda config: _total_warps(params, config))
+    return first_filling(
+        candidates, lambda config: _total_warps(params, config), MIN_WARPS_PER_SM * sm_count
+    )
 
 
 def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
