@@ -57,3 +57,27 @@ def test_cp_async_pipeline() -> None:
         defines={"WAIT_ALL": 0},
     )
     assert torch.equal(dst.cpu(), src.cpu().roll(-1, dims=1))
+
+
+@pytest.mark.parametrize("blocks", [2, 4, 8])
+def test_cluster_reads_other_blocks_shared_memory(blocks: int) -> None:
+    """load_from_block reads the right block's shared memory; ranks follow blockIdx.x."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("thread-block clusters need sm_90")
+    clusters = 3
+    grid = clusters * blocks
+    src = torch.randn(grid, 32, 4, device="cuda")
+    dst = torch.zeros(grid, 32, blocks, 4, device="cuda")
+    ranks = torch.full((grid,), -1, dtype=torch.int32, device="cuda")
+    _launch.run(
+        _launch.kernel_source("cluster.cu"),
+        "cluster_exchange",
+        [src, dst, ranks],
+        defines={"BLOCKS": blocks},
+        grid=grid,
+    )
+    expected = src.cpu().view(clusters, blocks, 32, 4)
+    # dst[b][t][q] = src[cluster of b][q][t]
+    expected = expected.permute(0, 2, 1, 3).unsqueeze(1).expand(clusters, blocks, 32, blocks, 4)
+    assert torch.equal(dst.cpu(), expected.reshape(grid, 32, blocks, 4))
+    assert ranks.cpu().tolist() == [b % blocks for b in range(grid)]

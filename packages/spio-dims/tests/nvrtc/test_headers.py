@@ -55,8 +55,15 @@ CONCEPTS = {
 }
 
 
-def _include_all() -> str:
-    return "".join(f'#include "{header}"\n' for header in HEADERS)
+# Headers for sm_90 and newer only (they #error on older architectures).
+SM90_HEADERS = {"spio/arch/cluster.cuh"}
+
+
+def _include_all(arch: str) -> str:
+    hopper = int(arch.removeprefix("sm_")) >= 90
+    return "".join(
+        f'#include "{header}"\n' for header in HEADERS if hopper or header not in SM90_HEADERS
+    )
 
 
 @functools.cache
@@ -80,7 +87,7 @@ def test_header_compiles_alone(header: str) -> None:
 @pytest.mark.parametrize("arch", _nvrtc.ARCHES)
 def test_all_headers_compile_together(arch: str) -> None:
     """All headers in one translation unit, for each supported architecture."""
-    source = _include_all() + 'extern "C" __global__ void kernel() {}\n'
+    source = _include_all(arch) + 'extern "C" __global__ void kernel() {}\n'
     _nvrtc.compile_cuda(source, arch=arch, name="all_headers.cu")
 
 
@@ -99,6 +106,42 @@ def test_device_concept_compiles(kernel: str, arch: str) -> None:
 def test_lane_maps() -> None:
     """The fragment lane maps and ldmatrix origins pass lane_maps.cu's static_asserts."""
     _nvrtc.compile_cuda((HERE / "lane_maps.cu").read_text(), arch="sm_90", name="lane_maps.cu")
+
+
+CLUSTER_KERNEL = """
+#include "spio/arch/cluster.cuh"
+extern "C" __global__ void __cluster_dims__(2, 1, 1) exchange(float* out) {
+    __shared__ float4 part[1];
+    if (threadIdx.x == 0) part[0] = make_float4(1.0f, 2.0f, 3.0f, 4.0f);
+    spio::arch::cluster_sync();
+    const unsigned other = spio::arch::cluster_block_rank() ^ 1u;
+    const float4 v = spio::arch::load_from_block(&part[0], other);
+    out[blockIdx.x] = v.x + spio::arch::load_from_block(&part[0].y, other);
+    spio::arch::cluster_sync();
+}
+"""
+
+
+def test_cluster_wrappers_compile_for_hopper() -> None:
+    """The cluster wrappers become mapa, ld.shared::cluster and the cluster barrier."""
+    compiled = _nvrtc.compile_cuda(CLUSTER_KERNEL, arch="sm_90", name="cluster.cu")
+    text = "\n".join(_nvrtc.ptx_instructions(compiled.ptx, "exchange"))
+    for op in (
+        "%cluster_ctarank",
+        "mapa.shared::cluster.u32",
+        "ld.shared::cluster.v4.f32",
+        "ld.shared::cluster.f32",
+        "barrier.cluster.arrive.release.aligned",
+        "barrier.cluster.wait.acquire.aligned",
+    ):
+        assert op in text, f"{op} missing from the cluster kernel's PTX:\n{text}"
+
+
+def test_cluster_header_rejects_pre_hopper() -> None:
+    """cluster.cuh says that clusters need sm_90."""
+    with pytest.raises(_nvrtc.NvrtcError) as raised:
+        _nvrtc.compile_cuda(CLUSTER_KERNEL, arch="sm_89")
+    assert "needs sm_90 or newer" in raised.value.log
 
 
 def test_arch_headers_reject_pre_ampere() -> None:

@@ -42,8 +42,9 @@ static_assert(SmemInput::size<X>().get() == BLOCK_X::stride + kCols - 1,
               "an input ring row holds the block's columns plus the S - 1 halo");
 static_assert(WARP_X::stride == 16, "a warp owns the 16 pixels of one m16n8k16 K step");
 static_assert(ThreadIndex::size() == kThreads, "the block has one thread per thread index");
-static_assert(ReduceThread::size() == kReduceWeights * kReduceSlices,
-              "the reduce block has one thread per (slice, weight)");
+static_assert(ReduceThread::size() == kReduceCells * kReduceSlices,
+              "the reduce block has one thread per (slice, cell of 4 weights)");
+static_assert(kWeights % 4 == 0, "grad_w is whole 16-byte cells (8 input channels per tap)");
 
 // The filter column that half `half` of column pair `pair` stands for; past the last column the
 // last one repeats, and that half's result is dropped.
@@ -216,27 +217,46 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 }
 
 // grad_w[w] = sum over partials j = 0, 1, ... of partials[j][w], the same order on every run:
-// warp `slice` adds j = slice, slice + kReduceSlices, ... of kReduceWeights neighbouring
-// weights (one per lane, coalesced), then one warp adds the slices in order.
-extern "C" __global__ void __launch_bounds__(kReduceWeights* kReduceSlices)
+// thread (slice, cell) adds j = slice, slice + kReduceSlices, ... of one 16-byte cell of 4
+// weights (neighbouring cells of a slice cover whole 128-byte lines), then one thread per cell
+// adds the slices in order. The kernel is latency-bound (the partials sit in L2): many slices
+// and loads issued kReduceBatch at a time keep each thread's loads in flight together.
+extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
     conv2d_gw8_wgrad_reduce(float* __restrict__ grad_w, const float* __restrict__ partials) {
-    __shared__ float slice_sums[kReduceSlices][kReduceWeights];
+    __shared__ float4 slice_sums[kReduceSlices][kReduceCells];
     const ReduceThread thread;
     const int slice = thread.get<SLICE>().get();
-    const int lane = thread.get<WEIGHT>().get();
-    const int weight = blockIdx.x * kReduceWeights + lane;
-    float sum = 0.0f;
-    if (weight < kWeights) {
-        for (int j = slice; j < kPartials; j += kReduceSlices) {
-            sum += partials[static_cast<long long>(j) * kWeights + weight];
+    const int lane = thread.get<CELL>().get();
+    const int cell = blockIdx.x * kReduceCells + lane;
+    constexpr int kCells = kWeights / 4;
+    const auto* const cells = reinterpret_cast<const float4*>(partials);
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (cell < kCells) {
+        constexpr int kLoads = (kPartials + kReduceSlices - 1) / kReduceSlices;
+#pragma unroll kReduceBatch
+        for (int k = 0; k < kLoads; ++k) {
+            const int j = slice + k * kReduceSlices;
+            if (j < kPartials) {
+                const float4 v = cells[static_cast<long long>(j) * kCells + cell];
+                sum.x += v.x;
+                sum.y += v.y;
+                sum.z += v.z;
+                sum.w += v.w;
+            }
         }
     }
     slice_sums[slice][lane] = sum;
     __syncthreads();
-    if (slice == 0 && weight < kWeights) {
-        float total = 0.0f;
+    if (slice == 0 && cell < kCells) {
+        float4 total = slice_sums[0][lane];
 #pragma unroll
-        for (int k = 0; k < kReduceSlices; ++k) total += slice_sums[k][lane];
-        grad_w[weight] = total;
+        for (int k = 1; k < kReduceSlices; ++k) {
+            const float4 v = slice_sums[k][lane];
+            total.x += v.x;
+            total.y += v.y;
+            total.z += v.z;
+            total.w += v.w;
+        }
+        reinterpret_cast<float4*>(grad_w)[cell] = total;
     }
 }

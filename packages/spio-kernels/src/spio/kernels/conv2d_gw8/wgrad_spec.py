@@ -49,9 +49,11 @@ TILE_Q = 16
 MAX_WARPS = 16
 #: f32 accumulator registers per thread (warp_g * ceil(R * S / 2) fragments of 4).
 MAX_ACC_REGISTERS = 112
-#: The reduce kernel: weights per block (one per lane) and partial slices (one per warp).
-REDUCE_WEIGHTS = 32
-REDUCE_SLICES = 8
+#: The reduce kernel: 16-byte cells of 4 weights per block (8: one 128-byte line), partial
+#: slices per block, and loads a thread issues before it waits (unroll).
+REDUCE_CELLS = 8
+REDUCE_SLICES = 32
+REDUCE_BATCH = 8
 
 BLOCK_Q_VALUES = (16, 32, 64)
 BLOCK_G_VALUES = (1, 2, 4, 8)
@@ -192,8 +194,8 @@ def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeome
 
 def reduce_geometry(params: Conv2dGw8Params) -> LaunchGeometry:
     """Return the launch geometry of the reduce kernel."""
-    blocks = ceil_div(weight_count(params), REDUCE_WEIGHTS)
-    return LaunchGeometry(blocks, REDUCE_WEIGHTS * REDUCE_SLICES, 0)
+    blocks = ceil_div(weight_count(params), 4 * REDUCE_CELLS)
+    return LaunchGeometry(blocks, REDUCE_CELLS * REDUCE_SLICES, 0)
 
 
 def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
@@ -421,9 +423,9 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         Tensor("AccTile", "AccFrag", Dims(g=config.warp_g, pair=pairs)),
         # grad_y's B fragments of the last R rows: row i in band i % R.
         Tensor("GradTile", "GradFrag", Dims(band=params.r, g=config.warp_g)),
-        # The reduce kernel: weights x partial slices per block.
+        # The reduce kernel: partial slices x 16-byte cells of weights per block.
         CompoundIndex(
-            "ReduceThread", Dims(slice=REDUCE_SLICES, weight=REDUCE_WEIGHTS), init="threadIdx.x"
+            "ReduceThread", Dims(slice=REDUCE_SLICES, cell=REDUCE_CELLS), init="threadIdx.x"
         ),
     ]
 
@@ -439,8 +441,9 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
         ("kWeights", weight_count(params), "f32 values of grad_w"),
-        ("kReduceWeights", REDUCE_WEIGHTS, "weights per block of the reduce kernel"),
+        ("kReduceCells", REDUCE_CELLS, "16-byte cells of weights per reduce block"),
         ("kReduceSlices", REDUCE_SLICES, "partial slices per block of the reduce kernel"),
+        ("kReduceBatch", REDUCE_BATCH, "loads a reduce thread issues before it waits"),
     ]
     lines = constants_block("wgrad_spec", values)
     return "\n".join(lines) + "\n"
