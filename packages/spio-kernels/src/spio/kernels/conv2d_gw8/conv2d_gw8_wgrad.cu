@@ -216,6 +216,14 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// sum += v, element by element.
+__device__ __forceinline__ void add_to(float4& sum, const float4& v) {
+    sum.x += v.x;
+    sum.y += v.y;
+    sum.z += v.z;
+    sum.w += v.w;
+}
+
 // grad_w[w] = sum over partials j = 0, 1, ... of partials[j][w], the same order on every run:
 // thread (slice, cell) adds j = slice, slice + kReduceSlices, ... of one 16-byte cell of 4
 // weights (neighbouring cells of a slice cover whole 128-byte lines), then one thread per cell
@@ -226,8 +234,8 @@ extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
     __shared__ float4 slice_sums[kReduceSlices][kReduceCells];
     const ReduceThread thread;
     const int slice = thread.get<SLICE>().get();
-    const int lane = thread.get<CELL>().get();
-    const int cell = blockIdx.x * kReduceCells + lane;
+    const int block_cell = thread.get<CELL>().get();
+    const int cell = blockIdx.x * kReduceCells + block_cell;
     constexpr int kCells = kWeights / 4;
     const auto* const cells = reinterpret_cast<const float4*>(partials);
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -236,27 +244,15 @@ extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
 #pragma unroll kReduceBatch
         for (int k = 0; k < kLoads; ++k) {
             const int j = slice + k * kReduceSlices;
-            if (j < kPartials) {
-                const float4 v = cells[static_cast<long long>(j) * kCells + cell];
-                sum.x += v.x;
-                sum.y += v.y;
-                sum.z += v.z;
-                sum.w += v.w;
-            }
+            if (j < kPartials) add_to(sum, cells[static_cast<long long>(j) * kCells + cell]);
         }
     }
-    slice_sums[slice][lane] = sum;
+    slice_sums[slice][block_cell] = sum;
     __syncthreads();
     if (slice == 0 && cell < kCells) {
-        float4 total = slice_sums[0][lane];
+        float4 total = slice_sums[0][block_cell];
 #pragma unroll
-        for (int k = 1; k < kReduceSlices; ++k) {
-            const float4 v = slice_sums[k][lane];
-            total.x += v.x;
-            total.y += v.y;
-            total.z += v.z;
-            total.w += v.w;
-        }
+        for (int k = 1; k < kReduceSlices; ++k) add_to(total, slice_sums[k][block_cell]);
         reinterpret_cast<float4*>(grad_w)[cell] = total;
     }
 }

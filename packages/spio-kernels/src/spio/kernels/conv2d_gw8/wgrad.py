@@ -100,9 +100,11 @@ def conv2d_gw8_wgrad(
     h x w x c) and grad_y (n x p x q x c, both params.dtype) are contiguous device arrays:
     torch tensors, objects with __cuda_array_interface__, or device pointers. workspace is
     device memory of at least wgrad_workspace_bytes(params, config) bytes for the partial
-    sums; None allocates it with torch when x is a torch tensor. The result is the same bits
-    on every run. No shape or dtype checking happens here (spio-torch checks); config None
-    takes wgrad_spec.default_config(params); device and stream as conv2d_gw8_fprop.
+    sums; None allocates it with torch when x is a torch tensor. Every array starts on a
+    16-byte boundary (the kernels move 16-byte cells; torch allocations do). The result is
+    the same bits on every run. No shape or dtype checking happens here (spio-torch checks);
+    config None takes wgrad_spec.default_config(params); device and stream as
+    conv2d_gw8_fprop.
     """
     if config is None:
         config = _default_config(params)
