@@ -194,7 +194,7 @@ def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeome
 
 def reduce_geometry(params: Conv2dGw8Params) -> LaunchGeometry:
     """Return the launch geometry of the reduce kernel."""
-    blocks = ceil_div(weight_count(params), 4 * REDUCE_CELLS)
+    blocks = ceil_div(weight_count(params), _CELL_BYTES // _F32_BYTES * REDUCE_CELLS)
     return LaunchGeometry(blocks, REDUCE_CELLS * REDUCE_SLICES, 0)
 
 
