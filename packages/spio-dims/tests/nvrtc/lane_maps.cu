@@ -4,7 +4,8 @@
 //   - ldmatrix_origin / ldmatrix_trans_origin agree with the lane maps under ldmatrix's own
 //     rule: register b of lane L holds row L / 4, columns 2 * (L % 4) + h of 8 x 8 matrix b
 //     (transposed with .trans), whose rows lanes 8 * b ... 8 * b + 7 address;
-//   - the worked examples of the header hold.
+//   - the worked examples of the header hold;
+//   - lane_of / element_of invert the lane maps.
 #include "spio/dim.h"         // Dim
 #include "spio/fragment.cuh"  // Fragment, the lane maps under test
 
@@ -140,3 +141,21 @@ __host__ __device__ constexpr bool ptx_formulas() {
     return true;
 }
 static_assert(ptx_formulas(), "A, B and C lane maps against the PTX ISA formulas");
+
+// lane_of and element_of give back the (lane, element) of every (row, col) the lane maps name.
+template <typename F>
+__host__ __device__ constexpr bool inverse_lane_map() {
+    for (int lane = 0; lane < 32; ++lane) {
+        for (int e = 0; e < F::size(); ++e) {
+            const int row = F::row_index(lane, e);
+            const int col = F::col_index(lane, e);
+            if (F::lane_of(row, col) != lane || F::element_of(row, col) != e) return false;
+        }
+    }
+    return true;
+}
+static_assert(inverse_lane_map<A16>() && inverse_lane_map<B16>() && inverse_lane_map<A8>() &&
+                  inverse_lane_map<B8>() && inverse_lane_map<C16>(),
+              "lane_of / element_of invert the lane maps of every operand");
+static_assert(C16::lane_of(9, 5) == 6 && C16::element_of(9, 5) == 3,
+              "C 16 x 8: (9, 5) is c3 of lane 6 (g = 1, t = 2)");

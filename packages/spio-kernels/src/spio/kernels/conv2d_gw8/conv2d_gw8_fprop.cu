@@ -120,19 +120,21 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const int rows = min(kBlockRows, Output::size<Y>().get() - block_y.get());
     const int input_rows = rows + kRows - 1;
 
-    // Stage input row input_y0 + j into ring row j % kRing, zeros outside the image.
+    // Stage input row input_y0 + j into ring row j % kRing, zeros outside the image. Each
+    // thread's cells (column, group, slot) are located once for the whole walk.
+    const auto input_cells =
+        conv2d_gw8::locate_row_cells<LoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
+            const LoadIndex cell(i);
+            const X x = input_x0 + cell.get<X>();
+            return conv2d_gw8::row_cell(
+                input[Y(0)][x][cell.get<G>()],
+                conv2d_gw8::ring_cell<kSlots>(smem_input[RING(0)], cell.get<X>(), cell.get<G>()),
+                X(0) <= x && x < Input::size<X>());
+        });
     const auto load_input_row = [&](int j) {
         const Y y = input_y0 + Y(j);
         const bool row_inside = Y(0) <= y && y < Input::size<Y>();
-        const auto ring_row = smem_input[RING(j % kRing)];
-        conv2d_gw8::for_each_cell<LoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
-            const LoadIndex cell(i);
-            const X x = input_x0 + cell.get<X>();
-            const bool inside = row_inside && X(0) <= x && x < Input::size<X>();
-            const Element* src = inside ? input[y][x][cell.get<G>()].get() : x_ptr;
-            const auto dst = conv2d_gw8::ring_cell<kSlots>(ring_row, cell.get<X>(), cell.get<G>());
-            spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-        });
+        input_cells.copy(y, RING(j % kRing), row_inside, x_ptr);
     };
 
     // Prologue: the first kPrefetch rows, one commit group per row.

@@ -42,9 +42,21 @@ static_assert(SmemInput::size<X>().get() == BLOCK_X::stride + kCols - 1,
               "an input ring row holds the block's columns plus the S - 1 halo");
 static_assert(WARP_X::stride == 16, "a warp owns the 16 pixels of one m16n8k16 K step");
 static_assert(ThreadIndex::size() == kThreads, "the block has one thread per thread index");
+static_assert(PartialCellIndex::size() * 4 * SmemPartials::size<N>().get() *
+                      SmemPartials::size<WARP_X>().get() ==
+                  SmemPartials::storage_size(),
+              "each slab of the block's weights is whole 16-byte cells of 4 input channels");
 static_assert(ReduceThread::size() == kReduceCells * kReduceSlices,
               "the reduce block has one thread per (slice, cell of 4 weights)");
 static_assert(kWeights % 4 == 0, "grad_w is whole 16-byte cells (8 input channels per tap)");
+
+// sum += v, element by element.
+__device__ __forceinline__ void add_to(float4& sum, const float4& v) {
+    sum.x += v.x;
+    sum.y += v.y;
+    sum.z += v.z;
+    sum.w += v.w;
+}
 
 // The filter column that half `half` of column pair `pair` stands for; past the last column the
 // last one repeats, and that half's result is dropped.
@@ -79,35 +91,35 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // the block: iteration j uses exactly those. Images past the batch read as zeros, and so
     // add nothing.
     const int input_rows = rows + kRows - 1;
-    const auto load_rows = [&](int j) {
-        if (j >= input_rows) return;  // past the walk: an empty commit group
-        const Y y = input_y0 + Y(j);
-        const bool row_inside = Y(0) <= y && y < Input::size<Y>();
-        const auto input_row = smem_input[RING(j % kInputRing)];
-        conv2d_gw8::for_each_cell<InputLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
+    // Each thread's cells of both rings (image, column, group, slot) are located once for the
+    // whole walk (conv2d_gw8_ring.cuh).
+    const auto input_cells =
+        conv2d_gw8::locate_row_cells<InputLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
             const InputLoadIndex cell(i);
             const N n = block_n + cell.get<N>();
             const X x = input_x0 + cell.get<X>();
-            const bool inside =
-                row_inside && n < Input::size<N>() && X(0) <= x && x < Input::size<X>();
-            const Element* src = inside ? input[n][y][x][cell.get<G>()].get() : x_ptr;
-            const auto dst = conv2d_gw8::ring_cell<kSlots>(input_row[cell.get<N>()], cell.get<X>(),
-                                                           cell.get<G>());
-            spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
+            return conv2d_gw8::row_cell(
+                input[n][Y(0)][x][cell.get<G>()],
+                conv2d_gw8::ring_cell<kSlots>(smem_input[RING(0)][cell.get<N>()], cell.get<X>(),
+                                              cell.get<G>()),
+                n < Input::size<N>() && X(0) <= x && x < Input::size<X>());
         });
-        if (j >= rows) return;
-        const Y out_y = block_y + Y(j);
-        const auto grad_row = smem_grad[RING(j % kGradRing)];
-        conv2d_gw8::for_each_cell<GradLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
+    const auto grad_cells =
+        conv2d_gw8::locate_row_cells<GradLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
             const GradLoadIndex cell(i);
             const N n = block_n + cell.get<N>();
             const X x = block_x + cell.get<X>();
-            const bool inside = n < GradOutput::size<N>() && x < GradOutput::size<X>();
-            const Element* src = inside ? grad_y[n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
-            const auto dst = conv2d_gw8::ring_cell<kSlots>(grad_row[cell.get<N>()], cell.get<X>(),
-                                                           cell.get<G>());
-            spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
+            return conv2d_gw8::row_cell(
+                grad_y[n][Y(0)][x][cell.get<G>()],
+                conv2d_gw8::ring_cell<kSlots>(smem_grad[RING(0)][cell.get<N>()], cell.get<X>(),
+                                              cell.get<G>()),
+                n < GradOutput::size<N>() && x < GradOutput::size<X>());
         });
+    const auto load_rows = [&](int j) {
+        if (j >= input_rows) return;  // past the walk: an empty commit group
+        const Y y = input_y0 + Y(j);
+        input_cells.copy(y, RING(j % kInputRing), Y(0) <= y && y < Input::size<Y>(), x_ptr);
+        if (j < rows) grad_cells.copy(block_y + Y(j), RING(j % kGradRing), true, grad_y_ptr);
     };
 
     for (int j = 0; j < kPrefetch; ++j) {
@@ -176,18 +188,29 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     spio::arch::cp_async_wait_all();
     __syncthreads();  // the rings' memory now holds the accumulators
 
-    // Every warp's accumulators to shared memory, then each thread adds one element of every
-    // warp of its groups (images, then column strips, in order) and writes the block's
-    // partial sum.
-    const auto smem_acc = SmemAcc(reinterpret_cast<float*>(smem));
-    const auto warp_acc = smem_acc[thread];
+    // Every warp's accumulators to shared memory in grad_w's order, a slab of the block's
+    // weights per (image, column strip) of warps (the dropped half of an odd S's last pair is
+    // not written); then each thread adds 16-byte cells of 4 input channels over the slabs, in
+    // order, and writes them to the block's partial sum, which is contiguous: 8 threads cover
+    // a 128-byte line. (Scalar stores straight from the fragments' order wrote 4 bytes to
+    // each of 4 sectors per store, and the blocks' stores, all at the end of the walk, took
+    // ~2.5 us.)
+    const auto smem_partials = SmemPartials(reinterpret_cast<float*>(smem));
+    const auto warp_slab = smem_partials[thread];  // its image, column strip and first group
 #pragma unroll
     for (auto g : spio::range(AccTile::size<G>())) {
 #pragma unroll
-        for (auto pair : spio::range(AccTile::size<PAIR>())) {
+        for (int pair = 0; pair < kPairs; ++pair) {
 #pragma unroll
             for (int e = 0; e < AccFrag::size(); ++e) {
-                *warp_acc[g][pair][E(e)] = acc[g][pair]->get(e);
+                // Row tc of the C fragment is (column of the pair, input channel):
+                // tc = 8 * half + c; its column is the output channel.
+                const int tc = AccFrag::row_index(lane, e);
+                const int s = 2 * (pair % kColumnPairs) + tc / 8;
+                if (s < kCols) {
+                    *warp_slab[g][AccFrag::col(lane, e)][R(pair / kColumnPairs)][S(s)][C(tc % 8)] =
+                        acc[g][PAIR(pair)]->get(e);
+                }
             }
         }
     }
@@ -195,33 +218,16 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 
     const auto partial = Partials(partials_ptr)[block.get<BLOCK_N>()][block.get<BLOCK_Y>()]
                                                [block.get<BLOCK_X>()][block.get<BLOCK_G>()];
-    for (int i = threadIdx.x; i < ReduceIndex::size(); i += kThreads) {
-        const ReduceIndex cell(i);
-        float sum = 0.0f;
-        for (auto n : spio::range(SmemAcc::size<N>())) {
-            for (auto warp_x : spio::range(SmemAcc::size<WARP_X>())) {
-                sum += *smem_acc[n][warp_x][cell];
+    conv2d_gw8::for_each_cell<PartialCellIndex::size(), kThreads>(threadIdx.x, [&](int i) {
+        const PartialCellIndex cell(i);
+        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (auto n : spio::range(SmemPartials::size<N>())) {
+            for (auto warp_x : spio::range(SmemPartials::size<WARP_X>())) {
+                add_to(sum, *reinterpret_cast<const float4*>(smem_partials[n][warp_x][cell].get()));
             }
         }
-        const int cell_lane = cell.get<LANE>().get();
-        const int e = cell.get<E>().get();
-        // Row tc of the C fragment is (column of the pair, input channel): tc = 8 * half + c.
-        const int tc = AccFrag::row_index(cell_lane, e);
-        const int pair = cell.get<PAIR>().get();
-        const int s = 2 * (pair % kColumnPairs) + tc / 8;
-        if (s < kCols) {
-            *partial[cell.get<G>()][AccFrag::col(cell_lane, e)][R(pair / kColumnPairs)][S(s)]
-                    [C(tc % 8)] = sum;
-        }
-    }
-}
-
-// sum += v, element by element.
-__device__ __forceinline__ void add_to(float4& sum, const float4& v) {
-    sum.x += v.x;
-    sum.y += v.y;
-    sum.z += v.z;
-    sum.w += v.w;
+        *reinterpret_cast<float4*>(partial[cell].get()) = sum;
+    });
 }
 
 // grad_w[w] = sum over partials j = 0, 1, ... of partials[j][w], the same order on every run:

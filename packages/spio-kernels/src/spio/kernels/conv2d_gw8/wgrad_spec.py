@@ -152,10 +152,10 @@ def ring_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Shared memory of the block's reduction: every warp's accumulators (after the walk,
-    in the same memory as the rings)."""
-    fragments = config.block_n * config.warps_q * config.block_g * tap_pairs(params)
-    return fragments * WARP_SIZE * 4 * _F32_BYTES
+    """Shared memory of the block's reduction (after the walk, in the same memory as the
+    rings): the block's weights in f32 for each image and column strip of warps."""
+    slabs = config.block_n * config.warps_q
+    return slabs * config.block_g * GROUP_WIDTH * params.r * params.s * GROUP_WIDTH * _F32_BYTES
 
 
 def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -318,12 +318,6 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
     groups = params.groups
     columns = input_columns(params, config)
     pairs = tap_pairs(params)
-    # With one group per warp the WARP_G fold is G itself: a tensor holds a dimension once.
-    warp_groups = (
-        Dims(g=config.warps_g)
-        if config.warp_g == 1
-        else Dims(warp_g=config.warps_g, g=config.warp_g)
-    )
     images = ceil_div(params.n, config.block_n)
     return [
         Fold("block_n", "n", config.block_n),
@@ -398,22 +392,29 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
                 k=8,
             ),
         ),
+        # After the walk (in the rings' memory): every warp's accumulators in grad_w's order,
+        # one slab of the block's weights per image and column strip of warps.
         Tensor(
-            "SmemAcc",
+            "SmemPartials",
             dtype.float,
             Dims(
                 n=config.block_n,
                 warp_x=config.warps_q,
-                **warp_groups,
-                pair=pairs,
-                e=4,
-                lane=WARP_SIZE,
+                g=config.block_g,
+                k=8,
+                r=params.r,
+                s=params.s,
+                c=8,
             ),
         ),
         CompoundIndex("InputLoadIndex", Dims(n=config.block_n, x=columns, g=config.block_g)),
         CompoundIndex("GradLoadIndex", Dims(n=config.block_n, x=config.block_q, g=config.block_g)),
-        # What one thread adds up after the walk: one accumulator element of every warp.
-        CompoundIndex("ReduceIndex", Dims(g=config.block_g, pair=pairs, e=4, lane=WARP_SIZE)),
+        # What one thread adds up over the slabs and writes: 16 bytes of 4 input channels.
+        Fold("c_quad", "c", 4),
+        CompoundIndex(
+            "PartialCellIndex",
+            Dims(g=config.block_g, k=8, r=params.r, s=params.s, c_quad=GROUP_WIDTH // 4),
+        ),
         # Tensor cores, m16n8k16: A = (tap of the pair, input channel) x 16 pixels, B = 16
         # pixels x 8 output channels, C = (tap of the pair, input channel) x output channel.
         Fragment("TapFrag", "m16n8k16.a", element, "tc", "x"),

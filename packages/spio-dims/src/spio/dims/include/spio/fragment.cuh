@@ -211,6 +211,23 @@ public:
                (Layout::pairs_along_rows ? pair_offset(lane, e) : lane / 4);
     }
 
+    /// Inverse lane map: the lane that holds the element at (row, col) of the operand, e.g. to
+    /// gather an accumulator tile in another order after it went through shared memory.
+    SPIO_HOST_DEVICE static constexpr int lane_of(int row, int col) {
+        const int b = block_at(row, col);
+        const int r = row - Layout::block_row(b);
+        const int c = col - Layout::block_col(b);
+        return Layout::pairs_along_rows ? 4 * r + c / 2 : 4 * c + r / 2;
+    }
+
+    /// Inverse lane map: which of lane_of(row, col)'s elements the one at (row, col) is.
+    SPIO_HOST_DEVICE static constexpr int element_of(int row, int col) {
+        const int b = block_at(row, col);
+        const int along_pair =
+            Layout::pairs_along_rows ? col - Layout::block_col(b) : row - Layout::block_row(b);
+        return 2 * b + along_pair % 2;
+    }
+
     /// Where lane `lane` points ldmatrix for load(): the (row, col) of the first of the 8
     /// elements of its 16-byte row. load() needs the pair direction contiguous in memory: K for
     /// A (an I x K tile with unit stride in K) and for B (a K x J tile with unit stride in K).
@@ -318,6 +335,17 @@ private:
     // Position of element e of the lane across its pair: 2 * (lane % 4) + e % 2.
     SPIO_HOST_DEVICE static constexpr int pair_offset(int lane, int e) {
         return 2 * (lane % 4) + e % 2;
+    }
+
+    // The 8 x 8 block (element pair index e / 2) that holds (row, col).
+    SPIO_HOST_DEVICE static constexpr int block_at(int row, int col) {
+        int found = 0;
+        for (int b = 0; b < kSize / 2; ++b) {
+            if (Layout::block_row(b) == row / 8 * 8 && Layout::block_col(b) == col / 8 * 8) {
+                found = b;
+            }
+        }
+        return found;
     }
 
     // The 8 x 8 block whose rows lane `lane` addresses in ldmatrix (a 16-bit operand has one
