@@ -1,9 +1,11 @@
 """Benchmark grouped conv2d gw8 against cuDNN and the device's copy bandwidth.
 
-    python -m spio.kernels.conv2d_gw8.bench [--shapes 128x64x64x64 ...] [--passes fprop]
+    python -m spio.kernels.bench conv2d_gw8 [--shapes 128x64x64x64 ...] [--passes fprop]
         [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs] [--out DIR]
-    python -m spio.kernels.conv2d_gw8.bench --layer 64x64x64 --batch-sweep 1 2 4 ... 512
+    python -m spio.kernels.bench conv2d_gw8 --layer 64x64x64 --batch-sweep 1 2 4 ... 512
         --out DIR
+
+(`python -m spio.kernels.conv2d_gw8.bench ...` runs the same.)
 
 Method (docs/TARGETS.md): everything runs in this one process on one GPU, on the same
 buffers for every contender. Each timing is CUDA events around a loop of `--launches`
@@ -252,9 +254,13 @@ def _dims(text: str, count: int, what: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+#: How the command is spelled in usage and error messages.
+PROG = "python -m spio.kernels.bench conv2d_gw8"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the command line parser (no validation across options: see `parse_args`)."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--shapes", nargs="+", default=None, help=f"N x C x H x W (default {DEFAULT_SHAPES})"
     )
