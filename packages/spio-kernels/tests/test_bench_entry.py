@@ -8,43 +8,44 @@ import pytest
 from spio.kernels import bench
 
 
-def test_help_lists_the_families(capsys: pytest.CaptureFixture[str]) -> None:
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[object, str, str]:
+    """bench.main(argv), which always exits here: (exit code, stdout, stderr)."""
     with pytest.raises(SystemExit) as exit_info:
-        bench.main(["--help"])
-    assert exit_info.value.code == 0
-    assert "conv2d_gw8" in capsys.readouterr().out
+        bench.main(argv)
+    captured = capsys.readouterr()
+    return exit_info.value.code, captured.out, captured.err
+
+
+def test_help_lists_the_families(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["--help"], capsys)
+    assert code == 0
+    assert "conv2d_gw8" in out
 
 
 def test_missing_family_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        bench.main([])
-    assert exit_info.value.code == 2
-    assert "name a kernel family" in capsys.readouterr().err
+    code, _, err = _run([], capsys)
+    assert code == 2
+    assert "name a kernel family" in err
 
 
 def test_unknown_family_names_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        bench.main(["conv3d", "--shapes", "1x8x8x8"])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err
+    code, _, err = _run(["conv3d", "--shapes", "1x8x8x8"], capsys)
+    assert code == 2
     assert "unknown kernel family 'conv3d'" in err
     assert "conv2d_gw8" in err
 
 
 def test_family_options_go_to_the_family(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        bench.main(["conv2d_gw8", "--help"])
-    assert exit_info.value.code == 0
-    out = capsys.readouterr().out
+    code, out, _ = _run(["conv2d_gw8", "--help"], capsys)
+    assert code == 0
     assert "usage: python -m spio.kernels.bench conv2d_gw8" in out
     assert "--batch-sweep" in out
 
 
 def test_family_checks_its_own_options(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        bench.main(["conv2d_gw8", "--launches", "3"])
-    assert exit_info.value.code == 2
-    assert "--launches >= 20" in capsys.readouterr().err
+    code, _, err = _run(["conv2d_gw8", "--launches", "3"], capsys)
+    assert code == 2
+    assert "--launches >= 20" in err
 
 
 def test_runs_as_a_module() -> None:
