@@ -6,7 +6,7 @@ Usage: ncu --clock-control none --set full -k regex:conv2d -c 1 -o OUT \
            PASS NxCxHxW [CONFIG]
 PASS is fprop, dgrad or wgrad. CONFIG is the config's fields in order (for fprop and dgrad:
 block_q block_g warp_g warp_q16 block_p [prefetch [mma_k]]; for wgrad: block_q block_g warp_g
-block_p [prefetch [block_n]]); without them the pass's default configuration runs.
+block_p [prefetch [block_n [walk_n]]]); without them the pass's default configuration runs.
 """
 
 from __future__ import annotations

@@ -446,3 +446,100 @@ def test_launch_overhead_benchmark_prints_its_numbers(
         print("\n" + cost.report())
     assert cost.spio_jit_us > 0
     assert cost.cuda_core_us > 0
+
+
+# griddepcontrol written out (spio-dims wraps it as spio/arch/grid_dependency.cuh; spio-jit
+# does not depend on spio-dims). Both instructions exist from sm_90 on.
+_DEPENDENT_SOURCE = r"""
+__device__ __forceinline__ void allow_next_grid_launch() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_previous_grids() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+
+// Lets the next grid start at once, then spins for spin_ns before writing its data.
+extern "C" __global__ void slow_producer(float* data, unsigned long long* end_ns,
+                                         long long spin_ns) {
+    allow_next_grid_launch();
+    wait_for_previous_grids();
+    const unsigned long long start = global_ns();
+    unsigned long long now = start;
+    while (now - start < static_cast<unsigned long long>(spin_ns)) now = global_ns();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    data[i] = static_cast<float>(i);
+    end_ns[i] = global_ns();
+}
+
+// Notes when it started, waits for the producer, then copies its data.
+extern "C" __global__ void consumer(const float* data, float* out,
+                                    unsigned long long* start_ns) {
+    const unsigned long long start = global_ns();
+    wait_for_previous_grids();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = data[i];
+    start_ns[i] = start;
+}
+"""
+
+
+@pytest.mark.parametrize("pdl", [False, True], ids=["ordered", "pdl"])
+def test_programmatic_dependent_launch_overlaps_and_waits(pdl: bool) -> None:
+    """With pdl the consumer's blocks start during the producer's spin (sm_90 and newer) and
+    still read the producer's data; without it they start after the producer ends."""
+    info = jit.device_info(0)
+    module = jit.compile(_DEPENDENT_SOURCE, arch=info.arch).load(device=0)
+    producer, consumer = module.get_kernel("slow_producer"), module.get_kernel("consumer")
+    blocks, threads = 4, 128
+    n = blocks * threads
+    data = torch.full((n,), -1.0, device="cuda:0")
+    out = torch.zeros(n, device="cuda:0")
+    end_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
+    start_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
+    # The first launches of a process pay one-time costs that would hide the overlap.
+    for _ in range(2):
+        data.fill_(-1.0)
+        jit.launch(producer, blocks, threads, (data, end_ns, 200_000))
+        jit.launch(consumer, blocks, threads, (data, out, start_ns), pdl=pdl)
+        torch.cuda.synchronize()
+    torch.testing.assert_close(out, torch.arange(n, dtype=torch.float32, device="cuda:0"))
+    overlapped = int(start_ns.min()) < int(end_ns.max())
+    assert overlapped == (pdl and info.compute_capability >= (9, 0))
+
+
+def test_pdl_must_be_a_bool() -> None:
+    kernel = _saxpy()
+    x = torch.ones(4, device="cuda:0")
+    with pytest.raises(TypeError, match="pdl must be a bool"):
+        jit.launch(kernel, 1, _BLOCK, _saxpy_args(x, x, 4), pdl=1)  # type: ignore[arg-type]
+
+
+def test_spread_shared_mem_caps_blocks_per_sm_of_a_one_wave_grid() -> None:
+    info = jit.device_info(0)
+    kernel = _saxpy()  # tiny: dozens of 32-thread blocks fit on an SM
+    natural = kernel.max_active_blocks_per_sm(32)
+    assert natural > 2
+    two_per_sm = 2 * info.sm_count
+    padded = jit.spread_shared_mem(kernel, two_per_sm, 32)
+    assert padded > 0
+    assert kernel.max_active_blocks_per_sm(32, padded) == 2
+    n = two_per_sm * 32
+    x = torch.ones(n, device="cuda:0")
+    y = torch.zeros(n, device="cuda:0")
+    jit.launch(kernel, two_per_sm, 32, _saxpy_args(x, y, n), shared_mem=padded)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, torch.full_like(y, 2.0))
+    # A grid of a full wave or more, and a given padding already large enough, stay as they are.
+    assert jit.spread_shared_mem(kernel, natural * info.sm_count, 32, 16) == 16
+    assert jit.spread_shared_mem(kernel, two_per_sm, 32, padded + 16) == padded + 16

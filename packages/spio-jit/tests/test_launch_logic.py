@@ -47,6 +47,8 @@ _DEVICE_ATTRS = {
     "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK": 48 * 1024,
     "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 227 * 1024,
     "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR": 2048,
+    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 228 * 1024,
+    "CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK": 1024,
 }
 
 
@@ -123,7 +125,11 @@ class FakeDriver:
         self, function: Any, threads: int, shared: int
     ) -> tuple[Any, ...]:
         assert function[0] == "function"
-        return self._ok(2048 // threads // 2)
+        # Threads allow half of the SM's 2048 (as registers would); shared memory counts the
+        # kernel's static 1 KiB and the 1 KiB reserved per block.
+        per_block = shared + _ATTRS["CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"] + 1024
+        by_shared = _DEVICE_ATTRS["CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"]
+        return self._ok(min(2048 // threads // 2, by_shared // per_block))
 
 
 class FakeCoreError(Exception):
@@ -260,6 +266,20 @@ def test_attributes_and_occupancy(fake: SimpleNamespace, saxpy: jit.Kernel) -> N
     assert attributes.max_threads_per_block == 512
     assert saxpy.max_active_blocks_per_sm(256) == 4
     assert saxpy.occupancy(256) == pytest.approx(4 * 256 / 2048)
+
+
+def test_spread_shared_mem_pads_one_wave_grids(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    # 256 threads: 4 blocks per SM by threads; a grid of 2 per SM (264 blocks) is spread by
+    # half an SM's shared memory less the static and reserved KiB.
+    padded = jit.spread_shared_mem(saxpy, 2 * 132, 256)
+    assert padded == 228 * 1024 // 2 - 2048
+    assert saxpy.max_active_blocks_per_sm(256, padded) == 2
+    assert ("CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", padded) in fake.driver.set_attributes
+    assert jit.spread_shared_mem(saxpy, 3 * 132 + 1, 256) == 0  # 4 per SM is what it needs
+    assert jit.spread_shared_mem(saxpy, 4 * 132, 256, 512) == 512  # a whole wave
+    assert jit.spread_shared_mem(saxpy, 2 * 132, 256, padded + 1) == padded + 1
+    with pytest.raises(ValueError, match="blocks must be a positive int, got 0"):
+        jit.spread_shared_mem(saxpy, 0, 256)
 
 
 def test_launch_packs_arguments_on_torchs_current_stream(

@@ -144,6 +144,26 @@ def test_cluster_header_rejects_pre_hopper() -> None:
     assert "needs sm_90 or newer" in raised.value.log
 
 
+GRID_DEPENDENCY_KERNEL = """
+#include "spio/arch/grid_dependency.cuh"
+extern "C" __global__ void dependent(float* out) {
+    spio::arch::allow_next_grid_launch();
+    spio::arch::wait_for_previous_grids();
+    out[threadIdx.x] = 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", _nvrtc.ARCHES)
+def test_grid_dependency_controls(arch: str) -> None:
+    """The programmatic-launch controls are griddepcontrol on sm_90 and no-ops before it."""
+    compiled = _nvrtc.compile_cuda(GRID_DEPENDENCY_KERNEL, arch=arch, name="dependent.cu")
+    text = "\n".join(_nvrtc.ptx_instructions(compiled.ptx, "dependent"))
+    hopper = int(arch.removeprefix("sm_")) >= 90
+    for op in ("griddepcontrol.launch_dependents", "griddepcontrol.wait"):
+        assert (op in text) == hopper, f"{op} in the {arch} PTX should be {hopper}:\n{text}"
+
+
 def test_arch_headers_reject_pre_ampere() -> None:
     """The tensor-core and cp.async wrappers say which architecture they need."""
     source = '#include "spio/spio.cuh"\nextern "C" __global__ void kernel() {}\n'

@@ -34,6 +34,7 @@ _RUN: dict[str, Any] = {
     "cudnn_version": "91900",
     "launches": 20,
     "repetitions": 9,
+    "spio_launch": "pdl",
 }
 
 
@@ -196,10 +197,19 @@ def test_parse_args_bad_input_is_a_clear_error(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("flags", "pdl", "spio_launch"), [([], True, "pdl"), (["--no-pdl"], False, "ordered")]
+)
 def test_main_writes_csv_json_and_a_png_per_pass(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    pdl: bool,
+    spio_launch: str,
 ) -> None:
-    """The --out wiring of main, with the GPU timings replaced by fixed numbers."""
+    """The --out wiring of main, with the GPU timings replaced by fixed numbers; --no-pdl
+    reaches the timing and the rows."""
     torch = pytest.importorskip("torch")
     from spio.kernels.conv2d_gw8 import bench
 
@@ -212,16 +222,21 @@ def test_main_writes_csv_json_and_a_png_per_pass(
         buffers: object,
         launches: int,
         repetitions: int,
+        pdl: bool,
     ) -> tuple[dict[Any, float], float]:
+        launched_with.add(pdl)
         return {config: 1.0 * params.n for config in configs}, speedups[pass_] * params.n
 
+    launched_with: set[bool] = set()
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 3000.0)
     monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
     monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
     out = tmp_path / "out"
-    bench.main(["--batch-sweep", "1", "2", "4", "--layer", "64x16x16", "--out", str(out)])
+    bench.main(["--batch-sweep", "1", "2", "4", "--layer", "64x16x16", "--out", str(out), *flags])
+    assert launched_with == {pdl}
     rows = read_csv(out / CSV_NAME)
+    assert {row.spio_launch for row in rows} == {spio_launch}
     assert read_json(out / JSON_NAME) == rows
     assert [(r.n, r.pass_name, r.contender) for r in rows] == [
         (n, p, c) for n in (1, 2, 4) for p in speedups for c in ("spio", "cudnn")

@@ -25,6 +25,7 @@ SHAPES = [
         ({"block_q": 24}, "block_q must be a multiple of 16, got 24"),
         ({"block_g": 3, "warp_g": 2}, "block_g must be a multiple of warp_g = 2, got 3"),
         ({"prefetch": 0}, "prefetch must be >= 1, got 0"),
+        ({"walk_n": 0}, "walk_n must be >= 1, got 0"),
         ({"block_q": 64, "block_g": 8, "warp_g": 1}, "warps = .* must be at most 16"),
     ],
 )
@@ -84,6 +85,23 @@ def test_images_per_block_divide_the_partials() -> None:
     assert wgrad_spec.partial_count(odd, WgradConfig(16, 2, 2, 16, 1, 4)) == 2  # ceil(5 / 4)
 
 
+def test_walked_images_divide_the_partials_not_the_warps() -> None:
+    params = Conv2dGw8Params.make(64, 1024, 16, 16)
+    side_by_side = WgradConfig(16, 4, 2, 16, 2, 2)
+    walked = dataclasses.replace(side_by_side, walk_n=2)
+    assert walked.images == 4
+    assert walked.warps == side_by_side.warps
+    assert wgrad_spec.partial_count(params, side_by_side) == 2 * wgrad_spec.partial_count(
+        params, walked
+    )
+    assert wgrad_spec.shared_mem_bytes(params, walked) == wgrad_spec.shared_mem_bytes(
+        params, side_by_side
+    )
+    odd = Conv2dGw8Params.make(5, 16, 9, 9)
+    assert wgrad_spec.partial_count(odd, WgradConfig(16, 2, 2, 16, 1, 2, 2)) == 2
+    assert "constexpr int kWalkImages = 2;" in wgrad_spec.generate_types(params, walked)
+
+
 def test_generate_types_is_deterministic() -> None:
     params = SHAPES[1]
     config = wgrad_spec.default_config(params)
@@ -130,6 +148,7 @@ def test_compile_cases_cover_every_value() -> None:
         ("block_p", wgrad_spec.BLOCK_P_VALUES),
         ("prefetch", wgrad_spec.PREFETCH_VALUES),
         ("block_n", wgrad_spec.BLOCK_N_VALUES),
+        ("walk_n", wgrad_spec.WALK_N_VALUES),
     ):
         assert {getattr(c, field) for c in configs} == set(values), field
 
@@ -155,8 +174,11 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
         # The H200 sweeps' best picks (see wgrad_spec.TILE_LADDER).
         (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(32, 4, 2, 64, 2, 1)),
         (Conv2dGw8Params.make(32, 64, 64, 64), WgradConfig(16, 4, 1, 16, 1, 4)),
-        # 16 columns: two images per block keep the 32-column tile's partial count.
-        (Conv2dGw8Params.make(64, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2)),
+        # 16 columns: two images per block keep the 32-column tile's partial count, and the
+        # partials (14% of the bytes) halve again by walking two steps of images.
+        (Conv2dGw8Params.make(64, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2, 2)),
+        # The same tile where half the blocks would not fill the GPU: no walk.
+        (Conv2dGw8Params.make(32, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2)),
     ],
     ids=str,
 )

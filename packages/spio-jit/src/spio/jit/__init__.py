@@ -44,6 +44,7 @@ from spio.jit._headers import CudaHeaders
 from spio.jit._launch import launch
 from spio.jit._module import Kernel, KernelAttributes, Module, load
 from spio.jit._nvrtc import NvrtcInfo
+from spio.jit._occupancy import spread_shared_mem
 from spio.jit._options import CompileOptions
 
 __version__ = _version("spio-jit")
@@ -102,6 +103,7 @@ __all__ = [
     "launch",
     "load",
     "nvrtc_info",
+    "spread_shared_mem",
     "uint8",
     "uint16",
     "uint32",

@@ -137,6 +137,9 @@ class DeviceInfo:
         max_shared_per_block: shared memory a block may use without opting in (48 KiB).
         max_shared_per_block_optin: shared memory a block may use after opting in.
         max_threads_per_sm: resident threads per multiprocessor.
+        max_shared_per_sm: shared memory of one multiprocessor, for all its resident blocks.
+        reserved_shared_per_block: shared memory the system takes from that for each
+            resident block (1 KiB from sm_80 on).
     """
 
     index: int
@@ -152,6 +155,8 @@ class DeviceInfo:
     max_shared_per_block: int
     max_shared_per_block_optin: int
     max_threads_per_sm: int
+    max_shared_per_sm: int
+    reserved_shared_per_block: int
 
 
 def check_device_index(device: int) -> int:
@@ -198,6 +203,12 @@ def device_info(device: int) -> DeviceInfo:
             device, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"
         ),
         max_threads_per_sm=_attribute(device, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR"),
+        max_shared_per_sm=_attribute(
+            device, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"
+        ),
+        reserved_shared_per_block=_attribute(
+            device, "CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK"
+        ),
     )
 
 

@@ -183,6 +183,7 @@ def launch(
     args: Sequence[Any],
     shared_mem: int = 0,
     stream: Any = None,
+    pdl: bool = False,
 ) -> None:
     """Launch kernel on a grid of blocks with the given arguments.
 
@@ -198,6 +199,12 @@ def launch(
             kernel in automatically, up to the device's limit.
         stream: where to launch: None for the framework's current stream (see the module
             doc), a cuda.core / torch / CuPy stream, or a raw CUstream int.
+        pdl: programmatic dependent launch (sm_90 and newer; ignored before): the kernel
+            may start while the previous kernel in the stream finishes, so the launch gap
+            overlaps that kernel's tail. Only for kernels that wait for the previous grid
+            before touching global memory (spio/arch/grid_dependency.cuh:
+            wait_for_previous_grids) and that may let the next one start early
+            (allow_next_grid_launch).
 
     Raises:
         TypeError: wrong argument count or types (checked against the kernel's parameter
@@ -206,4 +213,4 @@ def launch(
             device or the kernel.
         CudaError: the driver refused the launch.
     """
-    kernel.launch(grid, block, args, shared_mem, stream)
+    kernel.launch(grid, block, args, shared_mem, stream, pdl)

@@ -93,7 +93,7 @@ class Kernel:
 
     Built by Module.get_kernel. Holds what the launch path needs precomputed: the
     argument packer (from the kernel's parameter sizes), the cuda.core kernel, and a plan
-    per (grid, block, shared_mem, argument types): a launch function written for them
+    per (grid, block, shared_mem, pdl, argument types): a launch function written for them
     (see _launcher), holding the checked LaunchConfig.
     """
 
@@ -117,8 +117,8 @@ class Kernel:
             )
             sizes = self._param_sizes()
         self._packer = ArgPacker(name, self.device, sizes)
-        # Plans by (grid, block, shared_mem, argument types), and the latest plan of each
-        # (grid, block, shared_mem): the launch path's one dictionary look-up.
+        # Plans by (grid, block, shared_mem, pdl, argument types), and the latest plan of each
+        # (grid, block, shared_mem, pdl): the launch path's one dictionary look-up.
         self._plans: dict[Any, Launcher] = {}
         self._latest: dict[Any, Launcher] = {}
         self._lock = threading.Lock()
@@ -229,7 +229,7 @@ class Kernel:
             self._max_threads_per_block = self._attribute("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK")
         return self._max_threads_per_block
 
-    def _config(self, grid: Any, block: Any, shared_mem: Any) -> Any:
+    def _config(self, grid: Any, block: Any, shared_mem: Any, pdl: bool) -> Any:
         """Return the LaunchConfig of a launch shape; raise if the device or kernel refuse it."""
         from cuda.core import LaunchConfig
 
@@ -266,9 +266,21 @@ class Kernel:
             )
         if shared_mem > self._max_dynamic_shared():
             self.set_max_dynamic_shared_mem(shared_mem)
-        return LaunchConfig(grid=grid3, block=block3, shmem_size=shared_mem)
+        if not isinstance(pdl, bool):
+            raise TypeError(f"pdl must be a bool, got {pdl!r}")
+        # Programmatic dependent launch exists from sm_90 on; elsewhere the launch is ordered
+        # by the stream as usual, which is what the kernel's no-op controls expect.
+        overlap = pdl and info.compute_capability >= (9, 0)
+        return LaunchConfig(
+            grid=grid3,
+            block=block3,
+            shmem_size=shared_mem,
+            programmatic_stream_serialization=overlap,
+        )
 
-    def _plan(self, grid: Any, block: Any, shared_mem: Any, args: Sequence[Any]) -> Launcher:
+    def _plan(
+        self, grid: Any, block: Any, shared_mem: Any, pdl: bool, args: Sequence[Any]
+    ) -> Launcher:
         """Check a launch whose shape and argument types have no plan yet; return its plan.
 
         Every check that depends only on the shape and the types (count, kinds and sizes of
@@ -277,13 +289,13 @@ class Kernel:
         """
         if type(args) is not tuple and type(args) is not list:
             self._packer.pack(args)  # raises: the launch path may have consumed an iterator
-        key: Any = (_hashable(grid), _hashable(block), shared_mem, *map(type, args))
+        key: Any = (_hashable(grid), _hashable(block), shared_mem, pdl, *map(type, args))
         try:
             plan = self._plans.get(key)  # the same launch with lists for grid or block
         except TypeError:  # not a shape; _config says why
             plan, key = None, None
         if plan is None:
-            plan = self._write_plan(grid, block, shared_mem, args)
+            plan = self._write_plan(grid, block, shared_mem, pdl, args)
             if key is None:
                 return plan
         with self._lock:
@@ -292,10 +304,12 @@ class Kernel:
                 self._latest.clear()
             self._plans[key] = plan
             with contextlib.suppress(TypeError):  # lists for grid or block: not a key here
-                self._latest[grid, block, shared_mem] = plan
+                self._latest[grid, block, shared_mem, pdl] = plan
         return plan
 
-    def _write_plan(self, grid: Any, block: Any, shared_mem: Any, args: Sequence[Any]) -> Launcher:
+    def _write_plan(
+        self, grid: Any, block: Any, shared_mem: Any, pdl: bool, args: Sequence[Any]
+    ) -> Launcher:
         _, framework = self._packer.pack(args)
         torch_getters = None
         if framework == "torch":
@@ -306,7 +320,7 @@ class Kernel:
             device=self.device,
             framework=framework,
             torch_getters=torch_getters,
-            config=self._config(grid, block, shared_mem),
+            config=self._config(grid, block, shared_mem, pdl),
             core_kernel=self._core,
             core_launch=self._core_launch,
             streams_get=_streams.get,
@@ -322,6 +336,7 @@ class Kernel:
         args: Sequence[Any],
         shared_mem: int = 0,
         stream: Any = None,
+        pdl: bool = False,
     ) -> None:
         """Launch this kernel; see spio.jit.launch for the arguments and errors."""
         # The launch path, kept short: the plan of the latest launch of this shape, which
@@ -330,14 +345,14 @@ class Kernel:
         # ranges, the stream and the current context. Equal keys mean identical launches,
         # so grid=1.0 after grid=1 is let through.
         try:
-            plan = self._latest[grid, block, shared_mem]
+            plan = self._latest[grid, block, shared_mem, pdl]
         except (KeyError, TypeError):
-            plan = self._plan(grid, block, shared_mem, args)
+            plan = self._plan(grid, block, shared_mem, pdl, args)
         try:
             try:
                 plan(args, stream)
             except Replan:
-                self._plan(grid, block, shared_mem, args)(args, stream)
+                self._plan(grid, block, shared_mem, pdl, args)(args, stream)
         except ArgError:
             self._packer.pack(args)  # raises the error that names the argument and the fix
             raise

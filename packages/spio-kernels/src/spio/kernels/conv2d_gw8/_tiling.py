@@ -23,6 +23,17 @@ class LaunchGeometry:
     shared_mem: int
 
 
+def spread_over_sms(kernel: Any, geometry: LaunchGeometry) -> LaunchGeometry:
+    """Return geometry with the dynamic shared memory that spreads a grid of at most one
+    wave over every SM (spio.jit.spread_shared_mem); larger grids keep theirs."""
+    import spio.jit
+
+    shared_mem = spio.jit.spread_shared_mem(
+        kernel, geometry.grid, geometry.block, geometry.shared_mem
+    )
+    return LaunchGeometry(geometry.grid, geometry.block, shared_mem)
+
+
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 

@@ -1,7 +1,7 @@
 """Benchmark grouped conv2d gw8 against cuDNN and the device's copy bandwidth.
 
     python -m spio.kernels.bench conv2d_gw8 [--shapes 128x64x64x64 ...] [--passes fprop]
-        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs] [--out DIR]
+        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs] [--no-pdl] [--out DIR]
     python -m spio.kernels.bench conv2d_gw8 --layer 64x64x64 --batch-sweep 1 2 4 ... 512
         --out DIR
 
@@ -16,8 +16,12 @@ L2-resident regime, as TARGETS.md intends. Effective bandwidth = compulsory DRAM
 (Conv2dGw8Params.compulsory_bytes) / time. Copy bandwidth: `b.copy_(a)` of a 1 GiB buffer,
 bytes read + written / time, measured once per run. cuDNN: torch.nn.functional.conv2d with
 torch.backends.cudnn.benchmark = True, channels_last, the same dtype, groups = C / 8.
-Spio runs its default config (`default_config`). --all-configs times every config of the
-space per shape and prints the best and the default's regret (default time / best time - 1).
+Spio runs its default config (`default_config`). Spio's kernels launch with programmatic
+dependent launch (sm_90 and newer), as its entry points do by default: each launch's blocks
+are placed while the previous launch finishes, the loop's back-to-back launches included;
+--no-pdl launches them in plain stream order (the rows' spio_launch column says which).
+--all-configs times every config of the space per shape and prints the best and the
+default's regret (default time / best time - 1).
 
 Shapes: --shapes takes N x C x H x W; --batch-sweep N ... runs the one layer --layer C x H x W
 (default 64x64x64) at each batch size instead.
@@ -135,18 +139,21 @@ class Buffers:
 
 
 def _spio_launcher(
-    pass_: str, params: Conv2dGw8Params, buffers: Buffers, config: Any
+    pass_: str, params: Conv2dGw8Params, buffers: Buffers, config: Any, pdl: bool = True
 ) -> Callable[[], None]:
-    """Return a function that runs Spio's pass once with config on the buffers."""
+    """Return a function that runs Spio's pass once with config on the buffers (pdl: with
+    programmatic dependent launch)."""
     b = buffers
     if pass_ == "fprop":
         get_kernel(params, config)
-        return lambda: conv2d_gw8_fprop(b.y, b.x, b.w, b.bias, params, config)
+        return lambda: conv2d_gw8_fprop(b.y, b.x, b.w, b.bias, params, config, pdl=pdl)
     if pass_ == "dgrad":
         get_dgrad_kernel(params, config)
-        return lambda: conv2d_gw8_dgrad(b.grad_x, b.grad_y, b.w, params, config)
+        return lambda: conv2d_gw8_dgrad(b.grad_x, b.grad_y, b.w, params, config, pdl=pdl)
     get_wgrad_kernels(params, config)
-    return lambda: conv2d_gw8_wgrad(b.grad_w, b.x, b.grad_y, params, config, workspace=b.workspace)
+    return lambda: conv2d_gw8_wgrad(
+        b.grad_w, b.x, b.grad_y, params, config, workspace=b.workspace, pdl=pdl
+    )
 
 
 def _cudnn_launcher(pass_: str, params: Conv2dGw8Params, buffers: Buffers) -> Callable[[], object]:
@@ -189,12 +196,13 @@ def bench_pass(
     buffers: Buffers,
     launches: int,
     repetitions: int,
+    pdl: bool = True,
 ) -> tuple[dict[Any, float], float]:
     """Time the configs of one pass and cuDNN's on the same buffers: ({config: us}, cuDNN us)."""
     results = {}
     for config in configs:
         results[config] = time_us(
-            _spio_launcher(pass_, params, buffers, config), launches, repetitions
+            _spio_launcher(pass_, params, buffers, config, pdl), launches, repetitions
         )
     return results, time_us(_cudnn_launcher(pass_, params, buffers), launches, repetitions)
 
@@ -285,6 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--launches", type=int, default=20)
     parser.add_argument("--repetitions", type=int, default=9)
     parser.add_argument("--all-configs", action="store_true")
+    parser.add_argument(
+        "--no-pdl",
+        action="store_true",
+        help="launch Spio's kernels in plain stream order, without programmatic dependent "
+        "launch (which lets each launch overlap the previous kernel's tail on sm_90+)",
+    )
     parser.add_argument(
         "--out", type=Path, default=None, help="write CSV, JSON and PNG plots into this directory"
     )
@@ -377,8 +391,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "cudnn_version": str(torch.backends.cudnn.version()),
         "launches": args.launches,
         "repetitions": args.repetitions,
+        "spio_launch": "ordered" if args.no_pdl else "pdl",
     }
-    print(f"device: {gpu}, torch {run['torch_version']}, cuDNN {run['cudnn_version']}")
+    print(
+        f"device: {gpu}, torch {run['torch_version']}, cuDNN {run['cudnn_version']}, "
+        f"spio launches: {run['spio_launch']}"
+    )
     copy_gbs = copy_bandwidth_gbs(args.launches, args.repetitions)
     print(f"copy bandwidth (1 GiB, read + write): {copy_gbs:.0f} GB/s")
     header = (
@@ -405,7 +423,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
                 pass_configs = list(tqdm(pass_configs, desc=f"time {pass_} {text}", leave=False))
             times, cudnn_us = bench_pass(
-                pass_, params, pass_configs, buffers, args.launches, args.repetitions
+                pass_,
+                params,
+                pass_configs,
+                buffers,
+                args.launches,
+                args.repetitions,
+                pdl=not args.no_pdl,
             )
             rows += _report(text, pass_, params, default, times, cudnn_us, copy_gbs, run)
             if args.all_configs:

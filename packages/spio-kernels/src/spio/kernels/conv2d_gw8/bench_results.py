@@ -33,7 +33,9 @@ class BenchRow:
     gbs is the effective bandwidth (compulsory bytes / median time), fraction_of_copy is gbs
     over the run's copy bandwidth copy_gbs, speedup_over_cudnn is cuDNN's median time over
     this row's (1.0 for the cuDNN row). config is the spio config's repr, "" for cuDNN.
-    padding is (top, bottom, left, right).
+    padding is (top, bottom, left, right). spio_launch says how the run launched Spio's
+    kernels: "pdl" (programmatic dependent launch, each launch overlapping the previous
+    kernel's tail) or "ordered" (plain stream order, --no-pdl).
     """
 
     gpu: str
@@ -58,6 +60,7 @@ class BenchRow:
     copy_gbs: float
     launches: int
     repetitions: int
+    spio_launch: str
 
     @property
     def layer(self) -> tuple[int, int, int, int, int, tuple[int, int, int, int], str]:
@@ -97,6 +100,7 @@ def contender_rows(
     cudnn_version: str,
     launches: int,
     repetitions: int,
+    spio_launch: str,
 ) -> list[BenchRow]:
     """Build the spio and cuDNN rows of one shape and pass from their median times (us)."""
     if spio_us <= 0 or cudnn_us <= 0 or copy_gbs <= 0:
@@ -135,6 +139,7 @@ def contender_rows(
                 copy_gbs=copy_gbs,
                 launches=launches,
                 repetitions=repetitions,
+                spio_launch=spio_launch,
             )
         )
     return rows

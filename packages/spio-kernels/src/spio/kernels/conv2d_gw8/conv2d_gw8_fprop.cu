@@ -104,6 +104,11 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const Y input_y0 = block_y - Y(kPadTop);
     const X input_x0 = block_x - X(kPadLeft);
 
+    // Launched with programmatic dependent launch, the next kernel may place its blocks from
+    // now on, and this one touches global memory only after the previous kernel has finished.
+    spio::arch::allow_next_grid_launch();
+    spio::arch::wait_for_previous_grids();
+
     // The block's weights (contiguous in global memory) go to shared memory as 16-byte
     // cp.async cells, the first commit group; each warp then ldmatrix'es its B fragments. Per
     // thread scalar loads of the fragments would touch 8 bytes of each 32-byte sector.

@@ -5,8 +5,10 @@
 // (image x row chunk x column strip) to a workspace, conv2d_gw8_wgrad_reduce adds them up in a
 // fixed order.
 //
-// A block walks kBlockRows output rows of its strip in each of its images (a warp per image). Input
-// rows stream through a ring as in fprop, grad_y rows through a second ring, both with 16-byte
+// A block walks kBlockRows output rows of its strip in each of its images: kStepImages side by side
+// (a warp row per image), and kWalkImages such steps one after another, as one stream of rows
+// whose accumulators carry on from image to image (fewer partial sums, no pipeline refill between
+// images). Input rows stream through a ring as in fprop, grad_y rows through a second ring, both with 16-byte
 // cp.async (zero fill outside the image: an output column past the edge then contributes
 // nothing). Each input row j is visited once. Per group, each warp takes grad_y row j's 16
 // columns as a B fragment (16 pixels x 8 output channels, ldmatrix .trans) and keeps it in
@@ -28,6 +30,7 @@ constexpr int kBlockRows = BLOCK_Y::stride;
 constexpr int kInputRing = SmemInput::size<RING>().get();
 constexpr int kGradRing = SmemGrad::size<RING>().get();
 constexpr int kSlots = SmemInput::size<SLOT>().get();  // groups per pixel of a ring row
+constexpr int kStepImages = SmemInput::size<N>().get();  // images walked side by side
 
 static_assert(Input::size<C>().get() == 8 && GradOutput::size<K>().get() == 8,
               "a group is 8 input channels and 8 output channels");
@@ -75,8 +78,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const ThreadIndex thread;
     const int lane = thread.get<LANE>().get();
 
-    // The block's origin: images block_n ..., output rows block_y ..., columns block_x ...,
-    // groups block_g ...
+    // The block's origin: images block_n ... (kStepImages x kWalkImages of them), output rows
+    // block_y ..., columns block_x ..., groups block_g ...
     const N block_n = block.get<BLOCK_N>().unfold();
     const Y block_y = block.get<BLOCK_Y>().unfold();
     const X block_x = block.get<BLOCK_X>().unfold();
@@ -87,20 +90,32 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 
     const int rows = min(kBlockRows, GradOutput::size<Y>().get() - block_y.get());
 
-    // Commit group j holds input row input_y0 + j and grad_y row block_y + j of every image of
-    // the block: iteration j uses exactly those. Images past the batch read as zeros, and so
-    // add nothing.
+    // Launched with programmatic dependent launch, the reduce kernel (or whatever comes next)
+    // may place its blocks from now on; this one touches global memory only after the previous
+    // kernel has finished.
+    spio::arch::allow_next_grid_launch();
+    spio::arch::wait_for_previous_grids();
+
+    // The walk is one stream of rows: row J is input row j = J % input_rows of step
+    // J / input_rows, whose images are step_n ... step_n + kStepImages - 1. Commit group J holds
+    // that input row and, for j < rows, grad_y row block_y + j of the step's images: iteration
+    // J uses exactly those. Ring slots and accumulator bands follow J. Images past the batch
+    // read as zeros, and so add nothing.
     const int input_rows = rows + kRows - 1;
+    const int walk_rows = kWalkImages * input_rows;
     // (Unlike fprop, the cells are located per row here: locating them once per walk, as
     // conv2d_gw8_ring.cuh's locate_row_cells does, cost 6 us at 256x64x64x64, H200.)
-    const auto load_rows = [&](int j) {
-        if (j >= input_rows) return;  // past the walk: an empty commit group
+    const auto load_rows = [&](int J) {
+        if (J >= walk_rows) return;  // past the walk: an empty commit group
+        const int step = kWalkImages == 1 ? 0 : J / input_rows;
+        const int j = J - step * input_rows;
+        const N step_n = block_n + N(step * kStepImages);
         const Y y = input_y0 + Y(j);
         const bool row_inside = Y(0) <= y && y < Input::size<Y>();
-        const auto input_row = smem_input[RING(j % kInputRing)];
+        const auto input_row = smem_input[RING(J % kInputRing)];
         conv2d_gw8::for_each_cell<InputLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
             const InputLoadIndex cell(i);
-            const N n = block_n + cell.get<N>();
+            const N n = step_n + cell.get<N>();
             const X x = input_x0 + cell.get<X>();
             const bool inside =
                 row_inside && n < Input::size<N>() && X(0) <= x && x < Input::size<X>();
@@ -111,10 +126,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         });
         if (j >= rows) return;
         const Y out_y = block_y + Y(j);
-        const auto grad_row = smem_grad[RING(j % kGradRing)];
+        const auto grad_row = smem_grad[RING(J % kGradRing)];
         conv2d_gw8::for_each_cell<GradLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
             const GradLoadIndex cell(i);
-            const N n = block_n + cell.get<N>();
+            const N n = step_n + cell.get<N>();
             const X x = block_x + cell.get<X>();
             const bool inside = n < GradOutput::size<N>() && x < GradOutput::size<X>();
             const Element* src = inside ? grad_y[n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
@@ -124,8 +139,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         });
     };
 
-    for (int j = 0; j < kPrefetch; ++j) {
-        load_rows(j);
+    for (int J = 0; J < kPrefetch; ++J) {
+        load_rows(J);
         spio::arch::cp_async_commit_group();
     }
 
@@ -146,23 +161,25 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 
     GradFrag grad_data[GradTile::storage_size()];
     const auto grad_band = GradTile(grad_data);
-    // The walk goes R input rows at a time so that every band index is a compile-time constant
-    // (registers, not local memory).
-    for (int j0 = 0; j0 < input_rows; j0 += kRows) {
+    // The walk goes R rows at a time so that every band index is a compile-time constant
+    // (registers, not local memory). Output row j - r of a step pairs with its input row j at
+    // filter row r; both are in the same step, so their stream rows differ by r as well.
+    for (int J0 = 0; J0 < walk_rows; J0 += kRows) {
 #pragma unroll
         for (int t = 0; t < kRows; ++t) {
-            const int j = j0 + t;
-            if (j >= input_rows) break;
-            load_rows(j + kPrefetch);
+            const int J = J0 + t;
+            if (J >= walk_rows) break;
+            const int j = kWalkImages == 1 ? J : J % input_rows;
+            load_rows(J + kPrefetch);
             spio::arch::cp_async_commit_group();
             spio::arch::cp_async_wait_group<kPrefetch>();
             __syncthreads();
 
-            const auto input_row = smem_input[RING(j % kInputRing)][warp_n];
-            const auto grad_row = smem_grad[RING(j % kGradRing)][warp_n];
+            const auto input_row = smem_input[RING(J % kInputRing)][warp_n];
+            const auto grad_row = smem_grad[RING(J % kGradRing)][warp_n];
 #pragma unroll
             for (auto g : spio::range(AccTile::size<G>())) {
-                // grad_y row j, band t, serves this input row and the next R - 1.
+                // grad_y row j, band t (= J mod R), serves this input row and the next R - 1.
                 if (j < rows) {
                     grad_band[BAND(t)][g]->load_trans(
                         conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
@@ -246,6 +263,10 @@ extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
     const int cell = blockIdx.x * kReduceCells + block_cell;
     constexpr int kCells = kWeights / 4;
     const auto* const cells = reinterpret_cast<const float4*>(partials);
+    // Launched right behind the main kernel with programmatic dependent launch: its blocks
+    // wait here for the partial sums.
+    spio::arch::allow_next_grid_launch();
+    spio::arch::wait_for_previous_grids();
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (cell < kCells) {
         constexpr int kLoads = (kPartials + kReduceSlices - 1) / kReduceSlices;

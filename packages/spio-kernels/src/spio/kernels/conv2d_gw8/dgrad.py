@@ -6,6 +6,7 @@ import functools
 from typing import Any
 
 from . import dgrad_spec
+from ._tiling import spread_over_sms
 from .fprop import SOURCE_NAME, compile_types, kernel_source, resolve_device, types_request
 from .fprop_spec import FpropConfig
 from .params import Conv2dGw8Params
@@ -35,7 +36,7 @@ def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[An
     arch = spio.jit.device_info(device).arch
     code = compile_dgrad(params, config, arch)
     kernel = code.load(device=device).get_kernel(dgrad_spec.KERNEL_NAME)
-    return kernel, dgrad_spec.launch_geometry(params, config)
+    return kernel, spread_over_sms(kernel, dgrad_spec.launch_geometry(params, config))
 
 
 def get_dgrad_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
@@ -51,6 +52,7 @@ def conv2d_gw8_dgrad(
     config: FpropConfig | None = None,
     stream: Any = None,
     device: int | None = None,
+    pdl: bool = True,
 ) -> None:
     """Compute grad_x = the input gradient of conv2d(x, w) for grad_y (asynchronously).
 
@@ -58,7 +60,8 @@ def conv2d_gw8_dgrad(
     q x c) and w (the layer's c x r x s x 8 weights, as fprop takes them) are contiguous
     device arrays of params.dtype: torch tensors, objects with __cuda_array_interface__, or
     device pointers. No shape or dtype checking happens here (spio-torch checks); config
-    None takes dgrad_spec.default_config(params); device and stream as conv2d_gw8_fprop.
+    None takes dgrad_spec.default_config(params); device, stream and pdl as
+    conv2d_gw8_fprop.
     """
     if config is None:
         config = _default_config(params)
@@ -73,4 +76,5 @@ def conv2d_gw8_dgrad(
         (grad_x, grad_y, w, 0),
         shared_mem=geometry.shared_mem,
         stream=stream,
+        pdl=pdl,
     )

@@ -6,6 +6,7 @@ import functools
 from importlib import resources
 from typing import Any
 
+from ._tiling import spread_over_sms
 from .fprop_spec import KERNEL_NAME, FpropConfig, check_config, default_config, generate_types
 from .fprop_spec import launch_geometry as _launch_geometry
 from .params import Conv2dGw8Params
@@ -83,7 +84,7 @@ def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[An
     check_config(params, config)
     arch = spio.jit.device_info(device).arch
     kernel = compile_fprop(params, config, arch).load(device=device).get_kernel(KERNEL_NAME)
-    return kernel, _launch_geometry(params, config)
+    return kernel, spread_over_sms(kernel, _launch_geometry(params, config))
 
 
 def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
@@ -114,6 +115,7 @@ def conv2d_gw8_fprop(
     config: FpropConfig | None = None,
     stream: Any = None,
     device: int | None = None,
+    pdl: bool = True,
 ) -> None:
     """Compute y = conv2d(x, w) + bias, grouped with group width 8, stride 1 (asynchronously).
 
@@ -123,6 +125,9 @@ def conv2d_gw8_fprop(
     float32 values when params.has_bias, else None. No shape or dtype checking happens here
     (the caller owns that; spio-torch checks); config None takes default_config(params).
     device defaults to x's device (torch tensors) or device 0; stream as spio.jit.launch.
+    pdl (sm_90 and newer): launch with programmatic dependent launch, so that the kernel's
+    blocks are placed while the previous kernel in the stream finishes (they wait for it
+    before touching memory); False launches it the ordinary way. The result is the same.
     """
     if config is None:
         config = _default_config(params)
@@ -139,4 +144,5 @@ def conv2d_gw8_fprop(
         (y, x, w, bias if params.has_bias else 0),
         shared_mem=geometry.shared_mem,
         stream=stream,
+        pdl=pdl,
     )

@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 from . import wgrad_spec
-from ._tiling import LaunchGeometry
+from ._tiling import LaunchGeometry, spread_over_sms
 from .fprop import compile_requested, device_of, resolve_device, types_request
 from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
@@ -54,10 +54,11 @@ def _plan(params: Conv2dGw8Params, config: WgradConfig, device: int) -> _Plan:
     wgrad_spec.check_config(params, config)
     arch = spio.jit.device_info(device).arch
     module = compile_wgrad(params, config, arch).load(device=device)
+    main = module.get_kernel(wgrad_spec.KERNEL_NAME)
     return _Plan(
-        module.get_kernel(wgrad_spec.KERNEL_NAME),
+        main,
         module.get_kernel(wgrad_spec.REDUCE_KERNEL_NAME),
-        wgrad_spec.launch_geometry(params, config),
+        spread_over_sms(main, wgrad_spec.launch_geometry(params, config)),
         wgrad_spec.reduce_geometry(params),
         wgrad_spec.workspace_bytes(params, config),
     )
@@ -93,6 +94,7 @@ def conv2d_gw8_wgrad(
     workspace: Any = None,
     stream: Any = None,
     device: int | None = None,
+    pdl: bool = True,
 ) -> None:
     """Compute grad_w, the weight gradient of conv2d(x, w) for grad_y, in f32 (asynchronously).
 
@@ -104,7 +106,10 @@ def conv2d_gw8_wgrad(
     16-byte boundary (the kernels move 16-byte cells; torch allocations do). The result is
     the same bits on every run. No shape or dtype checking happens here (spio-torch checks);
     config None takes wgrad_spec.default_config(params); device and stream as
-    conv2d_gw8_fprop.
+    conv2d_gw8_fprop. pdl (sm_90 and newer) launches both kernels with programmatic dependent
+    launch: the main kernel's blocks are placed while the previous kernel finishes, and the
+    reduce kernel's while the main kernel's last blocks run; False launches them the ordinary
+    way. The result is the same bits either way.
     """
     if config is None:
         config = _default_config(params)
@@ -127,6 +132,9 @@ def conv2d_gw8_wgrad(
         (workspace, x, grad_y),
         shared_mem=geometry.shared_mem,
         stream=stream,
+        pdl=pdl,
     )
     finish = plan.reduce_geometry
-    spio.jit.launch(plan.reduce, finish.grid, finish.block, (grad_w, workspace), stream=stream)
+    spio.jit.launch(
+        plan.reduce, finish.grid, finish.block, (grad_w, workspace), stream=stream, pdl=pdl
+    )

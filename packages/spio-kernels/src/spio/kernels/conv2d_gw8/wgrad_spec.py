@@ -14,16 +14,19 @@ deterministically (the same bits on every run):
   multiplies it (m16n8k16), for each filter row r, by the 16 pixels x 8 output channels of
   grad_y row j - r (B fragments, ldmatrix .trans once per grad_y row and kept in registers
   for the R input rows that use them), accumulating in f32 registers for the whole walk.
-  At the end the warps of a block (its images and column strips) add their accumulators in
-  a fixed order through shared memory and the block writes one partial sum of the weights
-  to the workspace. Several images per block keep the partials few where images are narrow
-  and channels many (64x1024x16x16 at 16 columns: 2 images per block, 32 partials of 295 KB
-  instead of 64).
+  A block may also walk `walk_n` such steps of `block_n` images one after another, as one
+  stream of rows: the accumulators carry on from image to image and the pipeline does not
+  drain between them. At the end the warps of a block (its images and column strips) add
+  their accumulators in a fixed order through shared memory and the block writes one
+  partial sum of the weights to the workspace. More images per block (side by side or
+  walked) keep the partials few where images are small and channels many (64x1024x16x16 at
+  16 columns: 2 images side by side and 2 walked, 16 partials of 295 KB instead of 64).
 - conv2d_gw8_wgrad_reduce: sums the partials of each weight in a fixed order into grad_w.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -61,6 +64,7 @@ WARP_G_VALUES = (1, 2)
 BLOCK_P_VALUES = (8, 16, 32, 64)
 PREFETCH_VALUES = (1, 2)
 BLOCK_N_VALUES = (1, 2, 4)
+WALK_N_VALUES = (1, 2, 4)
 #: Pixel columns per block (block_q * block_n) the space allows with block_n > 1.
 MAX_BLOCK_COLUMNS = 64
 
@@ -75,7 +79,8 @@ class WgradConfig:
     block_q: output columns per block (a multiple of 16; a warp owns 16);
     block_g: groups per block (divides the groups); warp_g: groups per warp (divides
     block_g); block_p: output rows a block walks; prefetch: rows loading ahead of use;
-    block_n: images per block (a warp owns one).
+    block_n: images per block side by side (a warp owns one); walk_n: such steps of block_n
+    images each block walks one after another (block_n * walk_n images per block).
     """
 
     block_q: int = 64
@@ -84,10 +89,11 @@ class WgradConfig:
     block_p: int = 32
     prefetch: int = 1
     block_n: int = 1
+    walk_n: int = 1
 
     def __post_init__(self) -> None:
         check_positive_fields(
-            self, ("block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n")
+            self, ("block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n", "walk_n")
         )
         if self.block_q % TILE_Q != 0:
             raise ValueError(f"block_q must be a multiple of {TILE_Q}, got {self.block_q}")
@@ -100,6 +106,11 @@ class WgradConfig:
                 f"warps = (block_q / 16) * (block_g / warp_g) * block_n = {self.warps} must be "
                 f"at most {MAX_WARPS}"
             )
+
+    @property
+    def images(self) -> int:
+        """Images per block: block_n side by side, walk_n times."""
+        return self.block_n * self.walk_n
 
     @property
     def warps_q(self) -> int:
@@ -166,7 +177,7 @@ def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
 def partial_count(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Partial sums of every weight the main kernel writes: one per image chunk x row chunk
     x column strip."""
-    images = ceil_div(params.n, config.block_n)
+    images = ceil_div(params.n, config.images)
     return images * ceil_div(params.p, config.block_p) * ceil_div(params.q, config.block_q)
 
 
@@ -219,13 +230,14 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     """Return every valid config for params, in a fixed order (tiles larger than the image
     left out, as in fprop)."""
     configs = []
-    for block_q, block_g, warp_g, block_p, prefetch, block_n in itertools.product(
+    for block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n in itertools.product(
         BLOCK_Q_VALUES,
         BLOCK_G_VALUES,
         WARP_G_VALUES,
         BLOCK_P_VALUES,
         PREFETCH_VALUES,
         BLOCK_N_VALUES,
+        WALK_N_VALUES,
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
@@ -235,10 +247,12 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
             block_q * block_n > MAX_BLOCK_COLUMNS or block_n > next_power_of_two(params.n)
         ):
             continue
+        if walk_n > 1 and block_n * walk_n > next_power_of_two(params.n):
+            continue
         warps = (block_q // TILE_Q) * (block_g // max(1, warp_g)) * block_n
         if block_g % warp_g or warps > MAX_WARPS:
             continue
-        config = WgradConfig(block_q, block_g, warp_g, block_p, prefetch, block_n)
+        config = WgradConfig(block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n)
         if _is_valid(params, config):
             configs.append(config)
     return configs
@@ -258,6 +272,12 @@ TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
 
 #: Resident warps per SM a grid should fill before a larger tile is preferred (as fprop's).
 MIN_WARPS_PER_SM = 13
+
+#: Share of the pass's compulsory bytes above which the partial sums (written once, read once
+#: more) are worth halving by walking two steps of images per block, if the grid still fills.
+#: H200, 3 x 3: 64x1024x16x16 (partials 14% of the bytes) 30.0 -> 26.4 us walking two steps;
+#: 128x64x64x64 and 256x64x64x64 (3.5%) lose with half the blocks.
+WALK_PARTIALS_SHARE = 0.10
 
 
 def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig | None:
@@ -296,7 +316,9 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     """Pick a config by rule of thumb (the perf model replaces this later).
 
     The first tile of TILE_LADDER (fitted to params) whose grid holds MIN_WARPS_PER_SM
-    warps per SM; where none does, the one with the most warps.
+    warps per SM; where none does, the one with the most warps. Then two steps of images
+    per block (walk_n = 2) where the partial sums exceed WALK_PARTIALS_SHARE of the pass's
+    bytes and half the blocks still hold MIN_WARPS_PER_SM warps per SM.
     """
     candidates = [
         config
@@ -308,9 +330,18 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
         if not space:
             raise ValueError(f"no wgrad config fits {params}")
         return space[0]
-    return first_filling(
-        candidates, lambda config: _total_warps(params, config), MIN_WARPS_PER_SM * sm_count
-    )
+    min_warps = MIN_WARPS_PER_SM * sm_count
+    config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
+    partials_share = workspace_bytes(params, config) / params.compulsory_bytes("wgrad")
+    walked = dataclasses.replace(config, walk_n=2)
+    if (
+        partials_share > WALK_PARTIALS_SHARE
+        and walked.images <= next_power_of_two(params.n)
+        and _is_valid(params, walked)
+        and _total_warps(params, walked) >= min_warps
+    ):
+        return walked
+    return config
 
 
 def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
@@ -318,9 +349,9 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
     groups = params.groups
     columns = input_columns(params, config)
     pairs = tap_pairs(params)
-    images = ceil_div(params.n, config.block_n)
+    images = ceil_div(params.n, config.images)
     return [
-        Fold("block_n", "n", config.block_n),
+        Fold("block_n", "n", config.images),
         Fold("block_y", "y", config.block_p),
         Fold("block_x", "x", config.block_q),
         Fold("block_g", "g", config.block_g),
@@ -439,6 +470,7 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kCols", params.s, "filter columns S"),
         ("kColumnPairs", column_pairs(params), "A fragments per group and input row"),
         ("kPrefetch", config.prefetch, "rows loading ahead of the one needed next"),
+        ("kWalkImages", config.walk_n, "steps of images a block walks one after another"),
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
         ("kWeights", weight_count(params), "f32 values of grad_w"),

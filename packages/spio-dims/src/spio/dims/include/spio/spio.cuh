@@ -7,8 +7,9 @@
 #include "spio/spio.h"               // the core: Dim, Fold, Tensor, Cursor, Coordinates, range, ...
 #include "spio/arch/async_copy.cuh"  // cp_async_cg_16, cp_async_commit_group, cp_async_wait_group
 #include "spio/arch/convert.cuh"     // to_half2, to_bfloat162, as_register
-#include "spio/arch/lane.cuh"        // lane_id
-#include "spio/arch/ldmatrix.cuh"    // ldmatrix, ldmatrix_trans
-#include "spio/arch/mma.cuh"         // mma_m16n8k8_f16, ..., mma_m16n8k16_bf16
-#include "spio/fragment.cuh"         // Fragment, mma on fragments, lane maps
-#include "spio/mma_tile.cuh"         // mma, load_tile, zero, fill on register tiles
+#include "spio/arch/grid_dependency.cuh"  // wait_for_previous_grids, allow_next_grid_launch
+#include "spio/arch/lane.cuh"             // lane_id
+#include "spio/arch/ldmatrix.cuh"         // ldmatrix, ldmatrix_trans
+#include "spio/arch/mma.cuh"              // mma_m16n8k8_f16, ..., mma_m16n8k16_bf16
+#include "spio/fragment.cuh"              // Fragment, mma on fragments, lane maps
+#include "spio/mma_tile.cuh"              // mma, load_tile, zero, fill on register tiles
