@@ -179,6 +179,8 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
         (Conv2dGw8Params.make(64, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2, 2)),
         # The same tile where half the blocks would not fill the GPU: no walk.
         (Conv2dGw8Params.make(32, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2)),
+        # Partials 18% of the bytes and blocks to spare: four steps.
+        (Conv2dGw8Params.make(512, 256, 14, 14), WgradConfig(16, 4, 2, 16, 2, 2, 4)),
     ],
     ids=str,
 )

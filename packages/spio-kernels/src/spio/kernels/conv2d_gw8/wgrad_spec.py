@@ -274,9 +274,10 @@ TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
 MIN_WARPS_PER_SM = 13
 
 #: Share of the pass's compulsory bytes above which the partial sums (written once, read once
-#: more) are worth halving by walking two steps of images per block, if the grid still fills.
-#: H200, 3 x 3: 64x1024x16x16 (partials 14% of the bytes) 30.0 -> 26.4 us walking two steps;
-#: 128x64x64x64 and 256x64x64x64 (3.5%) lose with half the blocks.
+#: more) are worth dividing by walking steps of images per block, as many as keep the grid
+#: filling the GPU. H200, 3 x 3: 64x1024x16x16 (partials 14% of the bytes) 30.1 -> 26.5 us
+#: walking two steps (the sweep's best); 512x256x14x14 (18%) 46.8 -> 38.3 us walking four
+#: (best 37.6); 128x64x64x64 and 256x64x64x64 (3.5%) lose with fewer blocks.
 WALK_PARTIALS_SHARE = 0.10
 
 
@@ -316,9 +317,9 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     """Pick a config by rule of thumb (the perf model replaces this later).
 
     The first tile of TILE_LADDER (fitted to params) whose grid holds MIN_WARPS_PER_SM
-    warps per SM; where none does, the one with the most warps. Then two steps of images
-    per block (walk_n = 2) where the partial sums exceed WALK_PARTIALS_SHARE of the pass's
-    bytes and half the blocks still hold MIN_WARPS_PER_SM warps per SM.
+    warps per SM; where none does, the one with the most warps. Then, where the partial
+    sums exceed WALK_PARTIALS_SHARE of the pass's bytes, the most steps of images per block
+    (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM.
     """
     candidates = [
         config
@@ -332,15 +333,16 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
         return space[0]
     min_warps = MIN_WARPS_PER_SM * sm_count
     config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
-    partials_share = workspace_bytes(params, config) / params.compulsory_bytes("wgrad")
-    walked = dataclasses.replace(config, walk_n=2)
-    if (
-        partials_share > WALK_PARTIALS_SHARE
-        and walked.images <= next_power_of_two(params.n)
-        and _is_valid(params, walked)
-        and _total_warps(params, walked) >= min_warps
-    ):
-        return walked
+    if workspace_bytes(params, config) <= WALK_PARTIALS_SHARE * params.compulsory_bytes("wgrad"):
+        return config
+    for walk_n in sorted(WALK_N_VALUES, reverse=True):
+        walked = dataclasses.replace(config, walk_n=walk_n)
+        if (
+            walked.images <= next_power_of_two(params.n)
+            and _is_valid(params, walked)
+            and _total_warps(params, walked) >= min_warps
+        ):
+            return walked
     return config
 
 
