@@ -8,10 +8,10 @@
 // A block walks kBlockRows output rows of its strip in each of its images: kStepImages side by side
 // (a warp row per image), and kWalkImages such steps one after another, as one stream of rows
 // whose accumulators carry on from image to image (fewer partial sums, no pipeline refill between
-// images). Input rows stream through a ring as in fprop, grad_y rows through a second ring, both with 16-byte
-// cp.async (zero fill outside the image: an output column past the edge then contributes
-// nothing). Each input row j is visited once. Per group, each warp takes grad_y row j's 16
-// columns as a B fragment (16 pixels x 8 output channels, ldmatrix .trans) and keeps it in
+// images). Input rows stream through a ring as in fprop, grad_y rows through a second ring, both
+// with 16-byte cp.async (zero fill outside the image: an output column past the edge then
+// contributes nothing). Each input row j is visited once. Per group, each warp takes grad_y row j's
+// 16 columns as a B fragment (16 pixels x 8 output channels, ldmatrix .trans) and keeps it in
 // registers for the R input rows that pair with it (band j % R); per pair of filter columns it
 // loads the A fragment whose rows are (column of the pair, input channel) and whose columns are
 // its 16 pixels of input row j shifted by each column, read straight from the input ring with
@@ -29,7 +29,7 @@ constexpr int kPairs = AccTile::size<PAIR>().get();
 constexpr int kBlockRows = BLOCK_Y::stride;
 constexpr int kInputRing = SmemInput::size<RING>().get();
 constexpr int kGradRing = SmemGrad::size<RING>().get();
-constexpr int kSlots = SmemInput::size<SLOT>().get();  // groups per pixel of a ring row
+constexpr int kSlots = SmemInput::size<SLOT>().get();    // groups per pixel of a ring row
 constexpr int kStepImages = SmemInput::size<N>().get();  // images walked side by side
 
 static_assert(Input::size<C>().get() == 8 && GradOutput::size<K>().get() == 8,
@@ -105,6 +105,9 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const int walk_rows = kWalkImages * input_rows;
     // (Unlike fprop, the cells are located per row here: locating them once per walk, as
     // conv2d_gw8_ring.cuh's locate_row_cells does, cost 6 us at 256x64x64x64, H200.)
+    // With one step the stream row is the image row, spelled out so that the compiler sees it:
+    // the divisions alone changed the default tile's registers (113 -> 96), so that 5 blocks
+    // fit on an SM instead of 4, which cost 4 us at 128x64x64x64 and 10 us at 256x64x64x64.
     const auto load_rows = [&](int J) {
         if (J >= walk_rows) return;  // past the walk: an empty commit group
         const int step = kWalkImages == 1 ? 0 : J / input_rows;
