@@ -543,3 +543,30 @@ def test_spread_shared_mem_caps_blocks_per_sm_of_a_one_wave_grid() -> None:
     # A grid of a full wave or more, and a given padding already large enough, stay as they are.
     assert jit.spread_shared_mem(kernel, natural * info.sm_count, 32, 16) == 16
     assert jit.spread_shared_mem(kernel, two_per_sm, 32, padded + 16) == padded + 16
+
+
+def test_pdl_launches_capture_into_a_cuda_graph() -> None:
+    info = jit.device_info(0)
+    module = jit.compile(_DEPENDENT_SOURCE, arch=info.arch).load(device=0)
+    producer, consumer = module.get_kernel("slow_producer"), module.get_kernel("consumer")
+    blocks, threads = 4, 128
+    n = blocks * threads
+    data = torch.full((n,), -1.0, device="cuda:0")
+    out = torch.zeros(n, device="cuda:0")
+    end_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
+    start_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # plans the launches outside the capture
+        jit.launch(producer, blocks, threads, (data, end_ns, 1000))
+        jit.launch(consumer, blocks, threads, (data, out, start_ns), pdl=True)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        jit.launch(producer, blocks, threads, (data, end_ns, 100_000))
+        jit.launch(consumer, blocks, threads, (data, out, start_ns), pdl=True)
+    data.fill_(-1.0)
+    out.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, torch.arange(n, dtype=torch.float32, device="cuda:0"))
