@@ -256,10 +256,10 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
 #: the most rows per block, smaller ones make more blocks for small layers. From H200 sweeps
 #: of the whole space (fprop, 3 x 3, fp16): the first tile is the best at 128x64x64x64
 #: (39.5 us), the fifth at 8x64x56x56 (6.9 us). With one-wave grids spread over every SM
-#: (spio.jit.spread_shared_mem), the third is within 1% of the best at 32x64x64x64 (10.0 us,
-#: fprop and dgrad); a half-line tile (32, 4, 1, 2, 16, 1) that was the best there before
-#: spreading is 2-8% slower now at 32x64x64x64, 64x128x32x32 and 48x64x64x64 (1% faster at
-#: 32x64x56x56), so it left the ladder.
+#: (spio.jit.spread_shared_mem), the third is within 1% (fprop) and 2% (dgrad) of the best
+#: at 32x64x64x64 (10.0 and 9.8 us); a half-line tile (32, 4, 1, 2, 16, 1), the best there
+#: before spreading, is 2-8% slower now at 32x64x64x64, 64x128x32x32 and 48x64x64x64 (1%
+#: faster at 32x64x56x56), so it left the ladder.
 TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
     (32, 8, 2, 2, 32, 2),
     (32, 8, 2, 2, 16, 2),
