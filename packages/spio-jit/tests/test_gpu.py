@@ -494,28 +494,43 @@ extern "C" __global__ void consumer(const float* data, float* out,
 """
 
 
+class _DependentPair:
+    """The producer and consumer kernels with their buffers: 4 blocks of 128 threads."""
+
+    blocks, threads = 4, 128
+
+    def __init__(self) -> None:
+        info = jit.device_info(0)
+        module = jit.compile(_DEPENDENT_SOURCE, arch=info.arch).load(device=0)
+        self.producer = module.get_kernel("slow_producer")
+        self.consumer = module.get_kernel("consumer")
+        n = self.blocks * self.threads
+        self.data = torch.full((n,), -1.0, device="cuda:0")
+        self.out = torch.zeros(n, device="cuda:0")
+        self.end_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
+        self.start_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
+        self.expected = torch.arange(n, dtype=torch.float32, device="cuda:0")
+
+    def launch(self, spin_ns: int, pdl: bool) -> None:
+        """The producer in stream order, then the consumer (with pdl or not)."""
+        grid, block = self.blocks, self.threads
+        jit.launch(self.producer, grid, block, (self.data, self.end_ns, spin_ns))
+        jit.launch(self.consumer, grid, block, (self.data, self.out, self.start_ns), pdl=pdl)
+
+
 @pytest.mark.parametrize("pdl", [False, True], ids=["ordered", "pdl"])
 def test_programmatic_dependent_launch_overlaps_and_waits(pdl: bool) -> None:
     """With pdl the consumer's blocks start during the producer's spin (sm_90 and newer) and
     still read the producer's data; without it they start after the producer ends."""
-    info = jit.device_info(0)
-    module = jit.compile(_DEPENDENT_SOURCE, arch=info.arch).load(device=0)
-    producer, consumer = module.get_kernel("slow_producer"), module.get_kernel("consumer")
-    blocks, threads = 4, 128
-    n = blocks * threads
-    data = torch.full((n,), -1.0, device="cuda:0")
-    out = torch.zeros(n, device="cuda:0")
-    end_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
-    start_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
+    pair = _DependentPair()
     # The first launches of a process pay one-time costs that would hide the overlap.
     for _ in range(2):
-        data.fill_(-1.0)
-        jit.launch(producer, blocks, threads, (data, end_ns, 200_000))
-        jit.launch(consumer, blocks, threads, (data, out, start_ns), pdl=pdl)
+        pair.data.fill_(-1.0)
+        pair.launch(200_000, pdl)
         torch.cuda.synchronize()
-    torch.testing.assert_close(out, torch.arange(n, dtype=torch.float32, device="cuda:0"))
-    overlapped = int(start_ns.min()) < int(end_ns.max())
-    assert overlapped == (pdl and info.compute_capability >= (9, 0))
+    torch.testing.assert_close(pair.out, pair.expected)
+    overlapped = int(pair.start_ns.min()) < int(pair.end_ns.max())
+    assert overlapped == (pdl and jit.device_info(0).compute_capability >= (9, 0))
 
 
 def test_pdl_must_be_a_bool() -> None:
@@ -546,27 +561,17 @@ def test_spread_shared_mem_caps_blocks_per_sm_of_a_one_wave_grid() -> None:
 
 
 def test_pdl_launches_capture_into_a_cuda_graph() -> None:
-    info = jit.device_info(0)
-    module = jit.compile(_DEPENDENT_SOURCE, arch=info.arch).load(device=0)
-    producer, consumer = module.get_kernel("slow_producer"), module.get_kernel("consumer")
-    blocks, threads = 4, 128
-    n = blocks * threads
-    data = torch.full((n,), -1.0, device="cuda:0")
-    out = torch.zeros(n, device="cuda:0")
-    end_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
-    start_ns = torch.zeros(n, dtype=torch.int64, device="cuda:0")
+    pair = _DependentPair()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # plans the launches outside the capture
-        jit.launch(producer, blocks, threads, (data, end_ns, 1000))
-        jit.launch(consumer, blocks, threads, (data, out, start_ns), pdl=True)
+        pair.launch(1000, pdl=True)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        jit.launch(producer, blocks, threads, (data, end_ns, 100_000))
-        jit.launch(consumer, blocks, threads, (data, out, start_ns), pdl=True)
-    data.fill_(-1.0)
-    out.zero_()
+        pair.launch(100_000, pdl=True)
+    pair.data.fill_(-1.0)
+    pair.out.zero_()
     graph.replay()
     torch.cuda.synchronize()
-    torch.testing.assert_close(out, torch.arange(n, dtype=torch.float32, device="cuda:0"))
+    torch.testing.assert_close(pair.out, pair.expected)
