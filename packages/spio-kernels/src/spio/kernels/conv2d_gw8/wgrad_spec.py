@@ -226,6 +226,12 @@ def _is_valid(params: Conv2dGw8Params, config: WgradConfig) -> bool:
     return fits(check_config, params, config)
 
 
+def _images_fit(params: Conv2dGw8Params, images: int) -> bool:
+    """Whether a block's images stay within the batch rounded up to a power of two (more
+    would only read zeros)."""
+    return images <= next_power_of_two(params.n)
+
+
 def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     """Return every valid config for params, in a fixed order (tiles larger than the image
     left out, as in fprop)."""
@@ -244,10 +250,10 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
         if block_p > max(BLOCK_P_VALUES[0], next_power_of_two(params.p)):
             continue
         if block_n > 1 and (
-            block_q * block_n > MAX_BLOCK_COLUMNS or block_n > next_power_of_two(params.n)
+            block_q * block_n > MAX_BLOCK_COLUMNS or not _images_fit(params, block_n)
         ):
             continue
-        if walk_n > 1 and block_n * walk_n > next_power_of_two(params.n):
+        if walk_n > 1 and not _images_fit(params, block_n * walk_n):
             continue
         warps = (block_q // TILE_Q) * (block_g // max(1, warp_g)) * block_n
         if block_g % warp_g or warps > MAX_WARPS:
@@ -338,7 +344,7 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     for walk_n in sorted(WALK_N_VALUES, reverse=True):
         walked = dataclasses.replace(config, walk_n=walk_n)
         if (
-            walked.images <= next_power_of_two(params.n)
+            _images_fit(params, walked.images)
             and _is_valid(params, walked)
             and _total_warps(params, walked) >= min_warps
         ):
