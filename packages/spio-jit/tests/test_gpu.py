@@ -575,3 +575,37 @@ def test_pdl_launches_capture_into_a_cuda_graph() -> None:
     graph.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(pair.out, pair.expected)
+
+
+_ALL_ARRIVE_SOURCE = r"""
+// Every block adds one to a zeroed counter, then waits until all have: it finishes only when
+// the whole grid is resident at once. Then it reads its neighbour's block index.
+extern "C" __global__ void all_arrive(unsigned int* counter, int* ids, int* neighbours) {
+    if (threadIdx.x == 0) {
+        ids[blockIdx.x] = blockIdx.x;
+        __threadfence();
+        atomicAdd(counter, 1u);
+        while (atomicAdd(counter, 0u) < gridDim.x) __nanosleep(100);
+        __threadfence();
+        neighbours[blockIdx.x] = __ldcg(ids + (blockIdx.x + 1) % gridDim.x);
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("pdl", [False, True], ids=["ordered", "pdl"])
+def test_cooperative_launch_places_the_whole_grid_at_once(pdl: bool) -> None:
+    info = jit.device_info(0)
+    kernel = jit.compile(_ALL_ARRIVE_SOURCE, arch=info.arch).load(device=0).get_kernel("all_arrive")
+    blocks = kernel.max_active_blocks_per_sm(256, 8 * 1024) * info.sm_count
+    counter = torch.zeros(1, dtype=torch.int32, device="cuda:0")
+    ids = torch.full((blocks,), -1, dtype=torch.int32, device="cuda:0")
+    neighbours = torch.full_like(ids, -1)
+    args = (counter, ids, neighbours)
+    jit.launch(kernel, blocks, 256, args, shared_mem=8 * 1024, pdl=pdl, cooperative=True)
+    torch.cuda.synchronize()
+    assert int(counter) == blocks
+    expected = (torch.arange(blocks, device="cuda:0", dtype=torch.int32) + 1) % blocks
+    assert torch.equal(neighbours, expected)
+    with pytest.raises(ValueError, match="can be resident at once"):
+        jit.launch(kernel, blocks + 1, 256, args, shared_mem=8 * 1024, cooperative=True)

@@ -282,6 +282,18 @@ def test_spread_shared_mem_pads_one_wave_grids(fake: SimpleNamespace, saxpy: jit
         jit.spread_shared_mem(saxpy, 0, 256)
 
 
+def test_cooperative_grid_larger_than_the_device_holds_is_refused(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    per_sm = saxpy.max_active_blocks_per_sm(256)
+    args = (jit.float32(1), 0, 0, jit.int32(0))
+    with pytest.raises(ValueError, match=f"at most {per_sm * 132} blocks can be resident"):
+        jit.launch(saxpy, per_sm * 132 + 1, 256, args, cooperative=True)
+    with pytest.raises(TypeError, match="cooperative must be a bool"):
+        jit.launch(saxpy, 1, 256, args, cooperative=1)  # type: ignore[arg-type]
+    assert not fake.recorder.launches
+
+
 def test_launch_packs_arguments_on_torchs_current_stream(
     fake: SimpleNamespace, saxpy: jit.Kernel
 ) -> None:

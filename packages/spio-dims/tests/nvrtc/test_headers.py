@@ -164,6 +164,25 @@ def test_grid_dependency_controls(arch: str) -> None:
         assert (op in text) == hopper, f"{op} in the {arch} PTX should be {hopper}:\n{text}"
 
 
+GRID_BARRIER_KERNEL = """
+#include "spio/arch/grid_barrier.cuh"
+extern "C" __global__ void two_phases(unsigned int* counter, float* data) {
+    data[blockIdx.x] = 1.0f;
+    spio::arch::grid_barrier(counter);
+    data[gridDim.x + blockIdx.x] = __ldcg(data + (blockIdx.x + 1) % gridDim.x);
+}
+"""
+
+
+@pytest.mark.parametrize("arch", _nvrtc.ARCHES)
+def test_grid_barrier_compiles_to_a_fenced_atomic_and_acquire_polling(arch: str) -> None:
+    """The barrier is an atomic add after a fence, then acquire loads until the top bit flips."""
+    compiled = _nvrtc.compile_cuda(GRID_BARRIER_KERNEL, arch=arch, name="two_phases.cu")
+    text = "\n".join(_nvrtc.ptx_instructions(compiled.ptx, "two_phases"))
+    for op in ("membar.gl", "atom.global.add.u32", "ld.acquire.gpu.global.u32", "nanosleep"):
+        assert op in text, f"{op} missing from the grid barrier's PTX:\n{text}"
+
+
 def test_arch_headers_reject_pre_ampere() -> None:
     """The tensor-core and cp.async wrappers say which architecture they need."""
     source = '#include "spio/spio.cuh"\nextern "C" __global__ void kernel() {}\n'

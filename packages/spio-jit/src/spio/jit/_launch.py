@@ -184,6 +184,7 @@ def launch(
     shared_mem: int = 0,
     stream: Any = None,
     pdl: bool = False,
+    cooperative: bool = False,
 ) -> None:
     """Launch kernel on a grid of blocks with the given arguments.
 
@@ -205,12 +206,16 @@ def launch(
             before touching global memory (spio/arch/grid_dependency.cuh:
             wait_for_previous_grids) and that may let the next one start early
             (allow_next_grid_launch).
+        cooperative: a cooperative launch: the driver places every block of the grid at
+            once or refuses the launch, so the blocks may wait for each other (a grid-wide
+            barrier, spio/arch/grid_barrier.cuh). The grid must fit on the device at the
+            kernel's occupancy; combines with pdl.
 
     Raises:
         TypeError: wrong argument count or types (checked against the kernel's parameter
             sizes when the driver reports them).
-        ValueError: an argument or stream on another device, or a launch too large for the
-            device or the kernel.
+        ValueError: an argument or stream on another device, a launch too large for the
+            device or the kernel, or a cooperative grid larger than fits at once.
         CudaError: the driver refused the launch.
     """
-    kernel.launch(grid, block, args, shared_mem, stream, pdl)
+    kernel.launch(grid, block, args, shared_mem, stream, pdl, cooperative)

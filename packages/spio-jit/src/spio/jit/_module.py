@@ -93,8 +93,8 @@ class Kernel:
 
     Built by Module.get_kernel. Holds what the launch path needs precomputed: the
     argument packer (from the kernel's parameter sizes), the cuda.core kernel, and a plan
-    per (grid, block, shared_mem, pdl, argument types): a launch function written for them
-    (see _launcher), holding the checked LaunchConfig.
+    per (grid, block, shared_mem, pdl, cooperative, argument types): a launch function
+    written for them (see _launcher), holding the checked LaunchConfig.
     """
 
     def __init__(self, module: Module, name: str, core_kernel: Any) -> None:
@@ -117,8 +117,9 @@ class Kernel:
             )
             sizes = self._param_sizes()
         self._packer = ArgPacker(name, self.device, sizes)
-        # Plans by (grid, block, shared_mem, pdl, argument types), and the latest plan of each
-        # (grid, block, shared_mem, pdl): the launch path's one dictionary look-up.
+        # Plans by (grid, block, shared_mem, pdl, cooperative, argument types), and the latest
+        # plan of each (grid, block, shared_mem, pdl, cooperative): the launch path's one
+        # dictionary look-up.
         self._plans: dict[Any, Launcher] = {}
         self._latest: dict[Any, Launcher] = {}
         self._lock = threading.Lock()
@@ -229,7 +230,9 @@ class Kernel:
             self._max_threads_per_block = self._attribute("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK")
         return self._max_threads_per_block
 
-    def _config(self, grid: Any, block: Any, shared_mem: Any, pdl: bool) -> Any:
+    def _config(
+        self, grid: Any, block: Any, shared_mem: Any, pdl: bool, cooperative: bool = False
+    ) -> Any:
         """Return the LaunchConfig of a launch shape; raise if the device or kernel refuse it."""
         from cuda.core import LaunchConfig
 
@@ -268,6 +271,10 @@ class Kernel:
             self.set_max_dynamic_shared_mem(shared_mem)
         if not isinstance(pdl, bool):
             raise TypeError(f"pdl must be a bool, got {pdl!r}")
+        if not isinstance(cooperative, bool):
+            raise TypeError(f"cooperative must be a bool, got {cooperative!r}")
+        if cooperative:
+            self._check_co_resident(grid, block, math.prod(grid3), shared_mem)
         # Programmatic dependent launch exists from sm_90 on; elsewhere the launch is ordered
         # by the stream as usual, which is what the kernel's no-op controls expect.
         overlap = pdl and info.compute_capability >= (9, 0)
@@ -276,10 +283,29 @@ class Kernel:
             block=block3,
             shmem_size=shared_mem,
             programmatic_stream_serialization=overlap,
+            is_cooperative=cooperative,
         )
 
+    def _check_co_resident(self, grid: Any, block: Any, blocks: int, shared_mem: int) -> None:
+        """Raise ValueError unless every block of the grid fits on the device at once."""
+        info = _driver.device_info(self.device)
+        per_sm = self.max_active_blocks_per_sm(block, shared_mem)
+        if blocks > per_sm * info.sm_count:
+            raise ValueError(
+                f"cooperative launch of grid={grid!r} ({blocks} blocks): kernel {self.name!r} "
+                f"fits {per_sm} blocks of block={block!r} with {shared_mem} bytes of dynamic "
+                f"shared memory on each of the {info.sm_count} SMs of cuda:{self.device}, so "
+                f"at most {per_sm * info.sm_count} blocks can be resident at once"
+            )
+
     def _plan(
-        self, grid: Any, block: Any, shared_mem: Any, pdl: bool, args: Sequence[Any]
+        self,
+        grid: Any,
+        block: Any,
+        shared_mem: Any,
+        pdl: bool,
+        cooperative: bool,
+        args: Sequence[Any],
     ) -> Launcher:
         """Check a launch whose shape and argument types have no plan yet; return its plan.
 
@@ -289,13 +315,20 @@ class Kernel:
         """
         if type(args) is not tuple and type(args) is not list:
             self._packer.pack(args)  # raises: the launch path may have consumed an iterator
-        key: Any = (_hashable(grid), _hashable(block), shared_mem, pdl, *map(type, args))
+        key: Any = (
+            _hashable(grid),
+            _hashable(block),
+            shared_mem,
+            pdl,
+            cooperative,
+            *map(type, args),
+        )
         try:
             plan = self._plans.get(key)  # the same launch with lists for grid or block
         except TypeError:  # not a shape; _config says why
             plan, key = None, None
         if plan is None:
-            plan = self._write_plan(grid, block, shared_mem, pdl, args)
+            plan = self._write_plan(grid, block, shared_mem, pdl, cooperative, args)
             if key is None:
                 return plan
         with self._lock:
@@ -304,11 +337,17 @@ class Kernel:
                 self._latest.clear()
             self._plans[key] = plan
             with contextlib.suppress(TypeError):  # lists for grid or block: not a key here
-                self._latest[grid, block, shared_mem, pdl] = plan
+                self._latest[grid, block, shared_mem, pdl, cooperative] = plan
         return plan
 
     def _write_plan(
-        self, grid: Any, block: Any, shared_mem: Any, pdl: bool, args: Sequence[Any]
+        self,
+        grid: Any,
+        block: Any,
+        shared_mem: Any,
+        pdl: bool,
+        cooperative: bool,
+        args: Sequence[Any],
     ) -> Launcher:
         _, framework = self._packer.pack(args)
         torch_getters = None
@@ -320,7 +359,7 @@ class Kernel:
             device=self.device,
             framework=framework,
             torch_getters=torch_getters,
-            config=self._config(grid, block, shared_mem, pdl),
+            config=self._config(grid, block, shared_mem, pdl, cooperative),
             core_kernel=self._core,
             core_launch=self._core_launch,
             streams_get=_streams.get,
@@ -337,6 +376,7 @@ class Kernel:
         shared_mem: int = 0,
         stream: Any = None,
         pdl: bool = False,
+        cooperative: bool = False,
     ) -> None:
         """Launch this kernel; see spio.jit.launch for the arguments and errors."""
         # The launch path, kept short: the plan of the latest launch of this shape, which
@@ -345,14 +385,14 @@ class Kernel:
         # ranges, the stream and the current context. Equal keys mean identical launches,
         # so grid=1.0 after grid=1 is let through.
         try:
-            plan = self._latest[grid, block, shared_mem, pdl]
+            plan = self._latest[grid, block, shared_mem, pdl, cooperative]
         except (KeyError, TypeError):
-            plan = self._plan(grid, block, shared_mem, pdl, args)
+            plan = self._plan(grid, block, shared_mem, pdl, cooperative, args)
         try:
             try:
                 plan(args, stream)
             except Replan:
-                self._plan(grid, block, shared_mem, pdl, args)(args, stream)
+                self._plan(grid, block, shared_mem, pdl, cooperative, args)(args, stream)
         except ArgError:
             self._packer.pack(args)  # raises the error that names the argument and the fix
             raise

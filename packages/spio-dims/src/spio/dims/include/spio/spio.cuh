@@ -7,6 +7,7 @@
 #include "spio/spio.h"               // the core: Dim, Fold, Tensor, Cursor, Coordinates, range, ...
 #include "spio/arch/async_copy.cuh"  // cp_async_cg_16, cp_async_commit_group, cp_async_wait_group
 #include "spio/arch/convert.cuh"     // to_half2, to_bfloat162, as_register
+#include "spio/arch/grid_barrier.cuh"     // grid_barrier (cooperative launches)
 #include "spio/arch/grid_dependency.cuh"  // wait_for_previous_grids, allow_next_grid_launch
 #include "spio/arch/lane.cuh"             // lane_id
 #include "spio/arch/ldmatrix.cuh"         // ldmatrix, ldmatrix_trans
