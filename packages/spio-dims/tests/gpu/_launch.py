@@ -69,10 +69,12 @@ def run(
     grid: int | tuple[int, ...] = 1,
     block: int | tuple[int, ...] = 32,
     shared_bytes: int = 0,
+    cooperative: bool = False,
 ) -> None:
     """Compile `source` with `defines` (cached), launch extern "C" `kernel`, and wait for it.
 
     `args` are CUDA tensors, passed as device pointers, and ints, passed as 32-bit ints.
+    cooperative: a cooperative launch (the whole grid resident at once, or refused).
     """
     for arg in args:
         if isinstance(arg, torch.Tensor) and not arg.is_cuda:
@@ -82,9 +84,9 @@ def run(
     frozen = tuple(sorted((defines or {}).items()))
     torch.cuda.synchronize()  # inputs written by torch are in place
     if LAUNCHER == "spio.jit":
-        _run_spio_jit(source, kernel, args, frozen, grid, block, shared_bytes)
+        _run_spio_jit(source, kernel, args, frozen, grid, block, shared_bytes, cooperative)
     else:
-        _run_cuda_core(source, kernel, args, frozen, grid, block, shared_bytes)
+        _run_cuda_core(source, kernel, args, frozen, grid, block, shared_bytes, cooperative)
     torch.cuda.synchronize()  # also surfaces a kernel fault here, in the failing test
 
 
@@ -109,12 +111,13 @@ def _run_spio_jit(
     grid: int | tuple[int, ...],
     block: int | tuple[int, ...],
     shared_bytes: int,
+    cooperative: bool,
 ) -> None:
     import spio.jit
 
     handle = _spio_jit_module(source, defines).get_kernel(kernel)
     values = [spio.jit.int32(arg) if isinstance(arg, int) else arg for arg in args]
-    spio.jit.launch(handle, grid, block, values, shared_mem=shared_bytes)
+    spio.jit.launch(handle, grid, block, values, shared_mem=shared_bytes, cooperative=cooperative)
 
 
 # --- cuda.core
@@ -146,11 +149,14 @@ def _run_cuda_core(
     grid: int | tuple[int, ...],
     block: int | tuple[int, ...],
     shared_bytes: int,
+    cooperative: bool,
 ) -> None:
     from cuda.core import LEGACY_DEFAULT_STREAM, LaunchConfig, Stream, launch
 
     module = _cuda_core_module(source, defines)
-    config = LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes)
+    config = LaunchConfig(
+        grid=grid, block=block, shmem_size=shared_bytes, is_cooperative=cooperative
+    )
     handle = torch.cuda.current_stream().cuda_stream
     stream = LEGACY_DEFAULT_STREAM if handle == 0 else Stream.from_handle(handle)
     # cuda.core passes a Python int as a pointer-sized integer: tensors go as their address.

@@ -1,4 +1,5 @@
-"""The arch wrappers on a GPU: ldmatrix round trips and cp.async copies with zero fill."""
+"""The arch wrappers on a GPU: ldmatrix round trips, cp.async copies with zero fill, clusters
+and the grid barrier."""
 
 from __future__ import annotations
 
@@ -81,3 +82,26 @@ def test_cluster_reads_other_blocks_shared_memory(blocks: int) -> None:
     expected = expected.permute(0, 2, 1, 3).unsqueeze(1).expand(clusters, blocks, 32, blocks, 4)
     assert torch.equal(dst.cpu(), expected.reshape(grid, 32, blocks, 4))
     assert ranks.cpu().tolist() == [b % blocks for b in range(grid)]
+
+
+def test_grid_barrier_orders_every_block_of_a_cooperative_grid() -> None:
+    """Values published before a barrier are seen after it, values written after it are not
+    seen before it; the counter returns to 0 or 2^31 after each launch, and a second launch
+    on it works the same."""
+    grid = 2 * torch.cuda.get_device_properties(0).multi_processor_count
+    counter = torch.zeros(1, dtype=torch.int32, device="cuda")
+    values = torch.zeros(grid, dtype=torch.int32, device="cuda")
+    neighbours = (torch.arange(grid, dtype=torch.int32) + 1) % grid + 1
+    for launch in range(2):
+        seen = torch.zeros(2 * grid, dtype=torch.int32, device="cuda")
+        _launch.run(
+            _launch.kernel_source("grid_barrier.cu"),
+            "neighbours_in_rounds",
+            [counter, values, seen],
+            grid=grid,
+            block=64,
+            cooperative=True,
+        )
+        assert torch.equal(seen.cpu(), torch.cat([neighbours, -neighbours]))
+        # Three barriers a launch: the top bit flips three times.
+        assert int(counter) == (-(2**31) if launch == 0 else 0)

@@ -198,12 +198,7 @@ def test_parse_args_bad_input_is_a_clear_error(
 
 
 @pytest.mark.parametrize(
-    ("flags", "pdl", "wgrad_single", "spio_launch"),
-    [
-        ([], True, None, "pdl"),
-        (["--no-pdl"], False, None, "ordered"),
-        (["--wgrad-two-launches"], True, False, "pdl"),
-    ],
+    ("flags", "pdl", "spio_launch"), [([], True, "pdl"), (["--no-pdl"], False, "ordered")]
 )
 def test_main_writes_csv_json_and_a_png_per_pass(
     tmp_path: Path,
@@ -211,11 +206,10 @@ def test_main_writes_csv_json_and_a_png_per_pass(
     capsys: pytest.CaptureFixture[str],
     flags: list[str],
     pdl: bool,
-    wgrad_single: bool | None,
     spio_launch: str,
 ) -> None:
     """The --out wiring of main, with the GPU timings replaced by fixed numbers; --no-pdl
-    and --wgrad-two-launches reach the timing and the rows."""
+    reaches the timing and the rows."""
     torch = pytest.importorskip("torch")
     from spio.kernels.conv2d_gw8 import bench
 
@@ -229,28 +223,20 @@ def test_main_writes_csv_json_and_a_png_per_pass(
         launches: int,
         repetitions: int,
         pdl: bool,
-        wgrad_single: bool | None,
     ) -> tuple[dict[Any, float], float]:
-        launched_with.add((pdl, wgrad_single))
+        launched_with.add(pdl)
         return {config: 1.0 * params.n for config in configs}, speedups[pass_] * params.n
 
-    launched_with: set[tuple[bool, bool | None]] = set()
+    launched_with: set[bool] = set()
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 3000.0)
     monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
     monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
-    # As if the grids of N = 1 and 2 fit on the GPU at once and N = 4's did not.
-    monkeypatch.setattr(bench, "wgrad_uses_single_launch", lambda params, config: params.n < 4)
     out = tmp_path / "out"
     bench.main(["--batch-sweep", "1", "2", "4", "--layer", "64x16x16", "--out", str(out), *flags])
-    assert launched_with == {(pdl, wgrad_single)}
+    assert launched_with == {pdl}
     rows = read_csv(out / CSV_NAME)
-    for row in rows:
-        expected = spio_launch
-        if row.pass_name == "wgrad":
-            single = wgrad_single is None and row.n < 4
-            expected += ", single launch" if single else ", two launches"
-        assert row.spio_launch == expected, row
+    assert {row.spio_launch for row in rows} == {spio_launch}
     assert read_json(out / JSON_NAME) == rows
     assert [(r.n, r.pass_name, r.contender) for r in rows] == [
         (n, p, c) for n in (1, 2, 4) for p in speedups for c in ("spio", "cudnn")

@@ -61,7 +61,6 @@ def test_config_space_is_valid_and_holds_the_default(params: Conv2dGw8Params) ->
         assert geometry.block == 32 * config.warps <= 512
         assert 0 < geometry.shared_mem <= MAX_SHARED_MEM
         assert wgrad_spec.reduce_bytes(params, config) <= geometry.shared_mem
-        assert wgrad_spec.finish_bytes() <= geometry.shared_mem
     assert wgrad_spec.default_config(params) in space
 
 
@@ -70,11 +69,9 @@ def test_workspace_holds_one_partial_per_image_row_chunk_and_strip() -> None:
     config = WgradConfig(block_q=32, block_g=2, warp_g=2, block_p=8, prefetch=1)
     partials = 3 * 3 * 2  # n x ceil(20 / 8) x ceil(40 / 32)
     assert wgrad_spec.partial_count(params, config) == partials
-    # A 128-byte header (the barrier counter), then the partials.
-    assert wgrad_workspace_bytes(params, config) == 128 + partials * 16 * 9 * 8 * 4
+    assert wgrad_workspace_bytes(params, config) == partials * 16 * 9 * 8 * 4
     assert wgrad_spec.grid_blocks(params, config) == partials
-    assert wgrad_spec.reduce_units(params) == -(-16 * 9 * 8 // 32)
-    assert wgrad_spec.reduce_geometry(params).grid == wgrad_spec.reduce_units(params)
+    assert wgrad_spec.reduce_geometry(params).grid == -(-16 * 9 * 8 // 32)
 
 
 def test_images_per_block_divide_the_partials() -> None:

@@ -12,7 +12,7 @@ from .dgrad import conv2d_gw8_dgrad
 from .fprop import conv2d_gw8_fprop, get_kernel
 from .fprop_spec import FpropConfig, config_space, default_config, generate_types, launch_geometry
 from .params import Conv2dGw8Params, normalize_padding, weights_from_torch_layout
-from .wgrad import conv2d_gw8_wgrad, wgrad_uses_single_launch, wgrad_workspace_bytes
+from .wgrad import conv2d_gw8_wgrad, wgrad_workspace_bytes
 from .wgrad_spec import WgradConfig
 
 __all__ = [
@@ -31,6 +31,5 @@ __all__ = [
     "normalize_padding",
     "weights_from_torch_layout",
     "wgrad_spec",
-    "wgrad_uses_single_launch",
     "wgrad_workspace_bytes",
 ]

@@ -1,8 +1,7 @@
 """Benchmark grouped conv2d gw8 against cuDNN and the device's copy bandwidth.
 
     python -m spio.kernels.bench conv2d_gw8 [--shapes 128x64x64x64 ...] [--passes fprop]
-        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs] [--no-pdl]
-        [--wgrad-two-launches] [--out DIR]
+        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs] [--no-pdl] [--out DIR]
     python -m spio.kernels.bench conv2d_gw8 --layer 64x64x64 --batch-sweep 1 2 4 ... 512
         --out DIR
 
@@ -21,9 +20,6 @@ Spio runs its default config (`default_config`). Spio's kernels launch with prog
 dependent launch (sm_90 and newer), as its entry points do by default: each launch's blocks
 are placed while the previous launch finishes, the loop's back-to-back launches included;
 --no-pdl launches them in plain stream order (the rows' spio_launch column says which).
-wgrad runs as one cooperative launch where its grid fits on the GPU at once, as its entry
-does by default, else as two; --wgrad-two-launches always launches two kernels (the wgrad
-rows' spio_launch column says which ran).
 --all-configs times every config of the space per shape and prints the best and the
 default's regret (default time / best time - 1).
 
@@ -66,7 +62,7 @@ from .fprop import conv2d_gw8_fprop, get_kernel
 from .fprop_spec import FpropConfig, config_space, default_config
 from .params import Conv2dGw8Params, normalize_padding
 from .wgrad import compile_request as wgrad_request
-from .wgrad import conv2d_gw8_wgrad, get_wgrad_kernels, wgrad_uses_single_launch
+from .wgrad import conv2d_gw8_wgrad, get_wgrad_kernels
 
 DEFAULT_SHAPES = ("128x64x64x64", "256x64x64x64", "32x64x64x64", "64x128x32x32")
 DEFAULT_LAYER = "64x64x64"
@@ -139,20 +135,14 @@ class Buffers:
         if "wgrad" in passes:
             sizes = [wgrad_spec.workspace_bytes(params, c) for c in configs["wgrad"]]
             workspace = max(sizes, default=4)
-        # Zeroed once: the header holds the single launch's grid-barrier counter.
-        self.workspace = torch.zeros(workspace // 4, device="cuda", dtype=torch.float32)
+        self.workspace = torch.empty(workspace // 4, device="cuda", dtype=torch.float32)
 
 
 def _spio_launcher(
-    pass_: str,
-    params: Conv2dGw8Params,
-    buffers: Buffers,
-    config: Any,
-    pdl: bool = True,
-    wgrad_single: bool | None = None,
+    pass_: str, params: Conv2dGw8Params, buffers: Buffers, config: Any, pdl: bool = True
 ) -> Callable[[], None]:
     """Return a function that runs Spio's pass once with config on the buffers (pdl: with
-    programmatic dependent launch; wgrad_single: conv2d_gw8_wgrad's single_launch)."""
+    programmatic dependent launch)."""
     b = buffers
     if pass_ == "fprop":
         get_kernel(params, config)
@@ -162,14 +152,7 @@ def _spio_launcher(
         return lambda: conv2d_gw8_dgrad(b.grad_x, b.grad_y, b.w, params, config, pdl=pdl)
     get_wgrad_kernels(params, config)
     return lambda: conv2d_gw8_wgrad(
-        b.grad_w,
-        b.x,
-        b.grad_y,
-        params,
-        config,
-        workspace=b.workspace,
-        pdl=pdl,
-        single_launch=wgrad_single,
+        b.grad_w, b.x, b.grad_y, params, config, workspace=b.workspace, pdl=pdl
     )
 
 
@@ -214,13 +197,13 @@ def bench_pass(
     launches: int,
     repetitions: int,
     pdl: bool = True,
-    wgrad_single: bool | None = None,
 ) -> tuple[dict[Any, float], float]:
     """Time the configs of one pass and cuDNN's on the same buffers: ({config: us}, cuDNN us)."""
     results = {}
     for config in configs:
-        launcher = _spio_launcher(pass_, params, buffers, config, pdl, wgrad_single)
-        results[config] = time_us(launcher, launches, repetitions)
+        results[config] = time_us(
+            _spio_launcher(pass_, params, buffers, config, pdl), launches, repetitions
+        )
     return results, time_us(_cudnn_launcher(pass_, params, buffers), launches, repetitions)
 
 
@@ -315,12 +298,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="launch Spio's kernels in plain stream order, without programmatic dependent "
         "launch (which lets each launch overlap the previous kernel's tail on sm_90+)",
-    )
-    parser.add_argument(
-        "--wgrad-two-launches",
-        action="store_true",
-        help="run wgrad as two launches (partial sums, then their sum) even where its grid "
-        "fits on the GPU at once and one cooperative launch would do",
     )
     parser.add_argument(
         "--out", type=Path, default=None, help="write CSV, JSON and PNG plots into this directory"
@@ -453,14 +430,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 args.launches,
                 args.repetitions,
                 pdl=not args.no_pdl,
-                wgrad_single=False if args.wgrad_two_launches else None,
             )
-            pass_run = run
-            if pass_ == "wgrad":
-                single = not args.wgrad_two_launches and wgrad_uses_single_launch(params, default)
-                launch = "single launch" if single else "two launches"
-                pass_run = {**run, "spio_launch": f"{run['spio_launch']}, {launch}"}
-            rows += _report(text, pass_, params, default, times, cudnn_us, copy_gbs, pass_run)
+            rows += _report(text, pass_, params, default, times, cudnn_us, copy_gbs, run)
             if args.all_configs:
                 _report_best(pass_, params, default, times, copy_gbs)
                 if args.out is not None:

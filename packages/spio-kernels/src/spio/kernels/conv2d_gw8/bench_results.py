@@ -35,8 +35,7 @@ class BenchRow:
     this row's (1.0 for the cuDNN row). config is the spio config's repr, "" for cuDNN.
     padding is (top, bottom, left, right). spio_launch says how the run launched Spio's
     kernels: "pdl" (programmatic dependent launch, each launch overlapping the previous
-    kernel's tail) or "ordered" (plain stream order, --no-pdl); wgrad rows add how wgrad
-    ran: ", single launch" (one cooperative launch) or ", two launches".
+    kernel's tail) or "ordered" (plain stream order, --no-pdl).
     """
 
     gpu: str

@@ -1,15 +1,9 @@
 // Grouped conv2d, group width 8, stride 1, weight gradient:
 //   grad_w[g][k][r][s][c] = sum over (n, y, x) of grad_y[n][y][x][g][k] * x[n][y + r - kPadTop]
 //                                                                      [x + s - kPadLeft][g][c]
-// in f32, deterministically: every block (images x row chunk x column strip x groups) writes one
-// partial sum of its weights to a workspace, and the partials of each weight are added in a fixed
-// order. Two ways to run it, with the same bits: conv2d_gw8_wgrad writes the partials and
-// conv2d_gw8_wgrad_reduce (a second launch) adds them; or conv2d_gw8_wgrad_fused, launched
-// cooperatively (a grid that fits on the GPU at once), writes them, waits at a grid-wide barrier
-// and adds them in the same kernel, which saves the second launch where the host's launch cost is
-// what limits a small layer. The workspace starts with kHeaderFloats floats whose first word is
-// the barrier's counter (zero before the first launch; each launch leaves it so), then the
-// partials.
+// in f32, deterministically: conv2d_gw8_wgrad writes one partial sum of every weight per block
+// (image x row chunk x column strip) to a workspace, conv2d_gw8_wgrad_reduce adds them up in a
+// fixed order.
 //
 // A block walks kBlockRows output rows of its strip in each of its images: kStepImages side by side
 // (a warp row per image), and kWalkImages such steps one after another, as one stream of rows
@@ -55,10 +49,8 @@ static_assert(PartialCellIndex::size() * 4 * SmemPartials::size<N>().get() *
                       SmemPartials::size<WARP_X>().get() ==
                   SmemPartials::storage_size(),
               "each slab of the block's weights is whole 16-byte cells of 4 input channels");
-static_assert(ReduceItem::size() == kReduceCells * kReduceSlices,
-              "a reduce unit is one item per (slice, cell of 4 weights)");
-static_assert(kReduceUnits * kReduceCells * 4 >= kWeights, "the reduce units cover grad_w");
-static_assert(kHeaderFloats * 4 % 16 == 0, "the partials start on a 16-byte boundary");
+static_assert(ReduceThread::size() == kReduceCells * kReduceSlices,
+              "the reduce block has one thread per (slice, cell of 4 weights)");
 static_assert(kWeights % 4 == 0, "grad_w is whole 16-byte cells (8 input channels per tap)");
 
 // sum += v, element by element.
@@ -75,16 +67,10 @@ __device__ __forceinline__ int column_of(int pair, int half) {
     return min(2 * pair + half, kCols - 1);
 }
 
-// The partial sums in the workspace, after its header.
-__device__ __forceinline__ float* partials_of(float* workspace) {
-    return workspace + kHeaderFloats;
-}
-
-// The block's part of the pass: walk its rows, then write its partial sum of its weights.
-__device__ __forceinline__ void write_block_partial(unsigned char* smem,
-                                                    float* __restrict__ partials_ptr,
-                                                    const Element* __restrict__ x_ptr,
-                                                    const Element* __restrict__ grad_y_ptr) {
+extern "C" __global__ void __launch_bounds__(kThreads)
+    conv2d_gw8_wgrad(float* __restrict__ partials_ptr, const Element* __restrict__ x_ptr,
+                     const Element* __restrict__ grad_y_ptr) {
+    extern __shared__ __align__(16) unsigned char smem[];
     const auto smem_input = SmemInput(reinterpret_cast<Element*>(smem));
     const auto smem_grad = SmemGrad(reinterpret_cast<Element*>(smem) + SmemInput::storage_size());
 
@@ -266,83 +252,39 @@ __device__ __forceinline__ void write_block_partial(unsigned char* smem,
     });
 }
 
-// The reduction of reduce unit `unit` (kReduceCells 16-byte cells of 4 weights), by the block's
-// kBlockThreads threads: grad_w[w] = sum over partials j = 0, 1, ... of partials[j][w], in the
-// same order on every run and in both kernels that call it: item (slice, cell) adds
-// j = slice, slice + kReduceSlices, ... of its cell (neighbouring cells of a slice cover whole
-// 128-byte lines), then one thread per cell adds the slices in order. It is latency-bound (the
-// partials sit in L2): many slices, and loads issued kReduceBatch at a time, keep each thread's
-// loads in flight together. The partials are read through L2 (.cg): in the fused kernel other
-// blocks wrote them during this launch.
-template <int kBlockThreads>
-__device__ __forceinline__ void reduce_unit(int unit, float* __restrict__ grad_w,
-                                            const float* partials,
-                                            float4 (*slice_sums)[kReduceCells]) {
-    constexpr int kItems = kReduceCells * kReduceSlices;
-    constexpr int kRounds = (kItems + kBlockThreads - 1) / kBlockThreads;
-    constexpr int kCells = kWeights / 4;
-    constexpr int kLoads = (kPartials + kReduceSlices - 1) / kReduceSlices;
-    const auto* const cells = reinterpret_cast<const float4*>(partials);
-#pragma unroll
-    for (int round = 0; round < kRounds; ++round) {
-        const int item = static_cast<int>(threadIdx.x) + round * kBlockThreads;
-        if (kItems % kBlockThreads != 0 && item >= kItems) break;
-        const ReduceItem at(item);
-        const int slice = at.get<SLICE>().get();
-        const int cell = unit * kReduceCells + at.get<CELL>().get();
-        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (cell < kCells) {
-#pragma unroll kReduceBatch
-            for (int k = 0; k < kLoads; ++k) {
-                const int j = slice + k * kReduceSlices;
-                if (j < kPartials)
-                    add_to(sum, __ldcg(cells + static_cast<long long>(j) * kCells + cell));
-            }
-        }
-        slice_sums[slice][at.get<CELL>().get()] = sum;
-    }
-    __syncthreads();
-    const int cell = unit * kReduceCells + static_cast<int>(threadIdx.x);
-    if (threadIdx.x < kReduceCells && cell < kCells) {
-        float4 total = slice_sums[0][threadIdx.x];
-#pragma unroll
-        for (int k = 1; k < kReduceSlices; ++k) add_to(total, slice_sums[k][threadIdx.x]);
-        reinterpret_cast<float4*>(grad_w)[cell] = total;
-    }
-    __syncthreads();  // slice_sums is free for the next unit
-}
-
-extern "C" __global__ void __launch_bounds__(kThreads)
-    conv2d_gw8_wgrad(float* __restrict__ workspace, const Element* __restrict__ x_ptr,
-                     const Element* __restrict__ grad_y_ptr) {
-    extern __shared__ __align__(16) unsigned char smem[];
-    write_block_partial(smem, partials_of(workspace), x_ptr, grad_y_ptr);
-}
-
-// One block per reduce unit, launched after conv2d_gw8_wgrad.
+// grad_w[w] = sum over partials j = 0, 1, ... of partials[j][w], the same order on every run:
+// thread (slice, cell) adds j = slice, slice + kReduceSlices, ... of one 16-byte cell of 4
+// weights (neighbouring cells of a slice cover whole 128-byte lines), then one thread per cell
+// adds the slices in order. The kernel is latency-bound (the partials sit in L2): many slices
+// and loads issued kReduceBatch at a time keep each thread's loads in flight together.
 extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
-    conv2d_gw8_wgrad_reduce(float* __restrict__ grad_w, float* __restrict__ workspace) {
+    conv2d_gw8_wgrad_reduce(float* __restrict__ grad_w, const float* __restrict__ partials) {
     __shared__ float4 slice_sums[kReduceSlices][kReduceCells];
+    const ReduceThread thread;
+    const int slice = thread.get<SLICE>().get();
+    const int block_cell = thread.get<CELL>().get();
+    const int cell = blockIdx.x * kReduceCells + block_cell;
+    constexpr int kCells = kWeights / 4;
+    const auto* const cells = reinterpret_cast<const float4*>(partials);
     // Launched right behind the main kernel with programmatic dependent launch: its blocks
     // wait here for the partial sums.
     spio::arch::allow_next_grid_launch();
     spio::arch::wait_for_previous_grids();
-    reduce_unit<kReduceCells * kReduceSlices>(blockIdx.x, grad_w, partials_of(workspace),
-                                              slice_sums);
-}
-
-// Both in one launch, for cooperative launches only: after the barrier, block b reduces units
-// b, b + blocks, ... (the host launches it where the units are no more than the blocks).
-extern "C" __global__ void __launch_bounds__(kThreads)
-    conv2d_gw8_wgrad_fused(float* __restrict__ grad_w, float* __restrict__ workspace,
-                           const Element* __restrict__ x_ptr,
-                           const Element* __restrict__ grad_y_ptr) {
-    extern __shared__ __align__(16) unsigned char smem[];
-    float* const partials = partials_of(workspace);
-    write_block_partial(smem, partials, x_ptr, grad_y_ptr);
-    spio::arch::grid_barrier(reinterpret_cast<unsigned int*>(workspace));
-    auto* const slice_sums = reinterpret_cast<float4(*)[kReduceCells]>(smem);
-    for (int unit = blockIdx.x; unit < kReduceUnits; unit += gridDim.x) {
-        reduce_unit<kThreads>(unit, grad_w, partials, slice_sums);
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (cell < kCells) {
+        constexpr int kLoads = (kPartials + kReduceSlices - 1) / kReduceSlices;
+#pragma unroll kReduceBatch
+        for (int k = 0; k < kLoads; ++k) {
+            const int j = slice + k * kReduceSlices;
+            if (j < kPartials) add_to(sum, cells[static_cast<long long>(j) * kCells + cell]);
+        }
+    }
+    slice_sums[slice][block_cell] = sum;
+    __syncthreads();
+    if (slice == 0 && cell < kCells) {
+        float4 total = slice_sums[0][block_cell];
+#pragma unroll
+        for (int k = 1; k < kReduceSlices; ++k) add_to(total, slice_sums[k][block_cell]);
+        reinterpret_cast<float4*>(grad_w)[cell] = total;
     }
 }

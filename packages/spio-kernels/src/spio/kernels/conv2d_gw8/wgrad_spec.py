@@ -46,7 +46,6 @@ from .params import GROUP_WIDTH, Conv2dGw8Params
 
 KERNEL_NAME = "conv2d_gw8_wgrad"
 REDUCE_KERNEL_NAME = "conv2d_gw8_wgrad_reduce"
-FUSED_KERNEL_NAME = "conv2d_gw8_wgrad_fused"
 WARP_SIZE = 32
 #: Pixels of one m16n8k16 K step: a warp's columns.
 TILE_Q = 16
@@ -58,10 +57,6 @@ MAX_ACC_REGISTERS = 112
 REDUCE_CELLS = 8
 REDUCE_SLICES = 32
 REDUCE_BATCH = 8
-#: Bytes at the start of the workspace before the partial sums: the fused kernel's grid
-#: barrier counter (zero before the first launch; every launch leaves it so), padded to a
-#: 128-byte line.
-WORKSPACE_HEADER_BYTES = 128
 
 BLOCK_Q_VALUES = (16, 32, 64)
 BLOCK_G_VALUES = (1, 2, 4, 8)
@@ -174,15 +169,9 @@ def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     return slabs * config.block_g * GROUP_WIDTH * params.r * params.s * GROUP_WIDTH * _F32_BYTES
 
 
-def finish_bytes() -> int:
-    """Shared memory of one reduce unit's slice sums (in the fused kernel, after the barrier)."""
-    return REDUCE_SLICES * REDUCE_CELLS * _CELL_BYTES
-
-
 def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Dynamic shared memory of one block: the rings, reused for the block's reduction and
-    (fused kernel) the reduce units."""
-    return max(ring_bytes(params, config), reduce_bytes(params, config), finish_bytes())
+    """Dynamic shared memory of one block: the rings, reused for the reduction."""
+    return max(ring_bytes(params, config), reduce_bytes(params, config))
 
 
 def partial_count(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -197,19 +186,9 @@ def weight_count(params: Conv2dGw8Params) -> int:
     return params.c * params.r * params.s * GROUP_WIDTH
 
 
-def partials_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Bytes of the partial sums (f32)."""
-    return partial_count(params, config) * weight_count(params) * _F32_BYTES
-
-
 def workspace_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Bytes of the workspace a launch needs: the header, then the partial sums."""
-    return WORKSPACE_HEADER_BYTES + partials_bytes(params, config)
-
-
-def reduce_units(params: Conv2dGw8Params) -> int:
-    """Units of the reduction: kReduceCells 16-byte cells of 4 weights each."""
-    return ceil_div(weight_count(params), _CELL_BYTES // _F32_BYTES * REDUCE_CELLS)
+    """Bytes of the workspace of partial sums a launch needs (f32)."""
+    return partial_count(params, config) * weight_count(params) * _F32_BYTES
 
 
 def grid_blocks(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -225,8 +204,9 @@ def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeome
 
 
 def reduce_geometry(params: Conv2dGw8Params) -> LaunchGeometry:
-    """Return the launch geometry of the reduce kernel: a block per reduce unit."""
-    return LaunchGeometry(reduce_units(params), REDUCE_CELLS * REDUCE_SLICES, 0)
+    """Return the launch geometry of the reduce kernel."""
+    blocks = ceil_div(weight_count(params), _CELL_BYTES // _F32_BYTES * REDUCE_CELLS)
+    return LaunchGeometry(blocks, REDUCE_CELLS * REDUCE_SLICES, 0)
 
 
 def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
@@ -483,8 +463,10 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         Tensor("AccTile", "AccFrag", Dims(g=config.warp_g, pair=pairs)),
         # grad_y's B fragments of the last R rows: row i in band i % R.
         Tensor("GradTile", "GradFrag", Dims(band=params.r, g=config.warp_g)),
-        # A reduce unit's work items: partial slices x 16-byte cells of weights.
-        CompoundIndex("ReduceItem", Dims(slice=REDUCE_SLICES, cell=REDUCE_CELLS)),
+        # The reduce kernel: partial slices x 16-byte cells of weights per block.
+        CompoundIndex(
+            "ReduceThread", Dims(slice=REDUCE_SLICES, cell=REDUCE_CELLS), init="threadIdx.x"
+        ),
     ]
 
 
@@ -500,11 +482,9 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
         ("kWeights", weight_count(params), "f32 values of grad_w"),
-        ("kReduceCells", REDUCE_CELLS, "16-byte cells of weights per reduce unit"),
-        ("kReduceSlices", REDUCE_SLICES, "partial slices per reduce unit"),
+        ("kReduceCells", REDUCE_CELLS, "16-byte cells of weights per reduce block"),
+        ("kReduceSlices", REDUCE_SLICES, "partial slices per block of the reduce kernel"),
         ("kReduceBatch", REDUCE_BATCH, "loads a reduce thread issues before it waits"),
-        ("kReduceUnits", reduce_units(params), "reduce units (kReduceCells cells each)"),
-        ("kHeaderFloats", WORKSPACE_HEADER_BYTES // _F32_BYTES, "floats before the partials"),
     ]
     lines = constants_block("wgrad_spec", values)
     return "\n".join(lines) + "\n"
