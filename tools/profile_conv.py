@@ -6,7 +6,8 @@ Usage: ncu --clock-control none --set full -k regex:conv2d -c 1 -o OUT \
            PASS NxCxHxW [CONFIG]
 PASS is fprop, dgrad or wgrad. CONFIG is the config's fields in order (for fprop and dgrad:
 block_q block_g warp_g warp_q16 block_p [prefetch [mma_k]]; for wgrad: block_q block_g warp_g
-block_p [prefetch [block_n [walk_n]]]); without them the pass's default configuration runs.
+block_p [prefetch [block_n [walk_n [image_sync 0/1]]]]); without them the pass's default
+configuration runs.
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ def main(argv: list[str]) -> None:
         config = dgrad_config
         run = lambda: conv2d_gw8_dgrad(x, y, weight, params, dgrad_config)  # noqa: E731
     elif pass_ == "wgrad":
-        wgrad_config = WgradConfig(*fields) if fields else wgrad_spec.default_config(params)
+        wgrad_fields: list[int | bool] = list(fields)
+        if len(wgrad_fields) > 7:
+            wgrad_fields[7] = bool(wgrad_fields[7])  # image_sync
+        wgrad_config = WgradConfig(*wgrad_fields) if fields else wgrad_spec.default_config(params)
         config = wgrad_config
         grad_w = torch.empty(c, 3, 3, 8, device="cuda", dtype=torch.float32)
         run = lambda: conv2d_gw8_wgrad(grad_w, x, y, params, wgrad_config)  # noqa: E731

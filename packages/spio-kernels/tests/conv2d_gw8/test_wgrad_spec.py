@@ -27,6 +27,7 @@ SHAPES = [
         ({"prefetch": 0}, "prefetch must be >= 1, got 0"),
         ({"walk_n": 0}, "walk_n must be >= 1, got 0"),
         ({"block_q": 64, "block_g": 8, "warp_g": 1}, "warps = .* must be at most 16"),
+        ({"image_sync": True}, r"image_sync=True needs block_n > 1"),
     ],
 )
 def test_config_value_errors(kwargs: dict, match: str) -> None:
@@ -37,6 +38,20 @@ def test_config_value_errors(kwargs: dict, match: str) -> None:
 def test_config_type_error() -> None:
     with pytest.raises(TypeError, match=r"block_p must be an int, got 2\.0"):
         WgradConfig(block_p=2.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="image_sync must be a bool, got 1"):
+        WgradConfig(block_n=2, image_sync=1)  # type: ignore[arg-type]
+
+
+def test_image_sync_doubles_the_configs_with_several_images_side_by_side() -> None:
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    space = wgrad_spec.config_space(params)
+    split = {c for c in space if c.image_sync}
+    assert split
+    assert all(c.block_n > 1 for c in split)
+    assert {dataclasses.replace(c, image_sync=False) for c in split} == {
+        c for c in space if c.block_n > 1 and not c.image_sync
+    }
+    assert not wgrad_spec.default_config(params).image_sync
 
 
 def test_check_config_against_params() -> None:

@@ -45,6 +45,8 @@ static_assert(SmemInput::size<X>().get() == BLOCK_X::stride + kCols - 1,
               "an input ring row holds the block's columns plus the S - 1 halo");
 static_assert(WARP_X::stride == 16, "a warp owns the 16 pixels of one m16n8k16 K step");
 static_assert(ThreadIndex::size() == kThreads, "the block has one thread per thread index");
+static_assert(kThreads % kStepImages == 0 && kStepImages <= 15,
+              "whole warps per image; named barriers 1 ... 15");
 static_assert(PartialCellIndex::size() * 4 * SmemPartials::size<N>().get() *
                       SmemPartials::size<WARP_X>().get() ==
                   SmemPartials::storage_size(),
@@ -52,6 +54,26 @@ static_assert(PartialCellIndex::size() * 4 * SmemPartials::size<N>().get() *
 static_assert(ReduceThread::size() == kReduceCells * kReduceSlices,
               "the reduce block has one thread per (slice, cell of 4 weights)");
 static_assert(kWeights % 4 == 0, "grad_w is whole 16-byte cells (8 input channels per tap)");
+
+// Threads of one image's warps (a block walks kStepImages images side by side, a warp row each).
+constexpr int kImageThreads = kThreads / kStepImages;
+
+// Whether each image's warps load their own rows and meet at their own barrier
+// (WgradConfig.image_sync; only with several images side by side).
+constexpr bool kSplitImages = kImageSync && kStepImages > 1;
+
+// The warps of one image meet: with kSplitImages a named barrier (1 + image) of kImageThreads
+// threads, as each image's warps load and read only their image's ring rows; else the block's
+// barrier. (At 32x64x64x64 on an H200 the block-wide barrier of 16 warps was the largest stall
+// of the walk; split, the pass went from 15.0 to 13.1 us, while 512x256x14x14 went from 38 to
+// 50 us for a reason not yet found: the config chooses.)
+__device__ __forceinline__ void sync_image(int image) {
+    if constexpr (!kSplitImages) {
+        __syncthreads();
+    } else {
+        asm volatile("bar.sync %0, %1;\n" ::"r"(1 + image), "r"(kImageThreads) : "memory");
+    }
+}
 
 // sum += v, element by element.
 __device__ __forceinline__ void add_to(float4& sum, const float4& v) {
@@ -108,6 +130,9 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // With one step the stream row is the image row, spelled out so that the compiler sees it:
     // the divisions alone changed the default tile's registers (113 -> 96), so that 5 blocks
     // fit on an SM instead of 4, which cost 4 us at 128x64x64x64 and 10 us at 256x64x64x64.
+    // The warp's image within the block, and the thread's index among its image's threads.
+    const N warp_n = thread.get<N>();
+    const int image_thread = static_cast<int>(threadIdx.x) - warp_n.get() * kImageThreads;
     const auto load_rows = [&](int J) {
         if (J >= walk_rows) return;  // past the walk: an empty commit group
         const int step = kWalkImages == 1 ? 0 : J / input_rows;
@@ -115,31 +140,64 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         const N step_n = block_n + N(step * kStepImages);
         const Y y = input_y0 + Y(j);
         const bool row_inside = Y(0) <= y && y < Input::size<Y>();
-        const auto input_row = smem_input[RING(J % kInputRing)];
-        conv2d_gw8::for_each_cell<InputLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
-            const InputLoadIndex cell(i);
-            const N n = step_n + cell.get<N>();
-            const X x = input_x0 + cell.get<X>();
-            const bool inside =
-                row_inside && n < Input::size<N>() && X(0) <= x && x < Input::size<X>();
-            const Element* src = inside ? input[n][y][x][cell.get<G>()].get() : x_ptr;
-            const auto dst = conv2d_gw8::ring_cell<kSlots>(input_row[cell.get<N>()], cell.get<X>(),
-                                                           cell.get<G>());
-            spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-        });
-        if (j >= rows) return;
-        const Y out_y = block_y + Y(j);
-        const auto grad_row = smem_grad[RING(J % kGradRing)];
-        conv2d_gw8::for_each_cell<GradLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
-            const GradLoadIndex cell(i);
-            const N n = step_n + cell.get<N>();
-            const X x = block_x + cell.get<X>();
-            const bool inside = n < GradOutput::size<N>() && x < GradOutput::size<X>();
-            const Element* src = inside ? grad_y[n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
-            const auto dst = conv2d_gw8::ring_cell<kSlots>(grad_row[cell.get<N>()], cell.get<X>(),
-                                                           cell.get<G>());
-            spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-        });
+        if constexpr (!kSplitImages) {
+            const auto input_row = smem_input[RING(J % kInputRing)];
+            conv2d_gw8::for_each_cell<InputLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
+                const InputLoadIndex cell(i);
+                const N n = step_n + cell.get<N>();
+                const X x = input_x0 + cell.get<X>();
+                const bool inside =
+                    row_inside && n < Input::size<N>() && X(0) <= x && x < Input::size<X>();
+                const Element* src = inside ? input[n][y][x][cell.get<G>()].get() : x_ptr;
+                const auto dst = conv2d_gw8::ring_cell<kSlots>(input_row[cell.get<N>()],
+                                                               cell.get<X>(), cell.get<G>());
+                spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
+            });
+            if (j >= rows) return;
+            const Y out_y = block_y + Y(j);
+            const auto grad_row = smem_grad[RING(J % kGradRing)];
+            conv2d_gw8::for_each_cell<GradLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
+                const GradLoadIndex cell(i);
+                const N n = step_n + cell.get<N>();
+                const X x = block_x + cell.get<X>();
+                const bool inside = n < GradOutput::size<N>() && x < GradOutput::size<X>();
+                const Element* src = inside ? grad_y[n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
+                const auto dst = conv2d_gw8::ring_cell<kSlots>(grad_row[cell.get<N>()],
+                                                               cell.get<X>(), cell.get<G>());
+                spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
+            });
+        } else {
+            // Each image's warps load only their image's cells (they wait for them at their
+            // own barrier, sync_image).
+            const N n = step_n + warp_n;
+            const bool image_inside = n < Input::size<N>();
+            const auto input_row = smem_input[RING(J % kInputRing)][warp_n];
+            conv2d_gw8::for_each_cell<ImageInputLoadIndex::size(), kImageThreads>(
+                image_thread, [&](int i) {
+                    const ImageInputLoadIndex cell(i);
+                    const X x = input_x0 + cell.get<X>();
+                    const bool inside =
+                        row_inside && image_inside && X(0) <= x && x < Input::size<X>();
+                    const Element* src = inside ? input[n][y][x][cell.get<G>()].get() : x_ptr;
+                    const auto dst =
+                        conv2d_gw8::ring_cell<kSlots>(input_row, cell.get<X>(), cell.get<G>());
+                    spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
+                });
+            if (j >= rows) return;
+            const Y out_y = block_y + Y(j);
+            const auto grad_row = smem_grad[RING(J % kGradRing)][warp_n];
+            conv2d_gw8::for_each_cell<ImageGradLoadIndex::size(), kImageThreads>(
+                image_thread, [&](int i) {
+                    const ImageGradLoadIndex cell(i);
+                    const X x = block_x + cell.get<X>();
+                    const bool inside = image_inside && x < GradOutput::size<X>();
+                    const Element* src =
+                        inside ? grad_y[n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
+                    const auto dst =
+                        conv2d_gw8::ring_cell<kSlots>(grad_row, cell.get<X>(), cell.get<G>());
+                    spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
+                });
+        }
     };
 
     for (int J = 0; J < kPrefetch; ++J) {
@@ -152,9 +210,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int i = 0; i < AccTile::storage_size(); ++i) acc_data[i].zero();
 
-    // The warp's image, first column and first group within the block; where this lane
+    // The warp's first column and first group within the block; where this lane
     // points ldmatrix: for A, its half (row block) and pixel, for B its pixel.
-    const N warp_n = thread.get<N>();
     const X warp_x = thread.get<WARP_X>().unfold();
     const G warp_g = thread.get<WARP_G>().unfold();
     const auto a_origin = TapFrag::ldmatrix_trans_origin(lane);
@@ -176,7 +233,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             load_rows(J + kPrefetch);
             spio::arch::cp_async_commit_group();
             spio::arch::cp_async_wait_group<kPrefetch>();
-            __syncthreads();
+            sync_image(warp_n.get());
 
             const auto input_row = smem_input[RING(J % kInputRing)][warp_n];
             const auto grad_row = smem_grad[RING(J % kGradRing)][warp_n];

@@ -80,7 +80,9 @@ class WgradConfig:
     block_g: groups per block (divides the groups); warp_g: groups per warp (divides
     block_g); block_p: output rows a block walks; prefetch: rows loading ahead of use;
     block_n: images per block side by side (a warp owns one); walk_n: such steps of block_n
-    images each block walks one after another (block_n * walk_n images per block).
+    images each block walks one after another (block_n * walk_n images per block);
+    image_sync (block_n > 1 only): each image's warps load their own image's rows and meet at
+    their own barrier instead of the block's.
     """
 
     block_q: int = 64
@@ -90,11 +92,16 @@ class WgradConfig:
     prefetch: int = 1
     block_n: int = 1
     walk_n: int = 1
+    image_sync: bool = False
 
     def __post_init__(self) -> None:
         check_positive_fields(
             self, ("block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n", "walk_n")
         )
+        if not isinstance(self.image_sync, bool):
+            raise TypeError(f"image_sync must be a bool, got {self.image_sync!r}")
+        if self.image_sync and self.block_n == 1:
+            raise ValueError("image_sync=True needs block_n > 1 (images side by side)")
         if self.block_q % TILE_Q != 0:
             raise ValueError(f"block_q must be a multiple of {TILE_Q}, got {self.block_q}")
         if self.block_g % self.warp_g != 0:
@@ -258,9 +265,12 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
         warps = (block_q // TILE_Q) * (block_g // max(1, warp_g)) * block_n
         if block_g % warp_g or warps > MAX_WARPS:
             continue
-        config = WgradConfig(block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n)
-        if _is_valid(params, config):
-            configs.append(config)
+        for image_sync in (False, True) if block_n > 1 else (False,):
+            config = WgradConfig(
+                block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n, image_sync
+            )
+            if _is_valid(params, config):
+                configs.append(config)
     return configs
 
 
@@ -448,6 +458,10 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         ),
         CompoundIndex("InputLoadIndex", Dims(n=config.block_n, x=columns, g=config.block_g)),
         CompoundIndex("GradLoadIndex", Dims(n=config.block_n, x=config.block_q, g=config.block_g)),
+        # One image's cells of a ring row (blocks of several images: each image's warps load
+        # their own image's rows).
+        CompoundIndex("ImageInputLoadIndex", Dims(x=columns, g=config.block_g)),
+        CompoundIndex("ImageGradLoadIndex", Dims(x=config.block_q, g=config.block_g)),
         # What one thread adds up over the slabs and writes: 16 bytes of 4 input channels.
         Fold("c_quad", "c", 4),
         CompoundIndex(
@@ -479,6 +493,7 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kColumnPairs", column_pairs(params), "A fragments per group and input row"),
         ("kPrefetch", config.prefetch, "rows loading ahead of the one needed next"),
         ("kWalkImages", config.walk_n, "steps of images a block walks one after another"),
+        ("kImageSync", int(config.image_sync), "each image's warps load and meet on their own"),
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
         ("kWeights", weight_count(params), "f32 values of grad_w"),
