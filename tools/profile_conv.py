@@ -47,10 +47,11 @@ def main(argv: list[str]) -> None:
         config = dgrad_config
         run = lambda: conv2d_gw8_dgrad(x, y, weight, params, dgrad_config)  # noqa: E731
     elif pass_ == "wgrad":
-        wgrad_fields: list[int | bool] = list(fields)
-        if len(wgrad_fields) > 7:
-            wgrad_fields[7] = bool(wgrad_fields[7])  # image_sync
-        wgrad_config = WgradConfig(*wgrad_fields) if fields else wgrad_spec.default_config(params)
+        # The eighth field, image_sync, is a bool (0 or 1 on the command line).
+        image_sync = len(fields) > 7 and bool(fields[7])
+        wgrad_config = wgrad_spec.default_config(params)
+        if fields:
+            wgrad_config = WgradConfig(*fields[:7], image_sync=image_sync)
         config = wgrad_config
         grad_w = torch.empty(c, 3, 3, 8, device="cuda", dtype=torch.float32)
         run = lambda: conv2d_gw8_wgrad(grad_w, x, y, params, wgrad_config)  # noqa: E731

@@ -81,8 +81,8 @@ class WgradConfig:
     block_g); block_p: output rows a block walks; prefetch: rows loading ahead of use;
     block_n: images per block side by side (a warp owns one); walk_n: such steps of block_n
     images each block walks one after another (block_n * walk_n images per block);
-    image_sync (block_n > 1 only): each image's warps load their own image's rows and meet at
-    their own barrier instead of the block's.
+    image_sync (keyword only; block_n > 1 only): each image's warps load their own image's
+    rows and meet at their own barrier instead of the block's.
     """
 
     block_q: int = 64
@@ -92,7 +92,7 @@ class WgradConfig:
     prefetch: int = 1
     block_n: int = 1
     walk_n: int = 1
-    image_sync: bool = False
+    image_sync: bool = dataclasses.field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
@@ -267,7 +267,7 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
             continue
         for image_sync in (False, True) if block_n > 1 else (False,):
             config = WgradConfig(
-                block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n, image_sync
+                block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n, image_sync=image_sync
             )
             if _is_valid(params, config):
                 configs.append(config)
