@@ -20,6 +20,8 @@ from spio.jit._compile import CompiledCode
 from spio.jit._launcher import Launcher, Replan, write_launcher
 from spio.jit._options import parse_arch
 
+# A launch's shape: (grid, block, shared_mem, pdl, cooperative), as Kernel.launch got them.
+LaunchShape = tuple[Any, Any, Any, bool, bool]
 _MAX_CACHED_PLANS = 256
 # Without opting in, a block may use this much shared memory (static + dynamic).
 _DEFAULT_SHARED_LIMIT = 48 * 1024
@@ -298,15 +300,7 @@ class Kernel:
                 f"at most {per_sm * info.sm_count} blocks can be resident at once"
             )
 
-    def _plan(
-        self,
-        grid: Any,
-        block: Any,
-        shared_mem: Any,
-        pdl: bool,
-        cooperative: bool,
-        args: Sequence[Any],
-    ) -> Launcher:
+    def _plan(self, shape: LaunchShape, args: Sequence[Any]) -> Launcher:
         """Check a launch whose shape and argument types have no plan yet; return its plan.
 
         Every check that depends only on the shape and the types (count, kinds and sizes of
@@ -315,20 +309,14 @@ class Kernel:
         """
         if type(args) is not tuple and type(args) is not list:
             self._packer.pack(args)  # raises: the launch path may have consumed an iterator
-        key: Any = (
-            _hashable(grid),
-            _hashable(block),
-            shared_mem,
-            pdl,
-            cooperative,
-            *map(type, args),
-        )
+        grid, block, *flags = shape
+        key: Any = (_hashable(grid), _hashable(block), *flags, *map(type, args))
         try:
             plan = self._plans.get(key)  # the same launch with lists for grid or block
         except TypeError:  # not a shape; _config says why
             plan, key = None, None
         if plan is None:
-            plan = self._write_plan(grid, block, shared_mem, pdl, cooperative, args)
+            plan = self._write_plan(shape, args)
             if key is None:
                 return plan
         with self._lock:
@@ -337,18 +325,10 @@ class Kernel:
                 self._latest.clear()
             self._plans[key] = plan
             with contextlib.suppress(TypeError):  # lists for grid or block: not a key here
-                self._latest[grid, block, shared_mem, pdl, cooperative] = plan
+                self._latest[shape] = plan
         return plan
 
-    def _write_plan(
-        self,
-        grid: Any,
-        block: Any,
-        shared_mem: Any,
-        pdl: bool,
-        cooperative: bool,
-        args: Sequence[Any],
-    ) -> Launcher:
+    def _write_plan(self, shape: LaunchShape, args: Sequence[Any]) -> Launcher:
         _, framework = self._packer.pack(args)
         torch_getters = None
         if framework == "torch":
@@ -359,7 +339,7 @@ class Kernel:
             device=self.device,
             framework=framework,
             torch_getters=torch_getters,
-            config=self._config(grid, block, shared_mem, pdl, cooperative),
+            config=self._config(*shape),
             core_kernel=self._core,
             core_launch=self._core_launch,
             streams_get=_streams.get,
@@ -384,15 +364,16 @@ class Kernel:
         # What depends on the values is checked on every call: each array's device, int
         # ranges, the stream and the current context. Equal keys mean identical launches,
         # so grid=1.0 after grid=1 is let through.
+        shape = (grid, block, shared_mem, pdl, cooperative)
         try:
-            plan = self._latest[grid, block, shared_mem, pdl, cooperative]
+            plan = self._latest[shape]
         except (KeyError, TypeError):
-            plan = self._plan(grid, block, shared_mem, pdl, cooperative, args)
+            plan = self._plan(shape, args)
         try:
             try:
                 plan(args, stream)
             except Replan:
-                self._plan(grid, block, shared_mem, pdl, cooperative, args)(args, stream)
+                self._plan(shape, args)(args, stream)
         except ArgError:
             self._packer.pack(args)  # raises the error that names the argument and the fix
             raise
