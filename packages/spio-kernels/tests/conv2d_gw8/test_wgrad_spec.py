@@ -51,7 +51,23 @@ def test_image_sync_doubles_the_configs_with_several_images_side_by_side() -> No
     assert {dataclasses.replace(c, image_sync=False) for c in split} == {
         c for c in space if c.block_n > 1 and not c.image_sync
     }
-    assert not wgrad_spec.default_config(params).image_sync
+
+
+@pytest.mark.parametrize(
+    ("shape", "image_sync"),
+    [
+        ((32, 64, 64, 64), True),  # 4 images side by side, 16 x 16 tiles cover 64 x 64
+        ((64, 1024, 16, 16), True),  # 2 images side by side
+        ((32, 64, 56, 56), False),  # the last tiles are partial
+        ((512, 256, 14, 14), False),
+        ((128, 64, 64, 64), False),  # one image per block
+    ],
+)
+def test_heuristic_syncs_per_image_on_whole_tiles_of_several_images(
+    shape: tuple[int, int, int, int], image_sync: bool
+) -> None:
+    config = wgrad_spec.default_config(Conv2dGw8Params.make(*shape))
+    assert config.image_sync == image_sync, config
 
 
 def test_check_config_against_params() -> None:
@@ -188,12 +204,15 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
     [
         # The H200 sweeps' best picks (see wgrad_spec.TILE_LADDER).
         (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(32, 4, 2, 64, 2, 1)),
-        (Conv2dGw8Params.make(32, 64, 64, 64), WgradConfig(16, 4, 1, 16, 1, 4)),
+        (Conv2dGw8Params.make(32, 64, 64, 64), WgradConfig(16, 4, 1, 16, 1, 4, image_sync=True)),
         # 16 columns: two images per block keep the 32-column tile's partial count, and the
         # partials (14% of the bytes) halve again by walking two steps of images.
-        (Conv2dGw8Params.make(64, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2, 2)),
+        (
+            Conv2dGw8Params.make(64, 1024, 16, 16),
+            WgradConfig(16, 4, 2, 16, 2, 2, 2, image_sync=True),
+        ),
         # The same tile where half the blocks would not fill the GPU: no walk.
-        (Conv2dGw8Params.make(32, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2)),
+        (Conv2dGw8Params.make(32, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2, image_sync=True)),
         # Partials 18% of the bytes and blocks to spare: four steps.
         (Conv2dGw8Params.make(512, 256, 14, 14), WgradConfig(16, 4, 2, 16, 2, 2, 4)),
     ],
