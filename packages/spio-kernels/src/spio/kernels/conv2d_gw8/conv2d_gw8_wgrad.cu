@@ -65,8 +65,9 @@ constexpr bool kSplitImages = kImageSync && kStepImages > 1;
 // The warps of one image meet: with kSplitImages a named barrier (1 + image) of kImageThreads
 // threads, as each image's warps load and read only their image's ring rows; else the block's
 // barrier. (At 32x64x64x64 on an H200 the block-wide barrier of 16 warps was the largest stall
-// of the walk; split, the pass went from 15.0 to 13.1 us, while 512x256x14x14 went from 38 to
-// 50 us for a reason not yet found: the config chooses.)
+// of the walk; split, the pass went from 15.0 to 13.2 us. Tiles that overhang the image lost,
+// 512x256x14x14 38 -> 50 us, for a reason not yet found: the heuristic splits whole tiles
+// only, wgrad_spec.default_config.)
 __device__ __forceinline__ void sync_image(int image) {
     if constexpr (!kSplitImages) {
         __syncthreads();
@@ -125,14 +126,17 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // read as zeros, and so add nothing.
     const int input_rows = rows + kRows - 1;
     const int walk_rows = kWalkImages * input_rows;
+    // The warp's image within the block, and the thread's index among its image's threads.
+    const N warp_n = thread.get<N>();
+    const int image_thread = static_cast<int>(threadIdx.x) - warp_n.get() * kImageThreads;
     // (Unlike fprop, the cells are located per row here: locating them once per walk, as
     // conv2d_gw8_ring.cuh's locate_row_cells does, cost 6 us at 256x64x64x64, H200.)
     // With one step the stream row is the image row, spelled out so that the compiler sees it:
     // the divisions alone changed the default tile's registers (113 -> 96), so that 5 blocks
     // fit on an SM instead of 4, which cost 4 us at 128x64x64x64 and 10 us at 256x64x64x64.
-    // The warp's image within the block, and the thread's index among its image's threads.
-    const N warp_n = thread.get<N>();
-    const int image_thread = static_cast<int>(threadIdx.x) - warp_n.get() * kImageThreads;
+    // The block-wide loads stay as they were beside the per-image ones for the same reason:
+    // the per-image form, used for blocks of one image too, moved the default tile from 113
+    // to 109 registers and 128x64x64x64 from 42 to 53 us.
     const auto load_rows = [&](int J) {
         if (J >= walk_rows) return;  // past the walk: an empty commit group
         const int step = kWalkImages == 1 ? 0 : J / input_rows;

@@ -21,6 +21,8 @@ deterministically (the same bits on every run):
   partial sum of the weights to the workspace. More images per block (side by side or
   walked) keep the partials few where images are small and channels many (64x1024x16x16 at
   16 columns: 2 images side by side and 2 walked, 16 partials of 295 KB instead of 64).
+  With `image_sync` the images side by side do not wait for each other: each image's warps
+  load their own rows and meet at a named barrier of their own.
 - conv2d_gw8_wgrad_reduce: sums the partials of each weight in a fixed order into grad_w.
 """
 
@@ -374,7 +376,7 @@ def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfi
     the output rows and columns exactly.
 
     From alternating H200 runs of the heuristic's configs. Whole tiles gained: 32x64x64x64
-    15.0 -> 13.2 us, 64x128x32x32 15.0 -> 13.3, 64x1024x16x16 26.6 -> 26.1, 128x1024x16x16
+    15.0 -> 13.2 us, 64x128x32x32 15.0 -> 13.4, 64x1024x16x16 26.6 -> 26.1, 128x1024x16x16
     44.2 -> 43.0, 256x1024x16x16 84-87 -> 82-84; 16x64x64x64, 32x256x16x16 and
     16x128x32x32 within the noise. Partial tiles lost, for a reason not yet found:
     32x64x56x56 15.8 -> 19 us, 512x256x14x14 39.2 -> 53.7; 8x64x56x56 within the noise.
