@@ -65,9 +65,9 @@ constexpr bool kSplitImages = kImageSync && kStepImages > 1;
 // The warps of one image meet: with kSplitImages a named barrier (1 + image) of kImageThreads
 // threads, as each image's warps load and read only their image's ring rows; else the block's
 // barrier. (At 32x64x64x64 on an H200 the block-wide barrier of 16 warps was the largest stall
-// of the walk; split, the pass went from 15.0 to 13.2 us. Tiles that overhang the image lost,
-// 512x256x14x14 38 -> 50 us, for a reason not yet found: the heuristic splits whole tiles
-// only, wgrad_spec.default_config.)
+// of the walk; split, the pass went from 15.0 to 13.2 us. Blocks whose last row chunk is short
+// lost, 128x64x56x64 58.7 -> 65.2 us, for a reason not yet found: the heuristic splits only
+// where the row chunks are whole, wgrad_spec.default_config.)
 __device__ __forceinline__ void sync_image(int image) {
     if constexpr (!kSplitImages) {
         __syncthreads();

@@ -338,7 +338,8 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     warps per SM; where none does, the one with the most warps. Then, where the partial
     sums exceed WALK_PARTIALS_SHARE of the pass's bytes, the most steps of images per block
     (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM. Blocks of several
-    images side by side whose tiles cover the output exactly sync per image (image_sync).
+    images side by side whose row chunks cover the output rows exactly sync per image
+    (image_sync).
     """
     candidates = [
         config
@@ -372,17 +373,17 @@ def _walked(params: Conv2dGw8Params, config: WgradConfig, min_warps: int) -> Wgr
 
 
 def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
-    """config with image_sync where it has several images side by side and its tiles cover
-    the output rows and columns exactly.
+    """config with image_sync where it has several images side by side and its row chunks
+    cover the output rows exactly.
 
-    From alternating H200 runs of the heuristic's configs. Whole tiles gained: 32x64x64x64
-    15.0 -> 13.2 us, 64x128x32x32 15.0 -> 13.4, 64x1024x16x16 26.6 -> 26.1, 128x1024x16x16
-    44.2 -> 43.0, 256x1024x16x16 84-87 -> 82-84; 16x64x64x64, 32x256x16x16 and
-    16x128x32x32 within the noise. Partial tiles lost, for a reason not yet found:
-    32x64x56x56 15.8 -> 19 us, 512x256x14x14 39.2 -> 53.7; 8x64x56x56 within the noise.
+    From alternating H200 runs. Whole row chunks gained: 32x64x64x64 15.0 -> 13.2 us,
+    64x128x32x32 15.0 -> 13.4, 64x1024x16x16 26.3 -> 25.8, 128x1024x16x16 44.3 -> 43.2;
+    with the tile (16, 4, 1, 16, 1, 4) at N = 128: 64x64 58.8 -> 53.3 us, 64 x 56 (columns
+    overhanging) 56.6 -> 50.9, 64 x 60 57.8 -> 52.2. A last row chunk shorter than block_p
+    lost, for a reason not yet found: 56 x 64 58.7 -> 65.2, 60 x 64 59.6 -> 66.1, 56 x 56
+    55.5 -> 64.0; 512x256x14x14 (the heuristic's two images walked four steps) 39 -> 54.
     """
-    whole = params.p % config.block_p == 0 and params.q % config.block_q == 0
-    if config.block_n > 1 and whole:
+    if config.block_n > 1 and params.p % config.block_p == 0:
         return dataclasses.replace(config, image_sync=True)
     return config
 
