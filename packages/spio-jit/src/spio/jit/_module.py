@@ -232,9 +232,7 @@ class Kernel:
             self._max_threads_per_block = self._attribute("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK")
         return self._max_threads_per_block
 
-    def _config(
-        self, grid: Any, block: Any, shared_mem: Any, pdl: bool, cooperative: bool = False
-    ) -> Any:
+    def _config(self, grid: Any, block: Any, shared_mem: Any, pdl: bool, cooperative: bool) -> Any:
         """Return the LaunchConfig of a launch shape; raise if the device or kernel refuse it."""
         from cuda.core import LaunchConfig
 
@@ -276,7 +274,7 @@ class Kernel:
         if not isinstance(cooperative, bool):
             raise TypeError(f"cooperative must be a bool, got {cooperative!r}")
         if cooperative:
-            self._check_co_resident(grid, block, math.prod(grid3), shared_mem)
+            self._check_co_resident(grid, block, math.prod(grid3), shared_mem, info.sm_count)
         # Programmatic dependent launch exists from sm_90 on; elsewhere the launch is ordered
         # by the stream as usual, which is what the kernel's no-op controls expect.
         overlap = pdl and info.compute_capability >= (9, 0)
@@ -288,16 +286,17 @@ class Kernel:
             is_cooperative=cooperative,
         )
 
-    def _check_co_resident(self, grid: Any, block: Any, blocks: int, shared_mem: int) -> None:
+    def _check_co_resident(
+        self, grid: Any, block: Any, blocks: int, shared_mem: int, sm_count: int
+    ) -> None:
         """Raise ValueError unless every block of the grid fits on the device at once."""
-        info = _driver.device_info(self.device)
         per_sm = self.max_active_blocks_per_sm(block, shared_mem)
-        if blocks > per_sm * info.sm_count:
+        if blocks > per_sm * sm_count:
             raise ValueError(
                 f"cooperative launch of grid={grid!r} ({blocks} blocks): kernel {self.name!r} "
                 f"fits {per_sm} blocks of block={block!r} with {shared_mem} bytes of dynamic "
-                f"shared memory on each of the {info.sm_count} SMs of cuda:{self.device}, so "
-                f"at most {per_sm * info.sm_count} blocks can be resident at once"
+                f"shared memory on each of the {sm_count} SMs of cuda:{self.device}, so "
+                f"at most {per_sm * sm_count} blocks can be resident at once"
             )
 
     def _plan(self, shape: LaunchShape, args: Sequence[Any]) -> Launcher:
