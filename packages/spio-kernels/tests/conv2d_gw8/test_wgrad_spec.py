@@ -60,8 +60,9 @@ def test_image_sync_doubles_the_configs_with_several_images_side_by_side() -> No
         ((64, 1024, 16, 16), True),  # 2 images side by side
         ((32, 64, 64, 56), True),  # columns overhanging the image are fine
         ((32, 64, 56, 56), False),  # the last row chunk is short
-        ((512, 256, 14, 14), False),
-        ((128, 64, 64, 64), False),  # one image per block
+        ((32, 256, 14, 14), True),  # one short chunk per image, one step
+        ((512, 256, 14, 14), False),  # one short chunk per image, walked four steps
+        ((64, 64, 64, 64), False),  # one image per block
     ],
 )
 def test_heuristic_syncs_per_image_on_whole_row_chunks_of_several_images(
@@ -203,8 +204,20 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
 @pytest.mark.parametrize(
     ("params", "expected"),
     [
+        # Large images: whole pixel lines, two images side by side on their own barriers.
+        (
+            Conv2dGw8Params.make(128, 64, 64, 64),
+            WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True),
+        ),
+        (
+            Conv2dGw8Params.make(256, 64, 56, 56),
+            WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True),
+        ),
+        # ... not where the row chunks would be uneven (112 = 64 + 48): the ladder's first tile.
+        (Conv2dGw8Params.make(64, 64, 112, 112), WgradConfig(32, 4, 2, 64, 2, 1)),
+        # ... nor where half as many blocks would not fill the GPU.
+        (Conv2dGw8Params.make(64, 64, 64, 64), WgradConfig(32, 4, 2, 32, 2, 1)),
         # The H200 sweeps' best picks (see wgrad_spec.TILE_LADDER).
-        (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(32, 4, 2, 64, 2, 1)),
         (Conv2dGw8Params.make(32, 64, 64, 64), WgradConfig(16, 4, 1, 16, 1, 4, image_sync=True)),
         # 16 columns: two images per block keep the 32-column tile's partial count, and the
         # partials (14% of the bytes) halve again by walking two steps of images.

@@ -288,6 +288,15 @@ TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
     (16, 4, 1, 16, 1, 4),
 )
 
+#: The tile tried before TILE_LADDER where the partial sums stay a small share of the bytes
+#: (large images): whole 128-byte pixel lines (8 groups) and two images side by side, each
+#: image's warps meeting at their own barrier. H200, alternating in one process against the
+#: ladder's first tile: 128x64x64x64 42.5 -> 40.8-41.6 us, 256x64x64x64 81.0-82.3 ->
+#: 78.2-79.9, 128x64x56x56 34.7 -> 34.5, 128x128x32x32 24.9 -> 24.7. Where the partials
+#: call for walking steps of images, the ladder's half-line tiles walk better (128x1024x16x16:
+#: 42.7 us walked four steps, 52.4 with this tile unwalked, 47.3 with four images walked two).
+FULL_LINE_TILE = (16, 8, 2, 64, 2, 2)
+
 #: Resident warps per SM a grid should fill before a larger tile is preferred (as fprop's).
 MIN_WARPS_PER_SM = 13
 
@@ -334,13 +343,26 @@ def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     """Pick a config by rule of thumb (the perf model replaces this later).
 
-    The first tile of TILE_LADDER (fitted to params) whose grid holds MIN_WARPS_PER_SM
-    warps per SM; where none does, the one with the most warps. Then, where the partial
-    sums exceed WALK_PARTIALS_SHARE of the pass's bytes, the most steps of images per block
-    (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM. Blocks of several
-    images side by side whose row chunks cover the output rows exactly sync per image
-    (image_sync).
+    FULL_LINE_TILE (fitted to params) where its grid holds MIN_WARPS_PER_SM warps per SM,
+    its partial sums stay within WALK_PARTIALS_SHARE of the pass's bytes and its images sync
+    on their own (its measured gain needs them to). Else the first
+    tile of TILE_LADDER whose grid holds MIN_WARPS_PER_SM warps per SM (where none does, the
+    one with the most warps); then, where the partial sums exceed WALK_PARTIALS_SHARE, the
+    most steps of images per block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM
+    warps per SM. Blocks of several images side by side sync per image (image_sync) where
+    their row chunks cover the output rows exactly, or where one chunk covers them and the
+    block walks one step.
     """
+    min_warps = MIN_WARPS_PER_SM * sm_count
+    full_line = _fit_tile(params, FULL_LINE_TILE)
+    if full_line is not None:
+        full_line = _with_image_sync(params, full_line)
+        if (
+            full_line.image_sync
+            and _total_warps(params, full_line) >= min_warps
+            and not _partials_call_for_walking(params, full_line)
+        ):
+            return full_line
     candidates = [
         config
         for config in dict.fromkeys(_fit_tile(params, fields) for fields in TILE_LADDER)
@@ -351,7 +373,6 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
         if not space:
             raise ValueError(f"no wgrad config fits {params}")
         return space[0]
-    min_warps = MIN_WARPS_PER_SM * sm_count
     config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
     return _with_image_sync(params, _walked(params, config, min_warps))
 
@@ -359,7 +380,7 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
 def _walked(params: Conv2dGw8Params, config: WgradConfig, min_warps: int) -> WgradConfig:
     """config walking the most steps of images that keep min_warps warps in the grid, where
     the partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes; else config."""
-    if workspace_bytes(params, config) <= WALK_PARTIALS_SHARE * params.compulsory_bytes("wgrad"):
+    if not _partials_call_for_walking(params, config):
         return config
     for walk_n in sorted(WALK_N_VALUES, reverse=True):
         walked = dataclasses.replace(config, walk_n=walk_n)
@@ -372,9 +393,14 @@ def _walked(params: Conv2dGw8Params, config: WgradConfig, min_warps: int) -> Wgr
     return config
 
 
+def _partials_call_for_walking(params: Conv2dGw8Params, config: WgradConfig) -> bool:
+    """Whether config's partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes."""
+    return workspace_bytes(params, config) > WALK_PARTIALS_SHARE * params.compulsory_bytes("wgrad")
+
+
 def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
     """config with image_sync where it has several images side by side and its row chunks
-    cover the output rows exactly.
+    cover the output rows exactly, or one chunk covers them and it walks one step.
 
     From alternating H200 runs. Whole row chunks gained: 32x64x64x64 15.0 -> 13.2 us,
     64x128x32x32 15.0 -> 13.4, 64x1024x16x16 26.3 -> 25.8, 128x1024x16x16 44.3 -> 43.2;
@@ -382,8 +408,12 @@ def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfi
     overhanging) 56.6 -> 50.9, 64 x 60 57.8 -> 52.2. A last row chunk shorter than block_p
     lost, for a reason not yet found: 56 x 64 58.7 -> 65.2, 60 x 64 59.6 -> 66.1, 56 x 56
     55.5 -> 64.0; 512x256x14x14 (the heuristic's two images walked four steps) 39 -> 54.
+    One short chunk per image, not walked, gained (FULL_LINE_TILE, in one process):
+    128x64x56x56 35.5 -> 34.5 us, 128x256x14x14 12.3 -> 11.8, 512x256x14x14 47.3 -> 45.4.
     """
-    if config.block_n > 1 and params.p % config.block_p == 0:
+    whole_chunks = params.p % config.block_p == 0
+    one_chunk = config.block_p >= params.p and config.walk_n == 1
+    if config.block_n > 1 and (whole_chunks or one_chunk):
         return dataclasses.replace(config, image_sync=True)
     return config
 
