@@ -1,5 +1,8 @@
 """fprop on a GPU against the fp32 reference, output poisoned with NaN so gaps show."""
 
+import dataclasses
+from typing import Any
+
 import pytest
 from gw8_cases import SHAPES, assert_close_16bit, covering_configs, uniform
 
@@ -7,11 +10,17 @@ from spio.kernels.conv2d_gw8 import (
     Conv2dGw8Params,
     FpropConfig,
     config_space,
+    conv2d_gw8_dgrad,
     conv2d_gw8_fprop,
     default_config,
+    dgrad,
+    dgrad_spec,
+    fprop,
+    fprop_spec,
     get_kernel,
 )
-from spio.kernels.conv2d_gw8.reference import fprop_reference
+from spio.kernels.conv2d_gw8._tiling import WAVE_FILL, grid_slots, wave_fill
+from spio.kernels.conv2d_gw8.reference import dgrad_reference, fprop_reference
 
 pytestmark = pytest.mark.gpu
 
@@ -45,3 +54,38 @@ def test_default_kernel_uses_no_local_memory() -> None:
     for config in covering_configs(config_space(params), default_config(params)):
         attributes = get_kernel(params, config).attributes
         assert attributes.local_mem == 0, (config, attributes)
+
+
+@pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
+def test_default_config_on_balances_an_uneven_last_wave(module: Any) -> None:
+    # 192 images of the ladder's first tile (32 rows per block) leave the second wave of
+    # blocks under half full on a 132-SM GPU; walks of 16 rows fill three waves.
+    import spio.jit
+
+    params = Conv2dGw8Params.make(192, 64, 64, 64)
+    spec = dgrad_spec if module is dgrad else fprop_spec
+    heuristic = spec.default_config(params, spio.jit.device_info(0).sm_count)
+    chosen = module.default_config_on(params, 0)
+    slots = grid_slots(*module._plan(params, heuristic, 0))
+    before = wave_fill(spec.grid_blocks(params, heuristic), slots)
+    after = wave_fill(spec.grid_blocks(params, chosen), slots)
+    assert after >= before
+    if before < WAVE_FILL:
+        assert chosen.block_p < heuristic.block_p, (chosen, before, after)
+        assert after > before
+    # A launch without a config runs it: the result matches the reference.
+    x = uniform(params.input_shape, params, 0)[:1].expand(params.input_shape).contiguous()
+    w = uniform(params.weight_shape, params, 1)
+    import torch
+
+    y = torch.full(params.output_shape, float("nan"), device="cuda", dtype=x.dtype)
+    if module is fprop:
+        conv2d_gw8_fprop(y, x, w, None, params)
+        expected = fprop_reference(x[:2], w, None, dataclasses.replace(params, n=2))
+    else:
+        conv2d_gw8_dgrad(y, x, w, params)
+        expected = dgrad_reference(x[:2], w, dataclasses.replace(params, n=2))
+    torch.cuda.synchronize()
+    assert not torch.isnan(y).any()
+    assert_close_16bit(y[:2], expected, params, 8 * params.r * params.s)
+    assert torch.equal(y[0], y[-1])  # every image the same input

@@ -38,6 +38,52 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+#: Grids of several waves whose blocks fill less than this share of the block slots they
+#: occupy (blocks that fit on the GPU at once x waves) take a shorter walk that fills at
+#: least this share, if one does: more, smaller blocks even out the last wave. From H200
+#: runs of fprop and dgrad (one process, alternating; fill before -> after): 192x64x64x64
+#: 0.73 -> 0.97, 62.4 -> 55.1 us; 160x64x64x64 0.61 -> 0.97, 57.0 -> 48.9; 300x64x64x64
+#: 0.76 -> 0.91, 95.6 -> 86.5; 200x64x56x56 0.76 -> 0.88, 56.8 -> 51.5; 96x64x64x64 0.73 ->
+#: 0.97, 34.6 -> 31.4. A shorter walk that reached only 0.81 lost (100x128x32x32, from 0.61:
+#: 22.1 -> 23.1 us), and at N = 128 and 256 (0.97 as they are) the longer walks stay.
+WAVE_FILL = 0.85
+
+
+def grid_slots(kernel: Any, geometry: LaunchGeometry) -> int:
+    """Blocks of the launch geometry that fit on the kernel's GPU at once."""
+    import spio.jit
+
+    sm_count = spio.jit.device_info(kernel.device).sm_count
+    return sm_count * kernel.max_active_blocks_per_sm(geometry.block, geometry.shared_mem)
+
+
+def wave_fill(blocks: int, slots: int) -> float:
+    """The share of the block slots (blocks that fit at once x waves) a grid of `blocks`
+    fills; 1.0 for a grid of one wave at most, which spreads over every SM instead
+    (spread_over_sms)."""
+    if blocks <= slots:
+        return 1.0
+    return blocks / (ceil_div(blocks, slots) * slots)
+
+
+def balance_waves(
+    config: Config, shorter: Callable[[Config], Config | None], fill: Callable[[Config], float]
+) -> Config:
+    """Return config, or where its waves fill less than WAVE_FILL of the GPU (fill(config)),
+    the one of its ever shorter walks (shorter(config), shorter(shorter(config)), ... until
+    None) that fills them best, if that reaches WAVE_FILL; of equals the longest walk (the
+    fewest halo rows)."""
+    if fill(config) >= WAVE_FILL:
+        return config
+    best, best_fill = config, 0.0
+    candidate = shorter(config)
+    while candidate is not None:
+        if fill(candidate) > best_fill:
+            best, best_fill = candidate, fill(candidate)
+        candidate = shorter(candidate)
+    return best if best_fill >= WAVE_FILL else config
+
+
 def next_power_of_two(value: int) -> int:
     return 1 << max(0, value - 1).bit_length()
 

@@ -6,7 +6,7 @@ import functools
 from typing import Any
 
 from . import dgrad_spec
-from ._tiling import spread_over_sms
+from ._tiling import balance_waves, grid_slots, spread_over_sms, wave_fill
 from .fprop import SOURCE_NAME, compile_types, kernel_source, resolve_device, types_request
 from .fprop_spec import FpropConfig
 from .params import Conv2dGw8Params
@@ -23,10 +23,6 @@ def compile_dgrad(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> An
     return compile_types(dgrad_spec.generate_types(params, config), arch)
 
 
-# The heuristic is pure: memoised, so a launch without a config costs one look-up.
-_default_config = functools.cache(dgrad_spec.default_config)
-
-
 @functools.cache
 def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[Any, Any]:
     """Return (loaded kernel, launch geometry), checked and built once per (params, config)."""
@@ -37,6 +33,21 @@ def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[An
     code = compile_dgrad(params, config, arch)
     kernel = code.load(device=device).get_kernel(dgrad_spec.KERNEL_NAME)
     return kernel, spread_over_sms(kernel, dgrad_spec.launch_geometry(params, config))
+
+
+@functools.cache
+def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
+    """Return the dgrad config a launch without one runs on device (memoised), chosen as
+    fprop.default_config_on chooses fprop's."""
+    import spio.jit
+
+    config = dgrad_spec.default_config(params, spio.jit.device_info(device).sm_count)
+    slots = grid_slots(*_plan(params, config, device))
+    return balance_waves(
+        config,
+        lambda c: dgrad_spec.shorter_walk(params, c),
+        lambda c: wave_fill(dgrad_spec.grid_blocks(params, c), slots),
+    )
 
 
 def get_dgrad_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
@@ -60,12 +71,12 @@ def conv2d_gw8_dgrad(
     q x c) and w (the layer's c x r x s x 8 weights, as fprop takes them) are contiguous
     device arrays of params.dtype: torch tensors, objects with __cuda_array_interface__, or
     device pointers. No shape or dtype checking happens here (spio-torch checks); config
-    None takes dgrad_spec.default_config(params); device, stream and pdl as
+    None takes default_config_on(params, device); device, stream and pdl as
     conv2d_gw8_fprop.
     """
-    if config is None:
-        config = _default_config(params)
     device = resolve_device(device, grad_y)
+    if config is None:
+        config = default_config_on(params, device)
     kernel, geometry = _plan(params, config, device)
     import spio.jit
 

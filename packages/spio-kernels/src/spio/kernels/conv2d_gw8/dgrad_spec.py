@@ -47,6 +47,16 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
     return fprop_spec.default_config(to_fprop_params(params), sm_count)
 
 
+def shorter_walk(params: Conv2dGw8Params, config: FpropConfig) -> FpropConfig | None:
+    """fprop_spec.shorter_walk on the converted problem."""
+    return fprop_spec.shorter_walk(to_fprop_params(params), config)
+
+
+def grid_blocks(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """Blocks in the grid of params' dgrad with config."""
+    return fprop_spec.grid_blocks(to_fprop_params(params), config)
+
+
 def check_config(params: Conv2dGw8Params, config: FpropConfig) -> None:
     """Raise ValueError when config cannot run params' dgrad."""
     fprop_spec.check_config(to_fprop_params(params), config)

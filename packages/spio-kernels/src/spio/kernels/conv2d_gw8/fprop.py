@@ -6,13 +6,18 @@ import functools
 from importlib import resources
 from typing import Any
 
-from ._tiling import spread_over_sms
-from .fprop_spec import KERNEL_NAME, FpropConfig, check_config, default_config, generate_types
+from ._tiling import balance_waves, grid_slots, spread_over_sms, wave_fill
+from .fprop_spec import (
+    KERNEL_NAME,
+    FpropConfig,
+    check_config,
+    default_config,
+    generate_types,
+    grid_blocks,
+    shorter_walk,
+)
 from .fprop_spec import launch_geometry as _launch_geometry
 from .params import Conv2dGw8Params
-
-# The heuristic is pure: memoised, so a launch without a config costs one look-up.
-_default_config = functools.cache(default_config)
 
 SOURCE_NAME = "conv2d_gw8_fprop.cu"
 RING_HEADER = "conv2d_gw8_ring.cuh"
@@ -87,6 +92,22 @@ def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[An
     return kernel, spread_over_sms(kernel, _launch_geometry(params, config))
 
 
+@functools.cache
+def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
+    """Return the config a launch without one runs on device (memoised): default_config for
+    the device's SM count, its walk shortened where more, smaller blocks fill the last wave
+    of the GPU's block slots better (_tiling.balance_waves; the slots are the default's)."""
+    import spio.jit
+
+    config = default_config(params, spio.jit.device_info(device).sm_count)
+    slots = grid_slots(*_plan(params, config, device))
+    return balance_waves(
+        config,
+        lambda c: shorter_walk(params, c),
+        lambda c: wave_fill(grid_blocks(params, c), slots),
+    )
+
+
 def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
     """Return the loaded spio.jit.Kernel for params and config on device (memoised)."""
     return _plan(params, config, device)[0]
@@ -123,17 +144,18 @@ def conv2d_gw8_fprop(
     params.weights_from_torch_layout) are contiguous device arrays of params.dtype: torch
     tensors, objects with __cuda_array_interface__, or device pointers (ints); bias is c
     float32 values when params.has_bias, else None. No shape or dtype checking happens here
-    (the caller owns that; spio-torch checks); config None takes default_config(params).
+    (the caller owns that; spio-torch checks); config None takes default_config_on(params,
+    device).
     device defaults to x's device (torch tensors) or device 0; stream as spio.jit.launch.
     pdl (sm_90 and newer): launch with programmatic dependent launch, so that the kernel's
     blocks are placed while the previous kernel in the stream finishes (they wait for it
     before touching memory); False launches it the ordinary way. The result is the same.
     """
-    if config is None:
-        config = _default_config(params)
     if params.has_bias and bias is None:
         raise ValueError("params.has_bias is True but bias is None")
     device = resolve_device(device, x)
+    if config is None:
+        config = default_config_on(params, device)
     kernel, geometry = _plan(params, config, device)
     import spio.jit
 

@@ -12,6 +12,7 @@ with ldmatrix once and multiplies it by each filter row's weights for those colu
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -273,6 +274,20 @@ TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
 #: Resident warps per SM a grid should fill before a larger tile is preferred: below it the
 #: schedulers lack independent warps to hide the copies' and the mma's latency.
 MIN_WARPS_PER_SM = 13
+
+
+#: The shortest walk (output rows per block) balancing the waves may halve a tile's down to:
+#: below it the R - 1 halo rows each block reads again cost more than an uneven wave.
+MIN_BALANCED_ROWS = 8
+
+
+def shorter_walk(params: Conv2dGw8Params, config: FpropConfig) -> FpropConfig | None:
+    """Return config walking half as many output rows per block, or None where that would
+    be fewer than MIN_BALANCED_ROWS or no longer fits (for _tiling.balance_waves)."""
+    if config.block_p // 2 < MIN_BALANCED_ROWS:
+        return None
+    shorter = dataclasses.replace(config, block_p=config.block_p // 2)
+    return shorter if _is_valid(params, shorter) else None
 
 
 def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
