@@ -232,6 +232,18 @@ def test_main_writes_csv_json_and_a_png_per_pass(
     monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 3000.0)
     monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
     monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
+    # The entries' configs ask the GPU for its SM count and occupancy: the heuristics stand
+    # in for them here.
+    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_spec, wgrad_spec
+
+    monkeypatch.setattr(
+        bench,
+        "PASS_CONFIGS",
+        {
+            name: (spec.config_space, spec.default_config)
+            for name, spec in (("fprop", fprop_spec), ("dgrad", dgrad_spec), ("wgrad", wgrad_spec))
+        },
+    )
     out = tmp_path / "out"
     bench.main(["--batch-sweep", "1", "2", "4", "--layer", "64x16x16", "--out", str(out), *flags])
     assert launched_with == {pdl}
