@@ -345,13 +345,12 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
 
     FULL_LINE_TILE (fitted to params) where its grid holds MIN_WARPS_PER_SM warps per SM,
     its partial sums stay within WALK_PARTIALS_SHARE of the pass's bytes and its images sync
-    on their own (its measured gain needs them to). Else the first
-    tile of TILE_LADDER whose grid holds MIN_WARPS_PER_SM warps per SM (where none does, the
-    one with the most warps); then, where the partial sums exceed WALK_PARTIALS_SHARE, the
-    most steps of images per block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM
-    warps per SM. Blocks of several images side by side sync per image (image_sync) where
-    their row chunks cover the output rows exactly, or where one chunk covers them and the
-    block walks one step.
+    on their own (its measured gain needs them to). Else the first tile of TILE_LADDER whose
+    grid holds MIN_WARPS_PER_SM warps per SM (where none does, the one with the most warps);
+    then, where the partial sums exceed WALK_PARTIALS_SHARE, the most steps of images per
+    block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM. Blocks of
+    several images side by side sync per image (image_sync) where their row chunks cover the
+    output rows exactly, or where one chunk covers them and the block walks one step.
     """
     min_warps = MIN_WARPS_PER_SM * sm_count
     full_line = _fit_tile(params, FULL_LINE_TILE)
