@@ -105,6 +105,17 @@ def test_json_round_trip(tmp_path: Path) -> None:
     assert read_json(path) == rows
 
 
+def test_rows_written_before_the_timing_column_read_as_loop_timings(tmp_path: Path) -> None:
+    rows = _sweep((1,))
+    path = write_csv(rows, tmp_path / "r.csv")
+    header, *lines = path.read_text().splitlines()
+    assert header.endswith(",timing")
+    old = "\n".join([header.removesuffix(",timing")] + [line.rsplit(",", 1)[0] for line in lines])
+    path.write_text(old + "\n")
+    assert [row.timing for row in read_csv(path)] == ["loop", "loop"]
+    assert read_csv(path) == rows
+
+
 def test_csv_without_a_column_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "r.csv"
     path.write_text("gpu,n\nH100,1\n")
@@ -160,6 +171,8 @@ def test_parse_args_defaults() -> None:
     assert args.out is None
     assert args.batch_sweep is None
     assert args.padding == (1, 1, 1, 1)
+    assert not args.cuda_graph
+    assert parse_args(["--cuda-graph"]).cuda_graph
 
 
 def test_parse_args_batch_sweep_and_out(tmp_path: Path) -> None:
@@ -198,7 +211,12 @@ def test_parse_args_bad_input_is_a_clear_error(
 
 
 @pytest.mark.parametrize(
-    ("flags", "pdl", "spio_launch"), [([], True, "pdl"), (["--no-pdl"], False, "ordered")]
+    ("flags", "pdl", "spio_launch", "timing"),
+    [
+        ([], True, "pdl", "loop"),
+        (["--no-pdl"], False, "ordered", "loop"),
+        (["--cuda-graph"], True, "pdl", "graph"),
+    ],
 )
 def test_main_writes_csv_json_and_a_png_per_pass(
     tmp_path: Path,
@@ -207,9 +225,10 @@ def test_main_writes_csv_json_and_a_png_per_pass(
     flags: list[str],
     pdl: bool,
     spio_launch: str,
+    timing: str,
 ) -> None:
     """The --out wiring of main, with the GPU timings replaced by fixed numbers; --no-pdl
-    reaches the timing and the rows."""
+    and --cuda-graph reach the timing and the rows."""
     torch = pytest.importorskip("torch")
     from spio.kernels.conv2d_gw8 import bench
 
@@ -223,11 +242,14 @@ def test_main_writes_csv_json_and_a_png_per_pass(
         launches: int,
         repetitions: int,
         pdl: bool,
+        graph: bool,
     ) -> tuple[dict[Any, float], float]:
         launched_with.add(pdl)
+        graphed.add(graph)
         return {config: 1.0 * params.n for config in configs}, speedups[pass_] * params.n
 
     launched_with: set[bool] = set()
+    graphed: set[bool] = set()
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 3000.0)
     monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
@@ -247,8 +269,10 @@ def test_main_writes_csv_json_and_a_png_per_pass(
     out = tmp_path / "out"
     bench.main(["--batch-sweep", "1", "2", "4", "--layer", "64x16x16", "--out", str(out), *flags])
     assert launched_with == {pdl}
+    assert graphed == {timing == "graph"}
     rows = read_csv(out / CSV_NAME)
     assert {row.spio_launch for row in rows} == {spio_launch}
+    assert {row.timing for row in rows} == {timing}
     assert read_json(out / JSON_NAME) == rows
     assert [(r.n, r.pass_name, r.contender) for r in rows] == [
         (n, p, c) for n in (1, 2, 4) for p in speedups for c in ("spio", "cudnn")

@@ -21,6 +21,10 @@ its walk balanced over the GPU's waves). Spio's kernels launch with programmatic
 dependent launch (sm_90 and newer), as its entry points do by default: each launch's blocks
 are placed while the previous launch finishes, the loop's back-to-back launches included;
 --no-pdl launches them in plain stream order (the rows' spio_launch column says which).
+--cuda-graph times replays of a CUDA graph of each loop instead (Spio's and cuDNN's alike):
+the GPU's time without the host's launch cost, which otherwise bounds layers of a few
+microseconds (the rows' timing column says which; the copy bandwidth is timed the same way
+either way).
 --all-configs times every config of the space per shape and prints the best and the
 default's regret (default time / best time - 1).
 
@@ -75,13 +79,18 @@ CONFIGS_CSV_NAME = "conv2d_gw8_configs.csv"
 JSON_NAME = "conv2d_gw8_bench.json"
 
 
-def time_us(fn: Callable[[], object], launches: int = 20, repetitions: int = 9) -> float:
-    """Median over repetitions of the per-launch time (us) of a loop of launches."""
+def time_us(
+    fn: Callable[[], object], launches: int = 20, repetitions: int = 9, graph: bool = False
+) -> float:
+    """Median over repetitions of the per-launch time (us) of a loop of launches; with graph,
+    of replays of a CUDA graph that captured the loop (no host launch cost)."""
     import torch
 
     for _ in range(launches):
         fn()
     torch.cuda.synchronize()
+    if graph:
+        return _graph_time_us(fn, launches, repetitions)
     times = []
     for _ in range(repetitions):
         start = torch.cuda.Event(enable_timing=True)
@@ -89,6 +98,38 @@ def time_us(fn: Callable[[], object], launches: int = 20, repetitions: int = 9) 
         start.record()
         for _ in range(launches):
             fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0 / launches)
+    return statistics.median(times)
+
+
+def _graph_time_us(fn: Callable[[], object], launches: int, repetitions: int) -> float:
+    """time_us of `launches` calls of fn captured once in a CUDA graph (fn warmed up: cuDNN's
+    algorithm search and Spio's compiles happen outside the capture)."""
+    import torch
+
+    # Libraries set up lazily on first use in a stream; torch's advice is a warm-up on a side
+    # stream before capture.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    captured = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(captured):
+        for _ in range(launches):
+            fn()
+    captured.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repetitions):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        captured.replay()
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1000.0 / launches)
@@ -201,14 +242,17 @@ def bench_pass(
     launches: int,
     repetitions: int,
     pdl: bool = True,
+    graph: bool = False,
 ) -> tuple[dict[Any, float], float]:
-    """Time the configs of one pass and cuDNN's on the same buffers: ({config: us}, cuDNN us)."""
+    """Time the configs of one pass and cuDNN's on the same buffers: ({config: us}, cuDNN us);
+    graph: each from replays of a CUDA graph (time_us)."""
     results = {}
     for config in configs:
         results[config] = time_us(
-            _spio_launcher(pass_, params, buffers, config, pdl), launches, repetitions
+            _spio_launcher(pass_, params, buffers, config, pdl), launches, repetitions, graph
         )
-    return results, time_us(_cudnn_launcher(pass_, params, buffers), launches, repetitions)
+    cudnn_us = time_us(_cudnn_launcher(pass_, params, buffers), launches, repetitions, graph)
+    return results, cudnn_us
 
 
 def bench_fprop(
@@ -305,6 +349,12 @@ def build_parser() -> argparse.ArgumentParser:
         "launch (which lets each launch overlap the previous kernel's tail on sm_90+)",
     )
     parser.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="time replays of a CUDA graph of each loop of launches (Spio's and cuDNN's): the "
+        "GPU's time without the host's launch cost, which bounds small layers otherwise",
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, help="write CSV, JSON and PNG plots into this directory"
     )
     return parser
@@ -397,10 +447,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "launches": args.launches,
         "repetitions": args.repetitions,
         "spio_launch": "ordered" if args.no_pdl else "pdl",
+        "timing": "graph" if args.cuda_graph else "loop",
     }
     print(
         f"device: {gpu}, torch {run['torch_version']}, cuDNN {run['cudnn_version']}, "
-        f"spio launches: {run['spio_launch']}"
+        f"spio launches: {run['spio_launch']}, timing: {run['timing']}"
     )
     copy_gbs = copy_bandwidth_gbs(args.launches, args.repetitions)
     print(f"copy bandwidth (1 GiB, read + write): {copy_gbs:.0f} GB/s")
@@ -435,6 +486,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 args.launches,
                 args.repetitions,
                 pdl=not args.no_pdl,
+                graph=args.cuda_graph,
             )
             rows += _report(text, pass_, params, default, times, cudnn_us, copy_gbs, run)
             if args.all_configs:

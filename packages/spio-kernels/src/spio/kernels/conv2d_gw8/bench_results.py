@@ -35,7 +35,11 @@ class BenchRow:
     this row's (1.0 for the cuDNN row). config is the spio config's repr, "" for cuDNN.
     padding is (top, bottom, left, right). spio_launch says how the run launched Spio's
     kernels: "pdl" (programmatic dependent launch, each launch overlapping the previous
-    kernel's tail) or "ordered" (plain stream order, --no-pdl).
+    kernel's tail) or "ordered" (plain stream order, --no-pdl). timing says how the times
+    were taken: "loop" (events around a loop of launches from Python: the host's launch cost
+    shows where it exceeds the GPU's time) or "graph" (events around replays of a CUDA graph
+    of the same launches, --cuda-graph: the GPU's time alone); rows written before the
+    column existed read as "loop".
     """
 
     gpu: str
@@ -61,6 +65,7 @@ class BenchRow:
     launches: int
     repetitions: int
     spio_launch: str
+    timing: str = "loop"
 
     @property
     def layer(self) -> tuple[int, int, int, int, int, tuple[int, int, int, int], str]:
@@ -101,6 +106,7 @@ def contender_rows(
     launches: int,
     repetitions: int,
     spio_launch: str,
+    timing: str = "loop",
 ) -> list[BenchRow]:
     """Build the spio and cuDNN rows of one shape and pass from their median times (us)."""
     if spio_us <= 0 or cudnn_us <= 0 or copy_gbs <= 0:
@@ -140,12 +146,18 @@ def contender_rows(
                 launches=launches,
                 repetitions=repetitions,
                 spio_launch=spio_launch,
+                timing=timing,
             )
         )
     return rows
 
 
+#: Columns added after results were first written, with the value older rows stand for.
+_LATER_COLUMNS: dict[str, str] = {"timing": "loop"}
+
+
 def _from_record(record: dict[str, Any]) -> BenchRow:
+    record = {**_LATER_COLUMNS, **record}
     missing = [name for name in COLUMNS if name not in record]
     if missing:
         raise ValueError(f"result row lacks columns {missing}; expected {list(COLUMNS)}")
