@@ -89,24 +89,27 @@ def time_us(
     for _ in range(launches):
         fn()
     torch.cuda.synchronize()
-    if graph:
-        return _graph_time_us(fn, launches, repetitions)
+
+    def loop() -> None:
+        for _ in range(launches):
+            fn()
+
+    run = _captured(loop).replay if graph else loop
     times = []
     for _ in range(repetitions):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(launches):
-            fn()
+        run()
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1000.0 / launches)
     return statistics.median(times)
 
 
-def _graph_time_us(fn: Callable[[], object], launches: int, repetitions: int) -> float:
-    """time_us of `launches` calls of fn captured once in a CUDA graph (fn warmed up: cuDNN's
-    algorithm search and Spio's compiles happen outside the capture)."""
+def _captured(loop: Callable[[], None]) -> Any:
+    """Return a torch.cuda.CUDAGraph of loop, replayed once (its launches warmed up already:
+    cuDNN's algorithm search and Spio's compiles happen outside the capture)."""
     import torch
 
     # Libraries set up lazily on first use in a stream; torch's advice is a warm-up on a side
@@ -114,26 +117,15 @@ def _graph_time_us(fn: Callable[[], object], launches: int, repetitions: int) ->
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
+        loop()
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     captured = torch.cuda.CUDAGraph()
     with torch.cuda.graph(captured):
-        for _ in range(launches):
-            fn()
+        loop()
     captured.replay()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(repetitions):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        captured.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0 / launches)
-    return statistics.median(times)
+    return captured
 
 
 def copy_bandwidth_gbs(launches: int, repetitions: int) -> float:
