@@ -99,13 +99,16 @@ def test_compile_many_error_pickles() -> None:
 
 _INTERRUPTED_SCRIPT = textwrap.dedent(
     """
+    import faulthandler
     import multiprocessing
+    import signal
     import sys
 
     import spio.jit as jit
     from jit_testkit import TENSOR_CORE_SOURCE, TILE_HEADERS
 
     if __name__ == "__main__":
+        faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks on a hang
         requests = [
             jit.CompileRequest(
                 TENSOR_CORE_SOURCE, headers=TILE_HEADERS, arch="sm_90", defines={"VARIANT": i}
@@ -125,7 +128,8 @@ _INTERRUPTED_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT to a process group")
-def test_ctrl_c_stops_the_pool_without_hanging(tmp_path: Path) -> None:
+@pytest.mark.parametrize("delay_s", [0.3, 2.5], ids=["while-workers-start", "while-compiling"])
+def test_ctrl_c_stops_the_pool_without_hanging(tmp_path: Path, delay_s: float) -> None:
     script = tmp_path / "interrupted.py"
     script.write_text(_INTERRUPTED_SCRIPT)
     env = {
@@ -143,12 +147,15 @@ def test_ctrl_c_stops_the_pool_without_hanging(tmp_path: Path) -> None:
     )
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "started"
-    time.sleep(2.5)  # workers are spawned and compiling
+    time.sleep(delay_s)
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     try:
         stdout, stderr = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGUSR1)  # every thread's stack, to stderr
+        time.sleep(2)
         os.killpg(process.pid, signal.SIGKILL)
-        pytest.fail("compile_many did not stop within 60 s of Ctrl-C")
+        stdout, stderr = process.communicate()
+        pytest.fail(f"compile_many did not stop within 60 s of Ctrl-C:\n{stdout}\n{stderr}")
     assert process.returncode == 130, stderr
     assert "interrupted; live workers: 0" in stdout

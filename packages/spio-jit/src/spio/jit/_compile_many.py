@@ -2,9 +2,10 @@
 
 Variants already in the cache are read in the calling process; only misses go to the pool.
 Workers are started with the "spawn" method (safe with CUDA and threads in the parent) and
-ignore SIGINT, so Ctrl-C reaches only the caller, which then cancels what is queued, stops
-the workers and re-raises KeyboardInterrupt. Because workers are spawned, a script that
-calls compile_many at import time needs the usual `if __name__ == "__main__":` guard.
+never see SIGINT (see _ctrl_c), so Ctrl-C reaches only the caller, which notices it between
+waits, cancels what is queued, stops the workers and raises KeyboardInterrupt. Because
+workers are spawned, a script that calls compile_many at import time needs the usual
+`if __name__ == "__main__":` guard.
 
 Error policy: every variant is attempted. If any fail, CompileManyError is raised after
 the others complete; it carries `.results` (the variants that compiled) and `.errors`
@@ -31,6 +32,7 @@ from spio.jit._compile import (
     prepare_request,
     run_compile,
 )
+from spio.jit._ctrl_c import deferred_ctrl_c, sigint_blocked
 from spio.jit._errors import CompileManyError, SpioJitError
 
 _POLL_S = 0.2
@@ -44,7 +46,8 @@ def _cpu_count() -> int:
 
 
 def _worker_init() -> None:
-    # Ctrl-C in a terminal signals the whole process group; the parent handles it.
+    # Ctrl-C in a terminal signals the whole process group; the parent handles it. Where
+    # SIGINT could not be blocked while the worker started (Windows), ignore it from here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -177,23 +180,30 @@ def _run_pool(
     )
     pending: dict[futures.Future[Any], Any] = {}
     try:
-        for key, prepared in misses:
-            pending[executor.submit(_worker, prepared, cache_enabled)] = key
-        while pending:
-            # A timeout keeps the wait interruptible by Ctrl-C on every platform.
-            done, _ = futures.wait(pending, timeout=_POLL_S, return_when=futures.FIRST_COMPLETED)
-            for future in done:
-                key = pending.pop(future)
-                try:
-                    outcome = future.result()
-                except Exception as error:  # the worker died (BrokenProcessPool) or similar
-                    outcome = SpioJitError(f"worker process failed: {error!r}")
-                if isinstance(outcome, CompiledCode):
-                    results[key] = outcome
-                else:
-                    errors[key] = outcome
-                bar.update(1)
+        with deferred_ctrl_c() as ctrl_c:
+            with sigint_blocked():  # the workers start here and inherit the blocked mask
+                for key, prepared in misses:
+                    pending[executor.submit(_worker, prepared, cache_enabled)] = key
+            while pending and not ctrl_c.pressed:
+                # The timeout bounds how long a Ctrl-C waits to be noticed.
+                done, _ = futures.wait(
+                    pending, timeout=_POLL_S, return_when=futures.FIRST_COMPLETED
+                )
+                for future in done:
+                    key = pending.pop(future)
+                    try:
+                        outcome = future.result()
+                    except Exception as error:  # the worker died (BrokenProcessPool) or similar
+                        outcome = SpioJitError(f"worker process failed: {error!r}")
+                    if isinstance(outcome, CompiledCode):
+                        results[key] = outcome
+                    else:
+                        errors[key] = outcome
+                    bar.update(1)
+            if ctrl_c.pressed:
+                raise KeyboardInterrupt
     except BaseException:
+        # Ctrl-C is live again here: a second one interrupts a stop that takes too long.
         _stop(executor, pending)
         raise
     executor.shutdown(wait=True)
