@@ -159,3 +159,30 @@ def test_ctrl_c_stops_the_pool_without_hanging(tmp_path: Path, delay_s: float) -
         pytest.fail(f"compile_many did not stop within 60 s of Ctrl-C:\n{stdout}\n{stderr}")
     assert process.returncode == 130, stderr
     assert "interrupted; live workers: 0" in stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_inside_futures_wait_is_noticed_by_the_loop_not_raised_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The CI hang: KeyboardInterrupt raised between two bytecodes inside futures.wait() can
+    # leave a future's lock held, and stopping the pool then waits on it forever. A Ctrl-C
+    # that arrives inside wait() must only be recorded; compile_many raises it afterwards.
+    import concurrent.futures
+    import multiprocessing
+
+    real_wait = concurrent.futures.wait
+    returned: list[bool] = []
+
+    def wait_hit_by_ctrl_c(*args: object, **kwargs: object) -> object:
+        signal.raise_signal(signal.SIGINT)  # runs the Python-level handler right here
+        returned.append(True)
+        return real_wait(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(concurrent.futures, "wait", wait_hit_by_ctrl_c)
+    requests = [CompileRequest(SAXPY_SOURCE, arch="sm_80", defines={"V": i}) for i in range(6)]
+    with pytest.raises(KeyboardInterrupt):
+        jit.compile_many(requests, workers=2, progress=False, cache=False)
+    assert returned == [True]  # wait() ran to its end; the loop raised
+    assert multiprocessing.active_children() == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
