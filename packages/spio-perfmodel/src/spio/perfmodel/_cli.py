@@ -1,0 +1,106 @@
+"""The `spio-perfmodel` command: evaluate, train and query latency models from config times.
+
+    spio-perfmodel evaluate TIMES.csv ... --pass wgrad [--gpu NAME] [--folds 5]
+    spio-perfmodel train TIMES.csv ... --pass wgrad --out wgrad.json [--gpu NAME] [--sm-count 132]
+    spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
+
+TIMES.csv files are written by `python -m spio.kernels.bench conv2d_gw8 --all-configs --out DIR`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+from ._data import LatencyTable, read_config_times
+from ._evaluate import evaluate
+from ._features import GpuLimits
+from ._model import LatencyModel
+from ._passes import PASSES
+
+
+def _rows(args: argparse.Namespace) -> LatencyTable:
+    table = read_config_times(args.times)
+    if table.skipped:
+        print(f"left out {len(table.skipped)} rows the kernel no longer accepts, e.g.:")
+        for line in table.skipped[:3]:
+            print(f"  {line}")
+    gpus = sorted({row.gpu for row in table.rows if row.pass_name == args.pass_name})
+    if args.gpu is None and len(gpus) > 1:
+        raise SystemExit(f"the files hold several GPUs {gpus}; choose one with --gpu")
+    selected = table.select(args.pass_name, args.gpu)
+    if not selected.rows:
+        raise SystemExit(f"no {args.pass_name} rows for GPU {args.gpu or gpus} in {args.times}")
+    return selected
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    rows = _rows(args).rows
+    limits = GpuLimits(sm_count=args.sm_count)
+    print(evaluate(list(rows), folds=args.folds, limits=limits).report())
+
+
+def _train(args: argparse.Namespace) -> None:
+    table = _rows(args)
+    model = LatencyModel.train(list(table.rows), GpuLimits(sm_count=args.sm_count))
+    path = model.save(args.out)
+    layers = len(table.by_layer())
+    print(f"trained a {model.pass_name} model for {model.gpu} on {len(table.rows)} configs of "
+          f"{layers} layers; wrote {path}")  # fmt: skip
+
+
+def _pick(args: argparse.Namespace) -> None:
+    model = LatencyModel.load(args.model)
+    n, c, h, w = (int(v) for v in args.shape.split("x"))
+    params = Conv2dGw8Params.make(
+        n, c, h, w, r=args.r, s=args.s, padding=args.pad, dtype=args.dtype
+    )
+    start = time.perf_counter()
+    config = model.best_config(params)
+    elapsed_ms = 1e3 * (time.perf_counter() - start)
+    predicted = float(model.predict_us(params, [config])[0])
+    print(f"{config} (predicted {predicted:.1f} us on {model.gpu}; chosen in {elapsed_ms:.1f} ms)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spio-perfmodel", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, helper in (
+        ("evaluate", "held-out regret by layer"),
+        ("train", "fit and save a model"),
+    ):
+        sub = commands.add_parser(name, help=helper)
+        sub.add_argument("times", nargs="+", help="config-times CSV files")
+        sub.add_argument("--pass", dest="pass_name", required=True, choices=sorted(PASSES))
+        sub.add_argument("--gpu", help="the GPU name of the rows to use (when files hold several)")
+        sub.add_argument("--sm-count", type=int, default=GpuLimits().sm_count)
+        if name == "evaluate":
+            sub.add_argument("--folds", type=int, default=5)
+        else:
+            sub.add_argument("--out", required=True, help="model file to write (.json)")
+    pick = commands.add_parser("pick", help="the config a model predicts fastest for a layer")
+    pick.add_argument("model")
+    pick.add_argument("shape", help="N x C x H x W, e.g. 128x64x64x64")
+    pick.add_argument("--r", type=int, default=3)
+    pick.add_argument("--s", type=int, default=3)
+    pick.add_argument("--pad", type=int, default=1)
+    pick.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the spio-perfmodel command line."""
+    args = _parser().parse_args(argv)
+    try:
+        {"evaluate": _evaluate, "train": _train, "pick": _pick}[args.command](args)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"spio-perfmodel: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""Measured latencies of kernel configs: the rows `spio.kernels.bench --all-configs --out` writes.
+
+Each row of a config-times CSV is one config of one layer, timed on one GPU. Files from
+before the layer columns existed (gpu, shape, pass_name, config fields, median_us) read as
+3 x 3 filters, padding 1, float16 and loop timing, which is what those sweeps ran. A config
+field missing from an older file takes the config's default (walk_n = 1, image_sync off:
+what the kernel did before the field existed).
+
+Rows whose config the kernel no longer accepts (the config space changed since they were
+timed) are not training data for today's kernel: they are left out and listed in
+`LatencyTable.skipped` with the reason, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+from ._passes import kernel_pass
+
+#: Layer columns of a row, with the value older files imply.
+_LEGACY_LAYER = {"r": "3", "s": "3", "padding": "1 1 1 1", "dtype": "float16", "timing": "loop"}
+
+
+@dataclass(frozen=True)
+class ConfigTime:
+    """One config's median time on one layer and GPU."""
+
+    gpu: str
+    pass_name: str
+    params: Conv2dGw8Params
+    config: Any
+    median_us: float
+    timing: str = "loop"
+
+
+@dataclass(frozen=True)
+class LatencyTable:
+    """Rows read from config-times CSVs, and the rows left out (file:line: reason)."""
+
+    rows: tuple[ConfigTime, ...]
+    skipped: tuple[str, ...] = ()
+
+    def select(self, pass_name: str, gpu: str | None = None) -> LatencyTable:
+        """The rows of one pass (and GPU, when given)."""
+        kept = tuple(
+            row
+            for row in self.rows
+            if row.pass_name == pass_name and (gpu is None or row.gpu == gpu)
+        )
+        return LatencyTable(kept, self.skipped)
+
+    def by_layer(self) -> dict[Conv2dGw8Params, list[ConfigTime]]:
+        """The rows grouped by layer, in the order layers first appear."""
+        groups: dict[Conv2dGw8Params, list[ConfigTime]] = {}
+        for row in self.rows:
+            groups.setdefault(row.params, []).append(row)
+        return groups
+
+
+def _parse_field(field: dataclasses.Field[Any], text: str) -> Any:
+    if field.type in (bool, "bool"):
+        if text not in ("True", "False", "1", "0"):
+            raise ValueError(f"{field.name} must be True or False, got {text!r}")
+        return text in ("True", "1")
+    return int(text)
+
+
+def _params(record: dict[str, str]) -> Conv2dGw8Params:
+    if "n" in record:
+        n, c, h, w = (int(record[key]) for key in ("n", "c", "h", "w"))
+    else:
+        n, c, h, w = (int(v) for v in record["shape"].split("x"))
+    padding = tuple(int(v) for v in record["padding"].split())
+    if len(padding) != 4:
+        raise ValueError(f"padding must be four ints (top bottom left right), got {padding}")
+    return Conv2dGw8Params(
+        n=n,
+        c=c,
+        h=h,
+        w=w,
+        r=int(record["r"]),
+        s=int(record["s"]),
+        padding=(padding[0], padding[1], padding[2], padding[3]),
+        dtype=record["dtype"],  # type: ignore[arg-type]  # validated by Conv2dGw8Params
+    )
+
+
+def _row(record: dict[str, str]) -> ConfigTime:
+    """A ConfigTime from one CSV record; ValueError/KeyError say what is wrong with it."""
+    for key, legacy in _LEGACY_LAYER.items():
+        if not record.get(key):
+            record[key] = legacy
+    spec = kernel_pass(record["pass_name"])
+    params = _params(record)
+    fields = {
+        field.name: _parse_field(field, record[field.name])
+        for field in dataclasses.fields(spec.config_type)
+        if record.get(field.name)
+    }
+    config = spec.config_type(**fields)
+    spec.check_config(params, config)
+    median_us = float(record["median_us"])
+    if not median_us > 0:
+        raise ValueError(f"median_us must be positive, got {median_us}")
+    return ConfigTime(record["gpu"], spec.name, params, config, median_us, record["timing"])
+
+
+def read_config_times(paths: str | Path | Sequence[str | Path]) -> LatencyTable:
+    """Read config-times CSVs (see the module doc) into a LatencyTable.
+
+    Raises:
+        FileNotFoundError: a path does not exist.
+        ValueError: a file lacks the columns every row needs (gpu, shape, pass_name,
+            median_us), naming the file.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    rows: list[ConfigTime] = []
+    skipped: list[str] = []
+    for path in paths:
+        rows_of_file, skipped_of_file = _read_one(Path(path))
+        rows += rows_of_file
+        skipped += skipped_of_file
+    return LatencyTable(tuple(rows), tuple(skipped))
+
+
+def _read_one(path: Path) -> tuple[list[ConfigTime], list[str]]:
+    rows: list[ConfigTime] = []
+    skipped: list[str] = []
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = {"gpu", "shape", "pass_name", "median_us"} - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(
+                f"{path} is not a config-times CSV: it lacks the columns {sorted(missing)} "
+                "(written by `python -m spio.kernels.bench conv2d_gw8 --all-configs --out DIR`)"
+            )
+        for line, record in enumerate(reader, start=2):
+            try:
+                rows.append(_row(dict(record)))
+            except (ValueError, TypeError, KeyError) as error:
+                skipped.append(f"{path}:{line}: {type(error).__name__}: {error}")
+    return rows, skipped
+
+
+def layer_key(params: Conv2dGw8Params) -> str:
+    """A short name of a layer for reports: NxCxHxW, with R x S, padding and dtype when they
+    are not 3 x 3, 1 and float16."""
+    text = f"{params.n}x{params.c}x{params.h}x{params.w}"
+    if (params.r, params.s) != (3, 3):
+        text += f" {params.r}x{params.s}"
+    if params.padding != (1, 1, 1, 1):
+        text += " pad " + " ".join(str(v) for v in params.padding)
+    if params.dtype != "float16":
+        text += f" {params.dtype}"
+    return text
+
+
+def measured_times(rows: Iterable[ConfigTime]) -> dict[Any, float]:
+    """config -> median_us of rows of one layer (the fastest where a config repeats)."""
+    times: dict[Any, float] = {}
+    for row in rows:
+        times[row.config] = min(row.median_us, times.get(row.config, float("inf")))
+    return times

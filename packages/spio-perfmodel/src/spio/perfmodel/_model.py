@@ -1,0 +1,186 @@
+"""A latency model of one kernel pass on one GPU: gradient-boosted trees (XGBoost) over the
+features of _features, trained on measured config times.
+
+The trees predict log(latency): configs of one layer differ by factors, and a relative
+error is what choosing the fastest needs. A model file is XGBoost's JSON with Spio's
+metadata (pass, GPU, its limits, feature names) stored as a booster attribute, so one
+file is the whole model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+from ._data import ConfigTime
+from ._features import GpuLimits, feature_matrix, feature_names
+from ._passes import kernel_pass
+
+#: Version of the model file's metadata; a file of another version is refused.
+FORMAT_VERSION = 1
+_META_KEY = "spio_perfmodel"
+
+
+@dataclass(frozen=True)
+class TrainingOptions:
+    """XGBoost settings. The defaults fit a few thousand rows in seconds on two cores."""
+
+    rounds: int = 400
+    max_depth: int = 7
+    learning_rate: float = 0.06
+    subsample: float = 0.85
+    colsample_bytree: float = 0.85
+    min_child_weight: float = 1.0
+    seed: int = 0
+    threads: int = 0  # 0: XGBoost's default (all cores)
+
+    def xgboost_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "objective": "reg:squarederror",
+            "max_depth": self.max_depth,
+            "eta": self.learning_rate,
+            "subsample": self.subsample,
+            "colsample_bytree": self.colsample_bytree,
+            "min_child_weight": self.min_child_weight,
+            "seed": self.seed,
+            "tree_method": "hist",
+        }
+        if self.threads:
+            params["nthread"] = self.threads
+        return params
+
+
+class LatencyModel:
+    """Predicted latencies of one pass's configs on one GPU; picks the fastest config."""
+
+    def __init__(self, booster: Any, pass_name: str, gpu: str, limits: GpuLimits) -> None:
+        self._booster = booster
+        self.pass_name = kernel_pass(pass_name).name
+        self.gpu = gpu
+        self.limits = limits
+
+    @classmethod
+    def train(
+        cls,
+        rows: Sequence[ConfigTime],
+        limits: GpuLimits | None = None,
+        options: TrainingOptions | None = None,
+    ) -> LatencyModel:
+        """Fit a model to rows, all of one pass and one GPU.
+
+        Raises:
+            ValueError: no rows, or rows of several passes or GPUs (a model is per pass and
+                GPU: select them first, LatencyTable.select).
+        """
+        import xgboost
+
+        if not rows:
+            raise ValueError("no rows to train on")
+        passes = {row.pass_name for row in rows}
+        gpus = {row.gpu for row in rows}
+        if len(passes) > 1 or len(gpus) > 1:
+            raise ValueError(
+                f"a model is trained on one pass and one GPU; rows have passes {sorted(passes)} "
+                f"and GPUs {sorted(gpus)}"
+            )
+        pass_name, gpu = passes.pop(), gpus.pop()
+        limits = limits or GpuLimits()
+        features, targets = _training_arrays(rows, pass_name, limits)
+        matrix = xgboost.DMatrix(
+            features, label=targets, feature_names=list(feature_names(pass_name))
+        )
+        options = options or TrainingOptions()
+        booster = xgboost.train(options.xgboost_params(), matrix, num_boost_round=options.rounds)
+        return cls(booster, pass_name, gpu, limits)
+
+    def predict_us(self, params: Conv2dGw8Params, configs: Sequence[Any]) -> np.ndarray:
+        """Predicted latency in microseconds of each config on the layer params."""
+        if not configs:
+            return np.zeros(0)
+        features = feature_matrix(self.pass_name, params, configs, self.limits)
+        return np.exp(self._booster.inplace_predict(features))
+
+    def best_config(self, params: Conv2dGw8Params, configs: Sequence[Any] | None = None) -> Any:
+        """The config with the lowest predicted latency on params: among configs, else the
+        pass's whole config space for params. ValueError where there is none."""
+        candidates = (
+            list(configs)
+            if configs is not None
+            else kernel_pass(self.pass_name).config_space(params)
+        )
+        if not candidates:
+            raise ValueError(f"no {self.pass_name} config fits {params}")
+        return candidates[int(np.argmin(self.predict_us(params, candidates)))]
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model to path (XGBoost JSON; the file name should end in .json)."""
+        path = Path(path)
+        meta = {
+            "format": FORMAT_VERSION,
+            "pass": self.pass_name,
+            "gpu": self.gpu,
+            "limits": dataclasses.asdict(self.limits),
+            "features": list(feature_names(self.pass_name)),
+        }
+        self._booster.set_attr(**{_META_KEY: json.dumps(meta)})
+        self._booster.save_model(str(path))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> LatencyModel:
+        """Read a model written by save.
+
+        Raises:
+            FileNotFoundError: no file at path.
+            ValueError: not a Spio latency model, another format version, or features that
+                differ from this version's for its pass (retrain it).
+        """
+        import xgboost
+
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no latency model at {path}")
+        booster = xgboost.Booster()
+        try:
+            booster.load_model(str(path))
+        except xgboost.core.XGBoostError as error:
+            raise ValueError(f"{path} is not an XGBoost model file: {error}") from error
+        text = booster.attr(_META_KEY)
+        if text is None:
+            raise ValueError(f"{path} is an XGBoost model without Spio's metadata")
+        meta = json.loads(text)
+        if meta.get("format") != FORMAT_VERSION:
+            raise ValueError(
+                f"{path} has model format {meta.get('format')!r}; this spio-perfmodel reads "
+                f"format {FORMAT_VERSION}"
+            )
+        pass_name = meta["pass"]
+        if tuple(meta["features"]) != feature_names(pass_name):
+            raise ValueError(
+                f"{path} was trained on other features than this spio-perfmodel computes for "
+                f"{pass_name}; retrain it"
+            )
+        return cls(booster, pass_name, meta["gpu"], GpuLimits(**meta["limits"]))
+
+
+def _training_arrays(
+    rows: Sequence[ConfigTime], pass_name: str, limits: GpuLimits
+) -> tuple[np.ndarray, np.ndarray]:
+    """Features and log latencies of rows, built a layer at a time."""
+    by_layer: dict[Conv2dGw8Params, list[ConfigTime]] = {}
+    for row in rows:
+        by_layer.setdefault(row.params, []).append(row)
+    blocks = []
+    targets = []
+    for params, layer_rows in by_layer.items():
+        blocks.append(feature_matrix(pass_name, params, [row.config for row in layer_rows], limits))
+        targets.append(np.log([row.median_us for row in layer_rows]))
+    return np.concatenate(blocks), np.concatenate(targets)

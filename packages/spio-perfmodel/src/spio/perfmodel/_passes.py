@@ -1,0 +1,64 @@
+"""The kernel passes a latency model can choose configs for, and what each needs from spio-kernels.
+
+A pass is a config dataclass plus the spec functions of its kernel: the config space of a
+layer, the launch geometry of a config, the validity check and the heuristic default (what
+the model is measured against). dgrad runs fprop's kernel on converted params; its spec
+module does the conversion, so every function here takes the layer's own params.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from spio.kernels.conv2d_gw8 import FpropConfig, WgradConfig, dgrad_spec, fprop_spec, wgrad_spec
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+
+@dataclass(frozen=True)
+class KernelPass:
+    """One pass of conv2d_gw8 as the latency model sees it."""
+
+    name: str
+    config_type: type
+    config_space: Callable[[Conv2dGw8Params], list[Any]]
+    launch_geometry: Callable[[Conv2dGw8Params, Any], Any]
+    check_config: Callable[[Conv2dGw8Params, Any], None]
+    default_config: Callable[[Conv2dGw8Params, int], Any]
+
+
+PASSES: dict[str, KernelPass] = {
+    "fprop": KernelPass(
+        "fprop",
+        FpropConfig,
+        fprop_spec.config_space,
+        fprop_spec.launch_geometry,
+        fprop_spec.check_config,
+        fprop_spec.default_config,
+    ),
+    "dgrad": KernelPass(
+        "dgrad",
+        FpropConfig,
+        dgrad_spec.config_space,
+        dgrad_spec.launch_geometry,
+        dgrad_spec.check_config,
+        dgrad_spec.default_config,
+    ),
+    "wgrad": KernelPass(
+        "wgrad",
+        WgradConfig,
+        wgrad_spec.config_space,
+        wgrad_spec.launch_geometry,
+        wgrad_spec.check_config,
+        wgrad_spec.default_config,
+    ),
+}
+
+
+def kernel_pass(name: str) -> KernelPass:
+    """Return the pass called name; ValueError names the passes there are."""
+    try:
+        return PASSES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"pass must be one of {sorted(PASSES)}, got {name!r}") from None

@@ -1,0 +1,62 @@
+"""The spio-perfmodel command: evaluate, train, pick."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+
+import pytest
+from synthetic import LAYERS, synthetic_rows
+
+from spio.perfmodel._cli import main
+
+
+def _write_times(path: Path, pass_name: str) -> None:
+    rows = synthetic_rows(pass_name, LAYERS[:4], per_layer=40)
+    fields = [f.name for f in dataclasses.fields(rows[0].config)]
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["gpu", "shape", "n", "c", "h", "w", "r", "s", "padding", "dtype",
+                         "timing", "pass_name", *fields, "median_us"])  # fmt: skip
+        for row in rows:
+            p = row.params
+            writer.writerow([
+                row.gpu, f"{p.n}x{p.c}x{p.h}x{p.w}", p.n, p.c, p.h, p.w, p.r, p.s,
+                " ".join(map(str, p.padding)), p.dtype, "graph", pass_name,
+                *dataclasses.astuple(row.config), row.median_us,
+            ])  # fmt: skip
+
+
+def test_train_then_pick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    times = tmp_path / "times.csv"
+    _write_times(times, "wgrad")
+    model = tmp_path / "wgrad.json"
+    main(["train", str(times), "--pass", "wgrad", "--out", str(model)])
+    assert "trained a wgrad model for Synthetic GPU on 160 configs of 4 layers" in (
+        capsys.readouterr().out
+    )
+    main(["pick", str(model), "64x64x32x32"])
+    out = capsys.readouterr().out
+    assert out.startswith("WgradConfig(")
+    assert "predicted" in out
+
+
+def test_evaluate_prints_the_regret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    times = tmp_path / "times.csv"
+    _write_times(times, "fprop")
+    main(["evaluate", str(times), "--pass", "fprop", "--folds", "2"])
+    out = capsys.readouterr().out
+    assert "fprop: 4 held-out layers" in out
+    assert "model regret: median" in out
+
+
+def test_errors_exit_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["pick", str(tmp_path / "none.json"), "8x64x8x8"])
+    assert exit_info.value.code == 2
+    assert "no latency model at" in capsys.readouterr().err
+    times = tmp_path / "times.csv"
+    _write_times(times, "fprop")
+    with pytest.raises(SystemExit, match="no wgrad rows"):
+        main(["evaluate", str(times), "--pass", "wgrad"])

@@ -1,0 +1,91 @@
+"""read_config_times: the bench's config-times CSVs, old and new, and rows left out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spio.kernels.conv2d_gw8 import FpropConfig, WgradConfig
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.perfmodel import layer_key, read_config_times
+
+NEW_HEADER = (
+    "gpu,shape,n,c,h,w,r,s,padding,dtype,timing,pass_name,"
+    "block_q,block_g,warp_g,block_p,prefetch,block_n,walk_n,image_sync,median_us\n"
+)
+
+
+def test_new_format_rows_carry_the_whole_layer(tmp_path: Path) -> None:
+    path = tmp_path / "times.csv"
+    path.write_text(
+        NEW_HEADER + "H200,16x64x20x20,16,64,20,20,5,3,2 2 1 1,bfloat16,graph,"
+        "wgrad,16,4,1,16,1,4,1,True,12.5\n"
+    )
+    table = read_config_times(path)
+    assert table.skipped == ()
+    (row,) = table.rows
+    assert row.params == Conv2dGw8Params(16, 64, 20, 20, 5, 3, (2, 2, 1, 1), "bfloat16")
+    assert row.config == WgradConfig(16, 4, 1, 16, 1, 4, 1, image_sync=True)
+    assert (row.gpu, row.pass_name, row.median_us, row.timing) == ("H200", "wgrad", 12.5, "graph")
+    assert layer_key(row.params) == "16x64x20x20 5x3 pad 2 2 1 1 bfloat16"
+
+
+def test_old_files_read_as_3x3_padding_1_float16_loop_timing(tmp_path: Path) -> None:
+    path = tmp_path / "old.csv"
+    path.write_text(
+        "gpu,shape,pass_name,block_q,block_g,warp_g,block_p,prefetch,block_n,median_us\n"
+        "H200,32x64x64x64,wgrad,16,4,1,16,1,4,13.1\n"
+        "gpu,shape,pass_name,block_q,block_g,warp_g,warp_q16,block_p,prefetch,mma_k,median_us\n"
+    )
+    table = read_config_times(path)
+    (row,) = table.rows
+    assert row.params == Conv2dGw8Params.make(32, 64, 64, 64)
+    assert row.config == WgradConfig(16, 4, 1, 16, 1, 4)  # walk_n 1, no image_sync
+    assert row.timing == "loop"
+    # A repeated header line is not a row: it is left out and named.
+    assert len(table.skipped) == 1
+    assert f"{path}:3:" in table.skipped[0]
+
+
+def test_rows_the_kernel_no_longer_accepts_are_listed_not_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "times.csv"
+    path.write_text(
+        "gpu,shape,pass_name,block_q,block_g,warp_g,warp_q16,block_p,prefetch,mma_k,median_us\n"
+        "H200,8x64x16x16,fprop,32,8,2,2,16,2,16,5.0\n"
+        "H200,8x64x16x16,fprop,24,8,2,2,16,2,16,5.0\n"  # block_q not a multiple of 16
+        "H200,8x64x16x16,fprop,32,8,2,2,16,2,16,-1\n"
+        "H200,8x64x16x16,flop,32,8,2,2,16,2,16,5.0\n"
+    )
+    table = read_config_times([path])
+    assert [row.config for row in table.rows] == [FpropConfig(32, 8, 2, 2, 16, 2, 16)]
+    assert [line.split(": ", 1)[0] for line in table.skipped] == [
+        f"{path}:3",
+        f"{path}:4",
+        f"{path}:5",
+    ]
+    assert "median_us must be positive" in table.skipped[1]
+    assert "pass must be one of" in table.skipped[2]
+
+
+def test_a_file_without_the_columns_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "bench.csv"
+    path.write_text("gpu,shape,contender,median_us\n")
+    with pytest.raises(ValueError, match=r"bench\.csv is not a config-times CSV.*pass_name"):
+        read_config_times(path)
+
+
+def test_select_and_group_by_layer(tmp_path: Path) -> None:
+    path = tmp_path / "times.csv"
+    path.write_text(
+        "gpu,shape,pass_name,block_q,block_g,warp_g,warp_q16,block_p,prefetch,mma_k,median_us\n"
+        "A,8x64x16x16,fprop,32,8,2,2,16,2,16,5.0\n"
+        "B,8x64x16x16,fprop,32,8,2,2,16,2,16,6.0\n"
+        "A,8x64x16x16,dgrad,32,8,2,2,16,2,16,7.0\n"
+        "A,4x64x16x16,fprop,32,8,2,2,16,2,16,3.0\n"
+    )
+    table = read_config_times(path)
+    fprop_a = table.select("fprop", "A")
+    assert [row.median_us for row in fprop_a.rows] == [5.0, 3.0]
+    assert [layer_key(p) for p in fprop_a.by_layer()] == ["8x64x16x16", "4x64x16x16"]
+    assert len(table.select("fprop").rows) == 3

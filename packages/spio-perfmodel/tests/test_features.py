@@ -1,0 +1,50 @@
+"""feature_matrix: one row per config, columns named by feature_names, from the kernel specs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.perfmodel import PASSES, GpuLimits, feature_matrix, feature_names
+
+LAYER = Conv2dGw8Params.make(128, 64, 64, 64)
+
+
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_columns_match_the_names_and_the_specs(pass_name: str) -> None:
+    spec = PASSES[pass_name]
+    configs = spec.config_space(LAYER)[::37]
+    matrix = feature_matrix(pass_name, LAYER, configs)
+    names = feature_names(pass_name)
+    assert matrix.shape == (len(configs), len(names))
+    assert matrix.dtype == np.float32
+    column = {name: matrix[:, i] for i, name in enumerate(names)}
+    for i, config in enumerate(configs):
+        geometry = spec.launch_geometry(LAYER, config)
+        assert column["blocks"][i] == geometry.grid
+        assert column["warps_per_block"][i] == geometry.block / 32
+        for field in dataclasses.fields(config):
+            assert column[field.name][i] == float(getattr(config, field.name))
+    assert np.all(column["n"] == 128)
+    assert np.all(column["compulsory_mb"] > 134)
+
+
+def test_waves_follow_the_gpu() -> None:
+    configs = PASSES["fprop"].config_space(LAYER)[:5]
+    names = feature_names("fprop")
+    waves = names.index("waves")
+    big = feature_matrix("fprop", LAYER, configs, GpuLimits(sm_count=132))[:, waves]
+    small = feature_matrix("fprop", LAYER, configs, GpuLimits(sm_count=66))[:, waves]
+    np.testing.assert_allclose(small, 2 * big, rtol=1e-6)
+
+
+def test_no_configs_give_an_empty_matrix() -> None:
+    assert feature_matrix("wgrad", LAYER, []).shape == (0, len(feature_names("wgrad")))
+
+
+def test_unknown_pass_is_named() -> None:
+    with pytest.raises(ValueError, match="pass must be one of"):
+        feature_names("bprop")

@@ -1,0 +1,84 @@
+"""LatencyModel: training, choosing configs for unseen layers, saving and loading."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synthetic import GPU, LAYERS, synthetic_rows
+
+from spio.perfmodel import PASSES, ConfigTime, GpuLimits, LatencyModel, TrainingOptions, evaluate
+
+FAST = TrainingOptions(rounds=150, threads=2)
+
+
+@pytest.mark.parametrize("pass_name", ["fprop", "wgrad"])
+def test_picks_for_unseen_layers_are_near_the_best(pass_name: str) -> None:
+    rows = synthetic_rows(pass_name, LAYERS, per_layer=120)
+    evaluation = evaluate(rows, folds=5, options=FAST)
+    assert len(evaluation.layers) == len(LAYERS)
+    assert evaluation.median_regret < 0.03, evaluation.report()
+    assert evaluation.p95_regret < 0.15, evaluation.report()
+
+
+def test_the_regret_check_fails_a_model_that_learned_nothing() -> None:
+    # The thresholds above can fail: the same rows with their times shuffled among them
+    # teach a model nothing about configs, and its picks fall far from the best.
+    rows = synthetic_rows("fprop", LAYERS, per_layer=120)
+    times = [row.median_us for row in rows]
+    random.Random(1).shuffle(times)
+    shuffled = [
+        ConfigTime(row.gpu, row.pass_name, row.params, row.config, us)
+        for row, us in zip(rows, times, strict=True)
+    ]
+    evaluation = evaluate(shuffled, folds=5, options=FAST)
+    assert evaluation.p95_regret > 0.15, evaluation.report()
+
+
+def test_save_and_load_give_the_same_predictions(tmp_path: Path) -> None:
+    rows = synthetic_rows("wgrad", LAYERS[:4], per_layer=80)
+    model = LatencyModel.train(rows, GpuLimits(sm_count=114), FAST)
+    path = model.save(tmp_path / "wgrad.json")
+    loaded = LatencyModel.load(path)
+    assert (loaded.pass_name, loaded.gpu, loaded.limits) == ("wgrad", GPU, GpuLimits(sm_count=114))
+    layer = LAYERS[5]
+    configs = PASSES["wgrad"].config_space(layer)[:50]
+    np.testing.assert_allclose(loaded.predict_us(layer, configs), model.predict_us(layer, configs))
+    assert loaded.best_config(layer) == model.best_config(layer)
+
+
+def test_training_takes_one_pass_and_one_gpu() -> None:
+    rows = synthetic_rows("fprop", LAYERS[:2], per_layer=10)
+    other = [ConfigTime("Other GPU", r.pass_name, r.params, r.config, r.median_us) for r in rows]
+    with pytest.raises(ValueError, match="one pass and one GPU"):
+        LatencyModel.train(rows + other)
+    with pytest.raises(ValueError, match="no rows"):
+        LatencyModel.train([])
+
+
+def test_load_refuses_what_is_not_a_model_of_this_version(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no latency model"):
+        LatencyModel.load(tmp_path / "missing.json")
+    junk = tmp_path / "junk.json"
+    junk.write_text("not a model")
+    with pytest.raises(ValueError, match="not an XGBoost model"):
+        LatencyModel.load(junk)
+    model = LatencyModel.train(synthetic_rows("fprop", LAYERS[:2], per_layer=20), options=FAST)
+    path = model.save(tmp_path / "fprop.json")
+    document = json.loads(path.read_text())
+    attributes = document["learner"]["attributes"]
+    meta = json.loads(attributes["spio_perfmodel"])
+    meta["format"] = 99
+    attributes["spio_perfmodel"] = json.dumps(meta)
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match="model format 99"):
+        LatencyModel.load(path)
+
+
+def test_best_config_without_candidates_names_the_layer() -> None:
+    model = LatencyModel.train(synthetic_rows("fprop", LAYERS[:2], per_layer=20), options=FAST)
+    with pytest.raises(ValueError, match="no fprop config fits"):
+        model.best_config(LAYERS[0], [])
