@@ -3,6 +3,11 @@
     spio-perfmodel evaluate TIMES.csv ... --pass wgrad [--gpu NAME] [--folds 5]
     spio-perfmodel train TIMES.csv ... --pass wgrad --out wgrad.json [--gpu NAME] [--sm-count 132]
     spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
+    spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--loop]
+    spio-perfmodel layers [--layers 24] [--seed 0]
+
+collect times a campaign of layers on this machine's GPU (see _campaign; it needs torch
+and spio-kernels[bench]); layers prints the campaign's layers without timing anything.
 
 TIMES.csv files are written by `python -m spio.kernels.bench conv2d_gw8 --all-configs --out DIR`.
 """
@@ -16,7 +21,8 @@ from collections.abc import Sequence
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
-from ._data import LatencyTable, read_config_times
+from ._campaign import campaign_layers, collect
+from ._data import LatencyTable, layer_key, read_config_times
 from ._evaluate import evaluate
 from ._features import GpuLimits
 from ._model import LatencyModel
@@ -66,6 +72,17 @@ def _pick(args: argparse.Namespace) -> None:
     print(f"{config} (predicted {predicted:.1f} us on {model.gpu}; chosen in {elapsed_ms:.1f} ms)")
 
 
+def _layers(args: argparse.Namespace) -> None:
+    for layer in campaign_layers(args.layers, args.seed):
+        print(layer_key(layer))
+
+
+def _collect(args: argparse.Namespace) -> None:
+    layers = campaign_layers(args.layers, args.seed)
+    timed = collect(args.out, layers, args.configs, args.passes, graph=not args.loop)
+    print(f"timed {len(timed)} of {len(layers)} layers (the rest were in {args.out} already)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spio-perfmodel", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -89,14 +106,37 @@ def _parser() -> argparse.ArgumentParser:
     pick.add_argument("--s", type=int, default=3)
     pick.add_argument("--pad", type=int, default=1)
     pick.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"))
+    for name, helper in (("collect", "time a campaign of layers (GPU)"), ("layers", "list it")):
+        sub = commands.add_parser(name, help=helper)
+        sub.add_argument("--layers", type=_positive, default=24, help="layers in the campaign")
+        sub.add_argument("--seed", type=int, default=0)
+        if name == "collect":
+            sub.add_argument("--out", required=True, help="directory of the config-times CSVs")
+            sub.add_argument("--configs", type=_positive, default=40, help="sampled per pass")
+            sub.add_argument("--passes", nargs="+", default=sorted(PASSES), choices=sorted(PASSES))
+            sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive int, got {text}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the spio-perfmodel command line."""
     args = _parser().parse_args(argv)
     try:
-        {"evaluate": _evaluate, "train": _train, "pick": _pick}[args.command](args)
+        commands = {
+            "evaluate": _evaluate,
+            "train": _train,
+            "pick": _pick,
+            "collect": _collect,
+            "layers": _layers,
+        }
+        commands[args.command](args)
     except (ValueError, FileNotFoundError) as error:
         print(f"spio-perfmodel: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -1,0 +1,105 @@
+"""Collecting training data: which layers to time, and timing them with the benchmark.
+
+A campaign is a seeded sample of layers over the ranges Spio's targets name (C from 64 to
+1024, H = W from 7 to 112, N from 1 to 512, R = S of 1, 3, 5 or 7, fp16 and some bf16), with
+the benchmark's standard layers always in. Each layer's passes are timed on a sample of
+their configs (`spio.kernels.bench --all-configs --sample-configs K`), because every config
+compiles separately per layer: the full spaces of a few dozen layers would take hours of GPU
+time, a sample of 40 a few minutes. The rows go to the benchmark's per-pass config-times
+CSVs in one directory; a layer already there is skipped, so an interrupted campaign resumes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+from ._data import read_config_times
+from ._passes import PASSES
+
+CHANNELS = (64, 128, 256, 512, 1024)
+SIDES = (7, 8, 14, 16, 28, 32, 56, 64, 112)
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+#: Filter sizes, 3 x 3 most often (what ConvNets mostly use).
+FILTERS = (1, 3, 3, 3, 5, 7)
+#: Largest activation tensor a sampled layer may have (bytes): bounds a layer's timing.
+MAX_ACTIVATION_BYTES = 256 * 2**20
+#: Layers every campaign times: the targets' layers (TARGETS.md).
+STANDARD_LAYERS = (
+    Conv2dGw8Params.make(128, 64, 64, 64),
+    Conv2dGw8Params.make(256, 64, 64, 64),
+    Conv2dGw8Params.make(32, 64, 64, 64),
+    Conv2dGw8Params.make(64, 128, 32, 32),
+    Conv2dGw8Params.make(64, 1024, 16, 16),
+    Conv2dGw8Params.make(128, 256, 14, 14),
+)
+
+
+def campaign_layers(count: int, seed: int = 0) -> list[Conv2dGw8Params]:
+    """The standard layers, then sampled ones up to count in all (deterministic in seed)."""
+    if count < 1:
+        raise ValueError(f"count must be at least 1, got {count}")
+    rng = random.Random(seed)
+    layers = dict.fromkeys(STANDARD_LAYERS[:count])
+    attempts = 0
+    while len(layers) < count:
+        attempts += 1
+        if attempts > 1000 * count:
+            raise ValueError(f"could not sample {count} distinct layers")
+        n, c, side = rng.choice(BATCHES), rng.choice(CHANNELS), rng.choice(SIDES)
+        if n * c * side * side * 2 > MAX_ACTIVATION_BYTES:
+            continue
+        extent = rng.choice(FILTERS)
+        extent = min(extent, side)  # a filter no larger than the image
+        dtype = "bfloat16" if rng.random() < 0.15 else "float16"
+        layer = Conv2dGw8Params.make(n, c, side, side, r=extent, s=extent, padding=extent // 2,
+                                     dtype=dtype)  # fmt: skip
+        layers[layer] = None
+    return list(layers)
+
+
+def layers_done(out_dir: Path, passes: Sequence[str]) -> set[Conv2dGw8Params]:
+    """Layers with rows of every pass in out_dir's config-times CSVs."""
+    done: set[Conv2dGw8Params] | None = None
+    for pass_name in passes:
+        path = out_dir / f"conv2d_gw8_configs_{pass_name}.csv"
+        have = set(read_config_times(path).select(pass_name).by_layer()) if path.exists() else set()
+        done = have if done is None else done & have
+    return done or set()
+
+
+def collect(
+    out_dir: str | Path,
+    layers: Sequence[Conv2dGw8Params],
+    configs_per_layer: int,
+    passes: Sequence[str] = tuple(PASSES),
+    graph: bool = True,
+) -> list[Conv2dGw8Params]:
+    """Time each layer's passes on a sample of configs_per_layer configs (plus the default)
+    with the benchmark, into out_dir; return the layers timed now (not those already there).
+
+    Needs a GPU, torch and the benchmark's dependencies (spio-kernels[bench]). graph times
+    replays of CUDA graphs (the GPU's time; the benchmark's --cuda-graph).
+    """
+    from spio.kernels.conv2d_gw8 import bench
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done = layers_done(out, passes)
+    todo = [layer for layer in layers if layer not in done]
+    # One benchmark run per filter, padding and dtype: it takes those once for all shapes.
+    groups: dict[tuple[int, int, tuple[int, ...], str], list[Conv2dGw8Params]] = {}
+    for layer in todo:
+        groups.setdefault((layer.r, layer.s, layer.padding, layer.dtype), []).append(layer)
+    for (r, s, padding, dtype), group in groups.items():
+        argv = ["--shapes", *(f"{p.n}x{p.c}x{p.h}x{p.w}" for p in group)]
+        argv += ["--r", str(r), "--s", str(s), "--pad", *(str(v) for v in padding)]
+        argv += ["--dtype", dtype, "--passes", *passes, "--all-configs"]
+        argv += ["--sample-configs", str(configs_per_layer), "--out", str(out)]
+        if graph:
+            argv.append("--cuda-graph")
+        bench.main(argv)
+    return todo

@@ -1,0 +1,80 @@
+"""Campaigns: the sampled layers, and collect's runs of the benchmark (faked: no GPU here)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from spio.kernels.conv2d_gw8 import bench
+from spio.perfmodel._campaign import (
+    MAX_ACTIVATION_BYTES,
+    STANDARD_LAYERS,
+    campaign_layers,
+    collect,
+    layers_done,
+)
+
+
+def test_layers_are_deterministic_distinct_and_bounded() -> None:
+    layers = campaign_layers(40, seed=3)
+    assert layers == campaign_layers(40, seed=3)
+    assert layers != campaign_layers(40, seed=4)
+    assert len(set(layers)) == 40
+    assert layers[: len(STANDARD_LAYERS)] == list(STANDARD_LAYERS)
+    for layer in layers:
+        assert layer.n * layer.c * layer.h * layer.w * 2 <= MAX_ACTIVATION_BYTES
+        assert layer.r == layer.s <= layer.h
+        assert layer.padding == (layer.r // 2,) * 4
+    assert campaign_layers(2) == list(STANDARD_LAYERS[:2])
+    with pytest.raises(ValueError, match="count must be at least 1"):
+        campaign_layers(0)
+
+
+def _fake_bench(calls: list[list[str]]):  # type: ignore[no-untyped-def]
+    """A bench.main that records its argv and writes one wgrad row per shape."""
+
+    def main(argv: list[str]) -> None:
+        calls.append(argv)
+        args = bench.parse_args(argv)
+        out = Path(args.out)
+        for pass_name in args.passes:
+            path = out / f"conv2d_gw8_configs_{pass_name}.csv"
+            new = not path.exists()
+            with path.open("a", newline="") as f:
+                writer = csv.writer(f)
+                fields = ["block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n"]
+                layer = ["gpu", "shape", "n", "c", "h", "w", "r", "s", "padding", "dtype"]
+                if new:
+                    writer.writerow([*layer, "timing", "pass_name", *fields, "median_us"])
+                for shape in args.shapes:
+                    n, c, h, w = shape.split("x")
+                    pad = " ".join(str(v) for v in args.padding)
+                    writer.writerow(["G", shape, n, c, h, w, args.r, args.s, pad, args.dtype,
+                                     "graph", pass_name, 16, 1, 1, 8, 1, 1, 9.0])  # fmt: skip
+
+    return main
+
+
+def test_collect_groups_layers_by_filter_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[list[str]] = []
+    monkeypatch.setattr(bench, "main", _fake_bench(calls))
+    layers = campaign_layers(12, seed=1)
+    timed = collect(tmp_path, layers, 5, passes=("wgrad",))
+    assert timed == layers
+    filters = {(layer.r, layer.padding, layer.dtype) for layer in layers}
+    assert len(calls) == len(filters)
+    for argv in calls:
+        assert argv[argv.index("--sample-configs") + 1] == "5"
+        assert "--cuda-graph" in argv
+        assert "--all-configs" in argv
+    assert layers_done(tmp_path, ["wgrad"]) == set(layers)
+    # A second run finds every layer done and runs nothing.
+    calls.clear()
+    assert collect(tmp_path, layers, 5, passes=("wgrad",)) == []
+    assert calls == []
+    # A pass with no file yet means no layer is done for it.
+    assert layers_done(tmp_path, ["wgrad", "fprop"]) == set()
