@@ -60,3 +60,13 @@ def test_errors_exit_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixtur
     _write_times(times, "fprop")
     with pytest.raises(SystemExit, match="no wgrad rows"):
         main(["evaluate", str(times), "--pass", "wgrad"])
+    # Rows of two versions of the kernels: the command asks which.
+    text = times.read_text().splitlines()
+    header = text[0].replace("timing,", "timing,kernel,")
+    rows = [line.replace(",graph,", ",graph,aaaaaaaaaaaa,", 1) for line in text[1:]]
+    rows[0] = rows[0].replace("aaaaaaaaaaaa", "bbbbbbbbbbbb")
+    times.write_text("\n".join([header, *rows]) + "\n")
+    with pytest.raises(SystemExit, match=r"several versions of the kernels.*--kernel"):
+        main(["train", str(times), "--pass", "fprop", "--out", str(tmp_path / "m.json")])
+    main(["evaluate", str(times), "--pass", "fprop", "--kernel", "aaaaaaaaaaaa", "--folds", "2"])
+    assert "model regret" in capsys.readouterr().out

@@ -11,7 +11,7 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from spio.perfmodel import layer_key, read_config_times
 
 NEW_HEADER = (
-    "gpu,shape,n,c,h,w,r,s,padding,dtype,timing,pass_name,"
+    "gpu,shape,n,c,h,w,r,s,padding,dtype,timing,kernel,pass_name,"
     "block_q,block_g,warp_g,block_p,prefetch,block_n,walk_n,image_sync,median_us\n"
 )
 
@@ -19,7 +19,7 @@ NEW_HEADER = (
 def test_new_format_rows_carry_the_whole_layer(tmp_path: Path) -> None:
     path = tmp_path / "times.csv"
     path.write_text(
-        NEW_HEADER + "H200,16x64x20x20,16,64,20,20,5,3,2 2 1 1,bfloat16,graph,"
+        NEW_HEADER + "H200,16x64x20x20,16,64,20,20,5,3,2 2 1 1,bfloat16,graph,0123456789ab,"
         "wgrad,16,4,1,16,1,4,1,True,12.5\n"
     )
     table = read_config_times(path)
@@ -28,6 +28,9 @@ def test_new_format_rows_carry_the_whole_layer(tmp_path: Path) -> None:
     assert row.params == Conv2dGw8Params(16, 64, 20, 20, 5, 3, (2, 2, 1, 1), "bfloat16")
     assert row.config == WgradConfig(16, 4, 1, 16, 1, 4, 1, image_sync=True)
     assert (row.gpu, row.pass_name, row.median_us, row.timing) == ("H200", "wgrad", 12.5, "graph")
+    assert row.kernel == "0123456789ab"
+    assert table.select("wgrad", kernel="0123456789ab").rows == (row,)
+    assert table.select("wgrad", kernel="ba9876543210").rows == ()
     assert layer_key(row.params) == "16x64x20x20 5x3 pad 2 2 1 1 bfloat16"
 
 
@@ -42,7 +45,7 @@ def test_old_files_read_as_3x3_padding_1_float16_loop_timing(tmp_path: Path) -> 
     (row,) = table.rows
     assert row.params == Conv2dGw8Params.make(32, 64, 64, 64)
     assert row.config == WgradConfig(16, 4, 1, 16, 1, 4)  # walk_n 1, no image_sync
-    assert row.timing == "loop"
+    assert (row.timing, row.kernel) == ("loop", "")  # the kernels' version is unknown
     # A repeated header line is not a row: it is left out and named.
     assert len(table.skipped) == 1
     assert f"{path}:3:" in table.skipped[0]

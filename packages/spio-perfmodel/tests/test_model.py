@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -57,6 +58,9 @@ def test_training_takes_one_pass_and_one_gpu() -> None:
         LatencyModel.train(rows + other)
     with pytest.raises(ValueError, match="no rows"):
         LatencyModel.train([])
+    newer = [dataclasses.replace(row, kernel="0123456789ab") for row in rows]
+    with pytest.raises(ValueError, match=r"2 versions of the kernels \['\(unknown\)', '0123"):
+        LatencyModel.train(rows + newer)
 
 
 def test_load_refuses_what_is_not_a_model_of_this_version(tmp_path: Path) -> None:

@@ -11,13 +11,23 @@ from typing import Any
 import numpy as np
 import pytest
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig
-from spio.kernels.conv2d_gw8.bench import CSV_NAME, DEFAULT_SHAPES, JSON_NAME, parse_args
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, WgradConfig
+from spio.kernels.conv2d_gw8.bench import (
+    CONFIGS_CSV_NAME,
+    CSV_NAME,
+    DEFAULT_SHAPES,
+    JSON_NAME,
+    parse_args,
+    sample_configs,
+)
 from spio.kernels.conv2d_gw8.bench_results import (
     COLUMNS,
+    CONFIG_TIMES_LAYER_COLUMNS,
     BenchRow,
     bandwidth_figure,
     contender_rows,
+    padding_text,
+    parse_padding,
     plot_filename,
     read_csv,
     read_json,
@@ -26,6 +36,7 @@ from spio.kernels.conv2d_gw8.bench_results import (
     write_csv,
     write_json,
 )
+from spio.kernels.conv2d_gw8.sources_digest import sources_digest
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _RUN: dict[str, Any] = {
@@ -199,6 +210,10 @@ def test_parse_args_batch_sweep_and_out(tmp_path: Path) -> None:
         (["--shapes", "4x60x8x8"], "c must be a multiple of 8"),
         (["--shapes", "4x64x8"], "a shape must be 4 positive integers"),
         (["--launches", "5"], "--launches >= 20"),
+        (["--sample-configs", "8"], "--sample-configs goes with --all-configs"),
+        (["--all-configs", "--sample-configs", "0"], "--sample-configs must be >= 1, got 0"),
+        (["--all-configs", "--sample-configs", "-3"], "--sample-configs must be >= 1, got -3"),
+        (["--all-configs", "--sample-configs", "x"], "--sample-configs: invalid int value: 'x'"),
     ],
 )
 def test_parse_args_bad_input_is_a_clear_error(
@@ -288,15 +303,222 @@ def test_main_writes_csv_json_and_a_png_per_pass(
         assert f"wrote {png}" in printed
 
 
-def test_config_times_append_under_one_header(tmp_path: Path) -> None:
+def test_config_times_describe_the_layer_and_append_under_one_header(tmp_path: Path) -> None:
     path = tmp_path / "configs.csv"
+    big = Conv2dGw8Params.make(128, 64, 64, 64)
+    small = Conv2dGw8Params.make(32, 64, 56, 48, r=5, s=3, padding=(2, 1), dtype="bfloat16")
     first = {FpropConfig(): 40.0, FpropConfig(block_p=32): 39.5}
-    write_config_times("GPU", "fprop", "128x64x64x64", first, path)
-    write_config_times("GPU", "dgrad", "32x64x64x64", {FpropConfig(mma_k=8): 10.25}, path)
-    rows = list(csv.DictReader(path.open()))
-    assert len(rows) == 3
-    assert [r["pass_name"] for r in rows] == ["fprop", "fprop", "dgrad"]
-    assert rows[1]["shape"] == "128x64x64x64"
-    assert rows[1]["block_p"] == "32"
-    assert rows[2]["mma_k"] == "8"
-    assert float(rows[2]["median_us"]) == 10.25
+    write_config_times("GPU", "fprop", big, first, path, timing="loop")
+    write_config_times("GPU", "dgrad", small, {FpropConfig(mma_k=16): 10.25}, path, timing="graph")
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+    config_fields = [field.name for field in dataclasses.fields(FpropConfig)]
+    assert reader.fieldnames == [
+        "gpu",
+        "shape",
+        "n",
+        "c",
+        "h",
+        "w",
+        "r",
+        "s",
+        "padding",
+        "dtype",
+        "timing",
+        "kernel",
+        "pass_name",
+        *config_fields,
+        "median_us",
+    ]
+    assert reader.fieldnames[: len(CONFIG_TIMES_LAYER_COLUMNS)] == list(CONFIG_TIMES_LAYER_COLUMNS)
+    assert path.read_text().count("gpu,shape,") == 1  # one header for both writes
+    big_layer = ["GPU", "128x64x64x64", "128", "64", "64", "64", "3", "3", "1 1 1 1", "float16"]
+    small_layer = ["GPU", "32x64x56x48", "32", "64", "56", "48", "5", "3", "2 2 1 1", "bfloat16"]
+    kernel = sources_digest()
+    assert [[r[k] for k in CONFIG_TIMES_LAYER_COLUMNS] for r in rows] == [
+        [*big_layer, "loop", kernel, "fprop"],
+        [*big_layer, "loop", kernel, "fprop"],
+        [*small_layer, "graph", kernel, "dgrad"],
+    ]
+    configs = [FpropConfig(**{k: int(r[k]) for k in config_fields}) for r in rows]
+    assert configs == [*first, FpropConfig(mma_k=16)]
+    assert [float(r["median_us"]) for r in rows] == [40.0, 39.5, 10.25]
+    # The padding text is BenchRow's CSV convention: it reads back to the params' padding.
+    assert parse_padding(rows[2]["padding"]) == small.padding
+
+
+def test_config_times_keep_bool_fields_and_write_nothing_for_no_times(tmp_path: Path) -> None:
+    path = tmp_path / "wgrad.csv"
+    write_config_times("GPU", "wgrad", Conv2dGw8Params.make(8, 64, 8, 8), {}, path, timing="loop")
+    assert not path.exists()
+    config = WgradConfig(block_n=2, image_sync=True)
+    write_config_times(
+        "GPU", "wgrad", Conv2dGw8Params.make(8, 64, 8, 8), {config: 7.0}, path, timing="loop"
+    )
+    (row,) = csv.DictReader(path.open(newline=""))
+    assert list(row)[len(CONFIG_TIMES_LAYER_COLUMNS) : -1] == list(dataclasses.asdict(config))
+    assert (row["block_n"], row["image_sync"]) == ("2", "True")
+
+
+def test_config_times_refuse_a_file_with_another_header(tmp_path: Path) -> None:
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    old = tmp_path / "old.csv"
+    old.write_text("gpu,shape,pass_name,block_q,median_us\nGPU,32x64x64x64,fprop,32,9.5\n")
+    before = old.read_text()
+    with pytest.raises(ValueError, match=r"old\.csv.*use a new --out directory"):
+        write_config_times("GPU", "fprop", params, {FpropConfig(): 9.0}, old, timing="loop")
+    assert old.read_text() == before  # nothing appended
+    # fprop's configs and wgrad's have different fields: they cannot share one file.
+    mixed = tmp_path / "mixed.csv"
+    write_config_times("GPU", "fprop", params, {FpropConfig(): 9.0}, mixed, timing="loop")
+    with pytest.raises(ValueError, match=r"mixed\.csv"):
+        write_config_times("GPU", "wgrad", params, {WgradConfig(): 12.0}, mixed, timing="loop")
+    # An empty file (e.g. created by hand) gets the header.
+    empty = tmp_path / "empty.csv"
+    empty.touch()
+    write_config_times("GPU", "fprop", params, {FpropConfig(): 9.0}, empty, timing="graph")
+    assert [r["timing"] for r in csv.DictReader(empty.open(newline=""))] == ["graph"]
+
+
+def test_config_times_reject_an_unknown_timing_and_mixed_config_types(tmp_path: Path) -> None:
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    path = tmp_path / "configs.csv"
+    with pytest.raises(ValueError, match="timing must be one of"):
+        write_config_times("GPU", "fprop", params, {FpropConfig(): 9.0}, path, timing="graphs")
+    mixed: dict[Any, float] = {FpropConfig(): 9.0, WgradConfig(): 12.0}
+    with pytest.raises(ValueError, match="share their fields"):
+        write_config_times("GPU", "fprop", params, mixed, path, timing="loop")
+    assert not path.exists()
+
+
+def test_padding_text_round_trips() -> None:
+    assert padding_text((2, 1, 0, 1)) == "2 1 0 1"
+    assert parse_padding("2 1 0 1") == (2, 1, 0, 1)
+    assert parse_padding([1, 1, 1, 1]) == (1, 1, 1, 1)
+
+
+_SPACE = [FpropConfig(block_p=p, prefetch=f) for p in (4, 8, 16, 32) for f in (1, 2)] + [
+    FpropConfig(block_p=p, mma_k=16) for p in (4, 8, 16, 32)
+]
+
+
+def test_sample_configs_is_deterministic_default_first_and_distinct() -> None:
+    default = FpropConfig(block_p=16, prefetch=2)
+    assert default in _SPACE
+    sample = sample_configs(_SPACE, default, 5, "128x64x64x64:fprop")
+    assert sample == sample_configs(list(_SPACE), default, 5, "128x64x64x64:fprop")
+    assert sample[0] == default
+    assert len(sample) == len(set(sample)) == 6
+    assert set(sample) <= set(_SPACE)
+    # A default outside the space is timed too, still first.
+    outside = FpropConfig(block_q=64)
+    sample = sample_configs(_SPACE, outside, 3, "128x64x64x64:fprop")
+    assert sample[0] == outside
+    assert len(set(sample)) == 4
+    assert set(sample[1:]) <= set(_SPACE)
+
+
+def test_sample_configs_takes_the_whole_space_when_k_is_large() -> None:
+    default = _SPACE[3]
+    for k in (len(_SPACE) - 1, len(_SPACE), 10 * len(_SPACE)):
+        sample = sample_configs(_SPACE, default, k, "32x64x64x64:wgrad")
+        assert sample[0] == default
+        assert sorted(map(repr, sample)) == sorted(map(repr, _SPACE))
+    assert sample_configs([default], default, 4, "k") == [default]
+
+
+def test_sample_configs_differ_between_shapes_and_passes() -> None:
+    default = _SPACE[0]
+    samples = {
+        key: tuple(sample_configs(_SPACE, default, 4, key))
+        for key in ("128x64x64x64:fprop", "32x64x64x64:fprop", "128x64x64x64:dgrad")
+    }
+    assert len(set(samples.values())) == 3
+
+
+def test_sample_configs_rejects_k_below_one() -> None:
+    with pytest.raises(ValueError, match="k must be at least 1, got 0"):
+        sample_configs(_SPACE, _SPACE[0], 0, "key")
+
+
+def test_parse_args_sample_configs() -> None:
+    assert parse_args([]).sample_configs is None
+    args = parse_args(["--all-configs", "--sample-configs", "64"])
+    assert (args.all_configs, args.sample_configs) == (True, 64)
+
+
+@pytest.mark.parametrize("sample", [None, 3])
+def test_main_all_configs_writes_a_config_times_csv_per_pass(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    sample: int | None,
+) -> None:
+    """--all-configs (and --sample-configs) with the GPU stubbed out: which configs are
+    compiled and timed, and the per-pass config-times CSVs with the layer and timing."""
+    torch = pytest.importorskip("torch")
+    from spio.kernels.conv2d_gw8 import bench, dgrad_spec, fprop_spec, wgrad_spec
+
+    timed: dict[tuple[str, str], list[Any]] = {}
+    compiled: dict[str, list[Any]] = {}
+
+    def fake_bench_pass(
+        pass_: str,
+        params: Conv2dGw8Params,
+        configs: list[Any],
+        buffers: object,
+        launches: int,
+        repetitions: int,
+        pdl: bool,
+        graph: bool,
+    ) -> tuple[dict[Any, float], float]:
+        timed[(bench.shape_text(params), pass_)] = list(configs)
+        return {config: 1.0 + i for i, config in enumerate(configs)}, 50.0
+
+    def fake_precompile(params: Conv2dGw8Params, configs: dict[str, list[Any]]) -> None:
+        for pass_, pass_configs in configs.items():
+            compiled.setdefault(pass_, []).extend(pass_configs)
+
+    specs = {"fprop": fprop_spec, "dgrad": dgrad_spec, "wgrad": wgrad_spec}
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 4000.0)
+    monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
+    monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
+    monkeypatch.setattr(bench, "precompile", fake_precompile)
+    monkeypatch.setattr(
+        bench,
+        "PASS_CONFIGS",
+        {name: (spec.config_space, spec.default_config) for name, spec in specs.items()},
+    )
+    shapes = ["2x64x8x8", "4x64x8x8"]
+    flags = ["--sample-configs", str(sample)] if sample is not None else []
+    out = tmp_path / "out"
+    argv = ["--shapes", *shapes, "--pad", "1", "0", "--all-configs", "--cuda-graph", *flags]
+    bench.main([*argv, "--out", str(out)])
+    for text in shapes:
+        params = bench.parse_shape(text, 3, 3, (1, 1, 0, 0), "float16")
+        for pass_, spec in specs.items():
+            space = spec.config_space(params)
+            default = spec.default_config(params)
+            configs = timed[(text, pass_)]
+            assert configs[0] == default or sample is None
+            if sample is None:
+                assert configs == space
+            else:
+                assert configs == sample_configs(space, default, sample, f"{text}:{pass_}")
+                assert len(configs) == min(sample + 1, len(space))
+    assert sum(len(v) for v in compiled.values()) == sum(len(v) for v in timed.values())
+    assert sorted(p.name for p in out.glob("conv2d_gw8_configs*.csv")) == [
+        CONFIGS_CSV_NAME.format(pass_name=p) for p in ("dgrad", "fprop", "wgrad")
+    ]
+    for pass_ in specs:
+        rows = list(csv.DictReader((out / f"conv2d_gw8_configs_{pass_}.csv").open(newline="")))
+        assert [r["shape"] for r in rows] == [text for text in shapes for _ in timed[(text, pass_)]]
+        assert {(r["gpu"], r["pass_name"], r["timing"]) for r in rows} == {
+            ("NVIDIA H200", pass_, "graph")
+        }
+        assert {(r["r"], r["s"], r["padding"], r["dtype"]) for r in rows} == {
+            ("3", "3", "1 1 0 0", "float16")
+        }
+    assert "configs" in capsys.readouterr().out

@@ -15,7 +15,7 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params, Dtype
 
 from ._data import read_config_times
 from ._passes import PASSES
@@ -25,6 +25,8 @@ SIDES = (7, 8, 14, 16, 28, 32, 56, 64, 112)
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: Filter sizes, 3 x 3 most often (what ConvNets mostly use).
 FILTERS = (1, 3, 3, 3, 5, 7)
+#: Share of sampled layers in bf16 (the rest fp16): the kernels differ only in the mma type.
+BF16_SHARE = 0.15
 #: Largest activation tensor a sampled layer may have (bytes): bounds a layer's timing.
 MAX_ACTIVATION_BYTES = 256 * 2**20
 #: Layers every campaign times: the targets' layers (TARGETS.md).
@@ -54,9 +56,10 @@ def campaign_layers(count: int, seed: int = 0) -> list[Conv2dGw8Params]:
             continue
         extent = rng.choice(FILTERS)
         extent = min(extent, side)  # a filter no larger than the image
-        dtype = "bfloat16" if rng.random() < 0.15 else "float16"
-        layer = Conv2dGw8Params.make(n, c, side, side, r=extent, s=extent, padding=extent // 2,
-                                     dtype=dtype)  # fmt: skip
+        dtype: Dtype = "bfloat16" if rng.random() < BF16_SHARE else "float16"
+        layer = Conv2dGw8Params.make(
+            n, c, side, side, r=extent, s=extent, padding=extent // 2, dtype=dtype
+        )
         layers[layer] = None
     return list(layers)
 

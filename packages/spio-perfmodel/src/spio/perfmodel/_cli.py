@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
@@ -38,9 +39,14 @@ def _rows(args: argparse.Namespace) -> LatencyTable:
     gpus = sorted({row.gpu for row in table.rows if row.pass_name == args.pass_name})
     if args.gpu is None and len(gpus) > 1:
         raise SystemExit(f"the files hold several GPUs {gpus}; choose one with --gpu")
-    selected = table.select(args.pass_name, args.gpu)
+    selected = table.select(args.pass_name, args.gpu, args.kernel)
     if not selected.rows:
         raise SystemExit(f"no {args.pass_name} rows for GPU {args.gpu or gpus} in {args.times}")
+    kernels = Counter(row.kernel or "(unknown)" for row in selected.rows)
+    if len(kernels) > 1:
+        listed = ", ".join(f"{kernel} ({count} rows)" for kernel, count in kernels.items())
+        raise SystemExit(f"the rows come from several versions of the kernels: {listed}; "
+                         "choose one with --kernel")  # fmt: skip
     return selected
 
 
@@ -95,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--pass", dest="pass_name", required=True, choices=sorted(PASSES))
         sub.add_argument("--gpu", help="the GPU name of the rows to use (when files hold several)")
         sub.add_argument("--sm-count", type=int, default=GpuLimits().sm_count)
+        sub.add_argument("--kernel", help="the kernels' version (sources digest) of the rows")
         if name == "evaluate":
             sub.add_argument("--folds", type=int, default=5)
         else:

@@ -6,6 +6,11 @@ before the layer columns existed (gpu, shape, pass_name, config fields, median_u
 field missing from an older file takes the config's default (walk_n = 1, image_sync off:
 what the kernel did before the field existed).
 
+Each row names the version of the kernels it timed (`kernel`, the digest of their sources,
+`spio.kernels.conv2d_gw8.sources_digest`; "" in files from before the column): timings of
+different versions describe different kernels, and a model is trained on one
+(`LatencyModel.train` refuses a mix).
+
 Rows whose config the kernel no longer accepts (the config space changed since they were
 timed) are not training data for today's kernel: they are left out and listed in
 `LatencyTable.skipped` with the reason, never dropped silently.
@@ -25,7 +30,14 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from ._passes import kernel_pass
 
 #: Layer columns of a row, with the value older files imply.
-_LEGACY_LAYER = {"r": "3", "s": "3", "padding": "1 1 1 1", "dtype": "float16", "timing": "loop"}
+_LEGACY_LAYER = {
+    "r": "3",
+    "s": "3",
+    "padding": "1 1 1 1",
+    "dtype": "float16",
+    "timing": "loop",
+    "kernel": "",
+}
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,7 @@ class ConfigTime:
     config: Any
     median_us: float
     timing: str = "loop"
+    kernel: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,12 +60,16 @@ class LatencyTable:
     rows: tuple[ConfigTime, ...]
     skipped: tuple[str, ...] = ()
 
-    def select(self, pass_name: str, gpu: str | None = None) -> LatencyTable:
-        """The rows of one pass (and GPU, when given)."""
+    def select(
+        self, pass_name: str, gpu: str | None = None, kernel: str | None = None
+    ) -> LatencyTable:
+        """The rows of one pass (and GPU and kernel version, when given)."""
         kept = tuple(
             row
             for row in self.rows
-            if row.pass_name == pass_name and (gpu is None or row.gpu == gpu)
+            if row.pass_name == pass_name
+            and (gpu is None or row.gpu == gpu)
+            and (kernel is None or row.kernel == kernel)
         )
         return LatencyTable(kept, self.skipped)
 
@@ -109,7 +126,9 @@ def _row(record: dict[str, str]) -> ConfigTime:
     median_us = float(record["median_us"])
     if not median_us > 0:
         raise ValueError(f"median_us must be positive, got {median_us}")
-    return ConfigTime(record["gpu"], spec.name, params, config, median_us, record["timing"])
+    return ConfigTime(
+        record["gpu"], spec.name, params, config, median_us, record["timing"], record["kernel"]
+    )
 
 
 def read_config_times(paths: str | Path | Sequence[str | Path]) -> LatencyTable:

@@ -77,8 +77,9 @@ class LatencyModel:
         """Fit a model to rows, all of one pass and one GPU.
 
         Raises:
-            ValueError: no rows, or rows of several passes or GPUs (a model is per pass and
-                GPU: select them first, LatencyTable.select).
+            ValueError: no rows, or rows of several passes, GPUs or kernel versions (a model
+                is per pass and GPU, of one version of the kernels: select them first,
+                LatencyTable.select).
         """
         import xgboost
 
@@ -90,6 +91,13 @@ class LatencyModel:
             raise ValueError(
                 f"a model is trained on one pass and one GPU; rows have passes {sorted(passes)} "
                 f"and GPUs {sorted(gpus)}"
+            )
+        kernels = {row.kernel for row in rows}
+        if len(kernels) > 1:
+            named = sorted(kernel or "(unknown)" for kernel in kernels)
+            raise ValueError(
+                f"rows were timed with {len(kernels)} versions of the kernels {named}; train on "
+                "one (LatencyTable.select(..., kernel=...))"
             )
         pass_name, gpu = passes.pop(), gpus.pop()
         limits = limits or GpuLimits()

@@ -1,7 +1,8 @@
 """Benchmark grouped conv2d gw8 against cuDNN and the device's copy bandwidth.
 
     python -m spio.kernels.bench conv2d_gw8 [--shapes 128x64x64x64 ...] [--passes fprop]
-        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs] [--no-pdl] [--out DIR]
+        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs [--sample-configs K]]
+        [--no-pdl] [--cuda-graph] [--out DIR]
     python -m spio.kernels.bench conv2d_gw8 --layer 64x64x64 --batch-sweep 1 2 4 ... 512
         --out DIR
 
@@ -26,7 +27,9 @@ the GPU's time without the host's launch cost, which otherwise bounds layers of 
 microseconds (the rows' timing column says which; the copy bandwidth is timed the same way
 either way).
 --all-configs times every config of the space per shape and prints the best and the
-default's regret (default time / best time - 1).
+default's regret (default time / best time - 1). --sample-configs K (with --all-configs)
+times the default and K other configs of the space drawn at random, the same ones on every
+run for a shape and pass (`sample_configs`).
 
 Shapes: --shapes takes N x C x H x W; --batch-sweep N ... runs the one layer --layer C x H x W
 (default 64x64x64) at each batch size instead.
@@ -36,8 +39,10 @@ Outputs: a table on stdout. With --out DIR (created if missing) also
   contender (spio, cudnn) with the GPU, torch and cuDNN versions, dtype, shape, R, S,
   padding, spio config, median us, effective GB/s, fraction of copy bandwidth, speed-up over
   cuDNN, copy bandwidth, launches and repetitions (`bench_results.BenchRow`);
-- with --all-configs, DIR/conv2d_gw8_configs.csv: every config's median time per shape and
-  pass (appended to, so several runs can share one file);
+- with --all-configs, DIR/conv2d_gw8_configs_<pass>.csv: every timed config's median time
+  per layer, with the layer (N, C, H, W, R, S, padding, dtype) and timing mode
+  (`bench_results.write_config_times`; appended to, so several runs can share one file,
+  one file per pass because wgrad's configs have other fields than fprop's and dgrad's);
 - one PNG per layer and pass, batch_size_vs_eff_bandwidth__<gpu>__<pass>_<layer>.png:
   effective GB/s against N (log2 axis) for Spio and cuDNN, with the copy bandwidth as a
   horizontal line; meaningful with --batch-sweep.
@@ -46,7 +51,9 @@ Outputs: a table on stdout. With --out DIR (created if missing) also
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +62,7 @@ from . import dgrad_spec, wgrad_spec
 from .bench_results import (
     BenchRow,
     contender_rows,
+    shape_text,
     write_bandwidth_plots,
     write_config_times,
     write_csv,
@@ -75,7 +83,8 @@ from .wgrad import default_config_on as wgrad_default_on
 DEFAULT_SHAPES = ("128x64x64x64", "256x64x64x64", "32x64x64x64", "64x128x32x32")
 DEFAULT_LAYER = "64x64x64"
 CSV_NAME = "conv2d_gw8_bench.csv"
-CONFIGS_CSV_NAME = "conv2d_gw8_configs.csv"
+#: --all-configs' per-pass file of every config's time, formatted with pass_name.
+CONFIGS_CSV_NAME = "conv2d_gw8_configs_{pass_name}.csv"
 JSON_NAME = "conv2d_gw8_bench.json"
 
 
@@ -286,6 +295,25 @@ PASS_CONFIGS: dict[str, tuple[Callable[[Conv2dGw8Params], Any], Callable[..., An
 }
 
 
+def sample_configs(space: Sequence[Any], default: Any, k: int, key: str) -> list[Any]:
+    """The configs --sample-configs k times for one shape and pass: default first, then k
+    others drawn without replacement from space (all of them, in a shuffled order, when k
+    is at least their number) by `random.Random(zlib.crc32(key))`.
+
+    Why a sample: a pass's full config space is 300-1400 configs per shape, and each config
+    compiles separately for each shape, so timing all of them for many shapes does not fit
+    in a GPU session; a sample of each keeps a data-collection run for the latency models
+    within one. The key (`f"{shape}:{pass}"` in the benchmark) makes the draw deterministic:
+    the same shape and pass get the same configs on every run and machine, other shapes get
+    others. k < 1 raises ValueError.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    others = [config for config in dict.fromkeys(space) if config != default]
+    rng = random.Random(zlib.crc32(key.encode("utf-8")))
+    return [default, *rng.sample(others, min(k, len(others)))]
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -333,7 +361,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pad", type=int, nargs="+", default=[1])
     parser.add_argument("--launches", type=int, default=20)
     parser.add_argument("--repetitions", type=int, default=9)
-    parser.add_argument("--all-configs", action="store_true")
+    parser.add_argument(
+        "--all-configs",
+        action="store_true",
+        help="time every config of each pass's config space (or a sample: --sample-configs)",
+    )
+    parser.add_argument(
+        "--sample-configs",
+        type=int,
+        default=None,
+        metavar="K",
+        help="with --all-configs: time the default config and K others drawn at random "
+        "(the same ones on every run for a shape and pass) instead of every config",
+    )
     parser.add_argument(
         "--no-pdl",
         action="store_true",
@@ -374,6 +414,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--layer goes with --batch-sweep; use --shapes NxCxHxW otherwise")
     elif args.shapes is None:
         args.shapes = list(DEFAULT_SHAPES)
+    if args.sample_configs is not None:
+        if not args.all_configs:
+            parser.error("--sample-configs goes with --all-configs (it samples the config space)")
+        if args.sample_configs < 1:
+            parser.error(f"--sample-configs must be >= 1, got {args.sample_configs}")
     padding = tuple(args.pad) if len(args.pad) > 1 else args.pad[0]
     try:
         args.padding = normalize_padding(padding)
@@ -421,6 +466,20 @@ def _report_best(
     )
 
 
+def _configs_to_time(
+    args: argparse.Namespace, params: Conv2dGw8Params, pass_: str, default: Any
+) -> list[Any]:
+    """The configs of pass_ to time: the default alone; with --all-configs the pass's config
+    space, or with --sample-configs its sample (`sample_configs`, keyed by shape and pass)."""
+    if not args.all_configs:
+        return [default]
+    space = PASS_CONFIGS[pass_][0](params)
+    if args.sample_configs is None:
+        return list(space)
+    key = f"{shape_text(params)}:{pass_}"
+    return sample_configs(space, default, args.sample_configs, key)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark from the command line, print the table and write --out files."""
     args = parse_args(argv)
@@ -456,9 +515,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for text in args.shapes:
         params = parse_shape(text, args.r, args.s, padding, args.dtype)
         defaults = {p: PASS_CONFIGS[p][1](params) for p in args.passes}
-        configs = {
-            p: PASS_CONFIGS[p][0](params) if args.all_configs else [defaults[p]]
-            for p in args.passes
+        configs: dict[str, Sequence[Any]] = {
+            p: _configs_to_time(args, params, p, defaults[p]) for p in args.passes
         }
         buffers = Buffers(params, args.passes, configs)
         if args.all_configs:
@@ -484,7 +542,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.all_configs:
                 _report_best(pass_, params, default, times, copy_gbs)
                 if args.out is not None:
-                    write_config_times(gpu, pass_, text, times, args.out / CONFIGS_CSV_NAME)
+                    path = args.out / CONFIGS_CSV_NAME.format(pass_name=pass_)
+                    write_config_times(gpu, pass_, params, times, path, timing=run["timing"])
     if args.out is not None:
         written = [write_csv(rows, args.out / CSV_NAME), write_json(rows, args.out / JSON_NAME)]
         written += write_bandwidth_plots(rows, args.out)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .params import GROUP_WIDTH, Conv2dGw8Params
+from .sources_digest import sources_digest
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -71,6 +72,24 @@ class BenchRow:
     def layer(self) -> tuple[int, int, int, int, int, tuple[int, int, int, int], str]:
         """The layer without the batch size: (c, h, w, r, s, padding, dtype)."""
         return (self.c, self.h, self.w, self.r, self.s, self.padding, self.dtype)
+
+
+def shape_text(params: Conv2dGw8Params) -> str:
+    """The shape column of the result CSVs: "NxCxHxW", e.g. "128x64x64x64"."""
+    return f"{params.n}x{params.c}x{params.h}x{params.w}"
+
+
+def padding_text(padding: Sequence[int]) -> str:
+    """The padding column of the result CSVs: (top, bottom, left, right) joined by spaces,
+    e.g. "1 1 1 1" (`parse_padding` reads it back)."""
+    return " ".join(str(v) for v in padding)
+
+
+def parse_padding(value: str | Sequence[int]) -> tuple[int, int, int, int]:
+    """Padding from a CSV cell written by `padding_text` or a JSON list of four ints."""
+    parts = value.split() if isinstance(value, str) else value
+    top, bottom, left, right = (int(v) for v in parts)
+    return (top, bottom, left, right)
 
 
 #: Column names of the CSV and keys of each JSON row, in order.
@@ -127,7 +146,7 @@ def contender_rows(
                 torch_version=torch_version,
                 cudnn_version=cudnn_version,
                 dtype=params.dtype,
-                shape=f"{params.n}x{params.c}x{params.h}x{params.w}",
+                shape=shape_text(params),
                 n=params.n,
                 c=params.c,
                 h=params.h,
@@ -165,8 +184,7 @@ def _from_record(record: dict[str, Any]) -> BenchRow:
     for name in COLUMNS:
         value = record[name]
         if name == "padding":
-            parts = value.split() if isinstance(value, str) else value
-            values[name] = tuple(int(v) for v in parts)
+            values[name] = parse_padding(value)
         elif name in _FIELD_TYPES:
             values[name] = _FIELD_TYPES[name](value)
         else:
@@ -182,7 +200,7 @@ def write_csv(rows: Iterable[BenchRow], path: str | Path) -> Path:
         writer.writerow(COLUMNS)
         for row in rows:
             record = dataclasses.asdict(row)
-            record["padding"] = " ".join(str(v) for v in row.padding)
+            record["padding"] = padding_text(row.padding)
             writer.writerow([record[name] for name in COLUMNS])
     return path
 
@@ -193,22 +211,100 @@ def read_csv(path: str | Path) -> list[BenchRow]:
         return [_from_record(record) for record in csv.DictReader(f)]
 
 
+#: How a run timed its launches (`BenchRow.timing`): a loop of launches from Python, or
+#: replays of a CUDA graph of that loop (--cuda-graph).
+TIMINGS: tuple[str, ...] = ("loop", "graph")
+
+#: The columns of `write_config_times`' CSV before the config's fields (which come next,
+#: in `dataclasses.asdict` order, followed by median_us).
+CONFIG_TIMES_LAYER_COLUMNS: tuple[str, ...] = (
+    "gpu",
+    "shape",
+    "n",
+    "c",
+    "h",
+    "w",
+    "r",
+    "s",
+    "padding",
+    "dtype",
+    "timing",
+    "kernel",
+    "pass_name",
+)
+
+
+def config_times_header(config: Any) -> list[str]:
+    """The header of `write_config_times`' CSV for configs of config's dataclass."""
+    return [*CONFIG_TIMES_LAYER_COLUMNS, *dataclasses.asdict(config), "median_us"]
+
+
 def write_config_times(
-    gpu: str, pass_name: str, shape: str, times: dict[Any, float], path: str | Path
+    gpu: str,
+    pass_name: str,
+    params: Conv2dGw8Params,
+    times: dict[Any, float],
+    path: str | Path,
+    *,
+    timing: str,
 ) -> Path:
-    """Append every config's median time of one shape and pass to the CSV at path (written
-    with a header when new): gpu, shape, pass, the config's fields, median_us. This is
-    --all-configs' data, for choosing heuristics and training latency models."""
+    """Append every config's median time of one layer and pass to the CSV at path.
+
+    This is --all-configs' data, for choosing heuristics and training the latency models
+    (spio-perfmodel), so each row describes the layer fully: the columns are
+    `CONFIG_TIMES_LAYER_COLUMNS` (gpu; shape "NxCxHxW"; n, c, h, w, r, s; padding as
+    "top bottom left right", as in `write_csv`; dtype; timing, "loop" or "graph" as in
+    `BenchRow.timing`; kernel, the digest of the kernels' sources that were timed,
+    `sources_digest`; pass_name), then the config's fields in `dataclasses.asdict` order,
+    then median_us. A new (or empty) file gets the header first; an existing one is appended
+    to, so several runs can share it, but only if its header is the same: a file of an older
+    format, or of another config type (fprop's and dgrad's `FpropConfig` share a header,
+    wgrad's `WgradConfig` does not), raises ValueError and nothing is written. Every config
+    of times must be of one dataclass. timing not in `TIMINGS` raises ValueError.
+    """
+    if timing not in TIMINGS:
+        raise ValueError(f"timing must be one of {TIMINGS}, got {timing!r}")
     path = Path(path)
-    new = not path.exists()
+    if not times:
+        return path
+    header = config_times_header(next(iter(times)))
+    layer = [
+        gpu,
+        shape_text(params),
+        params.n,
+        params.c,
+        params.h,
+        params.w,
+        params.r,
+        params.s,
+        padding_text(params.padding),
+        params.dtype,
+        timing,
+        sources_digest(),
+        pass_name,
+    ]
+    records = []
+    for config, us in times.items():
+        if config_times_header(config) != header:
+            raise ValueError(
+                f"configs of one write must share their fields, got {config!r} among "
+                f"configs with columns {header[len(layer) : -1]}"
+            )
+        records.append([*layer, *dataclasses.asdict(config).values(), f"{us:.3f}"])
+    existing = None
+    if path.exists():
+        with path.open(newline="", encoding="utf-8") as f:
+            existing = next(csv.reader(f), None)
+    if existing is not None and existing != header:
+        raise ValueError(
+            f"{path} has the header {existing}, not {header} (an older format or another "
+            "pass's configs); rows are not appended to it: use a new --out directory"
+        )
     with path.open("a", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        for config, us in times.items():
-            fields = dataclasses.asdict(config)
-            if new:
-                writer.writerow(["gpu", "shape", "pass_name", *fields, "median_us"])
-                new = False
-            writer.writerow([gpu, shape, pass_name, *fields.values(), f"{us:.3f}"])
+        if existing is None:
+            writer.writerow(header)
+        writer.writerows(records)
     return path
 
 
