@@ -1,0 +1,36 @@
+"""A campaign on the GPU, end to end: the real benchmark times a small layer, the rows read
+back with the kernels' version, and a model trains on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.kernels.conv2d_gw8.sources_digest import sources_digest
+from spio.perfmodel import LatencyModel, read_config_times
+from spio.perfmodel._campaign import collect
+
+pytestmark = pytest.mark.gpu
+
+
+def test_collect_times_a_layer_and_a_model_trains_on_it(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    layers = [
+        Conv2dGw8Params.make(2, 64, 16, 16),
+        Conv2dGw8Params.make(4, 64, 8, 8, r=1, s=1, padding=0),
+    ]
+    timed = collect(tmp_path, layers, 2, passes=("fprop", "wgrad"))
+    assert timed == layers
+    for pass_name in ("fprop", "wgrad"):
+        table = read_config_times(tmp_path / f"conv2d_gw8_configs_{pass_name}.csv")
+        assert table.skipped == ()
+        rows = table.select(pass_name).rows
+        assert {row.params for row in rows} == set(layers)
+        assert len(rows) == 6  # the default and 2 sampled configs per layer
+        assert {(row.timing, row.kernel) for row in rows} == {("graph", sources_digest())}
+        assert all(0 < row.median_us < 1e4 for row in rows)
+        model = LatencyModel.train(list(rows))
+        assert model.best_config(layers[0]) is not None
+    assert collect(tmp_path, layers, 2, passes=("fprop", "wgrad")) == []
