@@ -1,11 +1,6 @@
 #!/usr/bin/env bash
-# Run Spio's GPU tier on the GPU test machine.
-#
-# That machine has no internet but ships torch, cuda-bindings 13, cuda-core, cupy and
-# NVRTC 13. This script installs the workspace packages from this checkout without
-# dependencies, plus the wheels carried in .whl/ (made here by tools/fetch-gpu-wheels.sh:
-# the build backend and the few runtime dependencies the machine lacks), then runs
-# tools/gpu_tier.py, the same tier definition `nox -s gpu` uses.
+# Run Spio's GPU tier on the GPU test machine: install the workspace (tools/gpu-install.sh),
+# then run tools/gpu_tier.py, the same tier definition `nox -s gpu` uses.
 #
 # Usage: tools/gpu-tests.sh OUT_DIR [extra pytest arguments]
 set -euo pipefail
@@ -13,35 +8,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: tools/gpu-tests.sh OUT_DIR [pytest args]}
 shift
-mkdir -p "$out"
+"$root/tools/gpu-install.sh" "$out"
 cd "$root"
-
-python=${PYTHON:-python3}
-# The machine is handed back after the run, so installing into its interpreter is safe, and
-# it leaves the packages importable for whatever the caller runs next (benchmarks, demo).
-if compgen -G ".whl/*.whl" >/dev/null; then
-    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl
-fi
-
-editable=()
-for package in packages/spio-*; do
-    editable+=(-e "$package")
-done
-"$python" -m pip install -q --no-index --no-deps --no-build-isolation "${editable[@]}" \
-    2>&1 | tee "$out/install.log"
-
-{
-    echo "== environment"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
-    "$python" - <<'PY'
-import importlib.metadata as md
-for name in ("torch", "cuda-bindings", "cuda-core", "cupy-cuda13x", "nvidia-cuda-nvrtc",
-             "spio-dims", "spio-jit", "spio-kernels", "spio-perfmodel", "spio-torch"):
-    try:
-        print(f"{name} {md.version(name)}")
-    except md.PackageNotFoundError:
-        print(f"{name} (not installed)")
-PY
-} 2>&1 | tee "$out/environment.txt"
-
-exec "$python" tools/gpu_tier.py --out "$out" "$@"
+exec "${PYTHON:-python3}" tools/gpu_tier.py --out "$out" "$@"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Collect latency-model data on the GPU machine: a campaign of sampled layers timed with the
+# benchmark (spio-perfmodel collect), then each pass's held-out evaluation.
+#
+# Installs the workspace (tools/gpu-install.sh), so it runs on a bare machine, and first runs
+# the campaign's GPU test, a small campaign end to end, as a check. The CSVs, the benchmark's table and the evaluations land in OUT_DIR; an
+# interrupted campaign resumes from the CSVs already there.
+#
+# Usage: tools/gpu-campaign.sh OUT_DIR [LAYERS [CONFIGS [SEED]]]
+#   LAYERS layers (default 24), CONFIGS sampled configs per pass and layer besides the
+#   default (default 40), SEED of the layer sample (default 0).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: tools/gpu-campaign.sh OUT_DIR [LAYERS [CONFIGS [SEED]]]}
+layers=${2:-24}
+configs=${3:-40}
+seed=${4:-0}
+python=${PYTHON:-python3}
+mkdir -p "$out"
+
+"$root/tools/gpu-install.sh" "$out"
+cd "$root"
+"$python" -m pytest -q -m gpu -p no:cacheprovider packages/spio-perfmodel/tests/test_collect_gpu.py
+
+export SPIO_JIT_PROGRESS=0 PYTHONUNBUFFERED=1
+"$python" -m spio.perfmodel._cli layers --layers "$layers" --seed "$seed" | tee "$out/layers.txt"
+"$python" -m spio.perfmodel._cli collect --out "$out/data" --layers "$layers" \
+    --configs "$configs" --seed "$seed" 2>&1 | tee "$out/collect.log"
+for pass in fprop dgrad wgrad; do
+    "$python" -m spio.perfmodel._cli evaluate "$out/data/conv2d_gw8_configs_$pass.csv" \
+        --pass "$pass" --folds 6 2>&1 | tee "$out/evaluate_$pass.txt"
+done
