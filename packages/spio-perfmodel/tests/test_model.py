@@ -82,6 +82,15 @@ def test_load_refuses_what_is_not_a_model_of_this_version(tmp_path: Path) -> Non
         LatencyModel.load(path)
 
 
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_the_whole_space_scored_as_arrays_picks_what_the_list_path_picks(pass_name: str) -> None:
+    model = LatencyModel.train(synthetic_rows(pass_name, LAYERS[:4], per_layer=60), options=FAST)
+    for layer in LAYERS[4:7]:
+        space = PASSES[pass_name].config_space(layer)
+        predicted = model.predict_us(layer, space)
+        assert model.best_config(layer) == space[int(np.argmin(predicted))]
+
+
 def test_best_config_without_candidates_names_the_layer() -> None:
     model = LatencyModel.train(synthetic_rows("fprop", LAYERS[:2], per_layer=20), options=FAST)
     with pytest.raises(ValueError, match="no fprop config fits"):

@@ -5,12 +5,12 @@ the bytes the pass must move), the config's own fields, and what the kernel's sp
 from both: the grid, its waves on the GPU, the work and bytes per block, the re-read halo
 and, for wgrad, the partial sums. The waves use an occupancy bounded by threads and shared
 memory only (registers are known after compiling); trees learn the rest from the fields.
+Everything is computed on columns of configs at once (_space.Columns).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +21,7 @@ from spio.kernels.conv2d_gw8 import wgrad_spec
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._passes import kernel_pass
+from ._space import Columns, grid_blocks, shared_mem
 
 
 @dataclass(frozen=True)
@@ -71,26 +72,25 @@ def _layer_features(params: Conv2dGw8Params, pass_name: str) -> list[float]:
 
 
 def _derived_features(
-    params: Conv2dGw8Params, pass_name: str, config: Any, limits: GpuLimits
-) -> list[float]:
-    geometry = kernel_pass(pass_name).launch_geometry(params, config)
-    blocks, threads, shared = geometry.grid, geometry.block, geometry.shared_mem
-    per_sm = min(
-        limits.max_blocks_per_sm,
-        limits.max_threads_per_sm // threads,
+    pass_name: str, params: Conv2dGw8Params, columns: Columns, limits: GpuLimits
+) -> list[np.ndarray]:
+    blocks = grid_blocks(pass_name, params, columns).astype(np.float64)
+    threads = np.asarray(columns.threads, dtype=np.int64)
+    shared = shared_mem(pass_name, params, columns)
+    per_sm = np.minimum(
+        np.minimum(limits.max_blocks_per_sm, limits.max_threads_per_sm // threads),
         limits.shared_per_sm // (shared + limits.reserved_shared_per_block),
     )
-    slots = max(1, per_sm) * limits.sm_count
+    slots = np.maximum(per_sm, 1) * limits.sm_count
     waves = blocks / slots
-    last_wave_fill = waves - math.floor(waves) if waves % 1 else 1.0
-    resident_blocks = min(blocks, slots) / limits.sm_count
+    fraction = waves - np.floor(waves)
+    last_wave_fill = np.where(fraction > 0, fraction, 1.0)
+    resident_blocks = np.minimum(blocks, slots) / limits.sm_count
     outputs = params.n * params.p * params.q * params.groups
-    block_q, block_p = config.block_q, config.block_p
-    partials_share = 0.0
+    partials_share = np.zeros(len(columns))
     if pass_name == "wgrad":
-        partials_share = wgrad_spec.workspace_bytes(params, config) / params.compulsory_bytes(
-            "wgrad"
-        )
+        partials = np.asarray(wgrad_spec.workspace_bytes(params, columns.as_config()))
+        partials_share = partials / params.compulsory_bytes("wgrad")
     return [
         blocks,
         threads / 32,
@@ -101,10 +101,26 @@ def _derived_features(
         resident_blocks * threads / 32,
         outputs / blocks,
         params.compulsory_bytes(pass_name) / blocks / 1024,  # type: ignore[arg-type]
-        (block_q + params.s - 1) / block_q,
-        (block_p + params.r - 1) / block_p,
+        (columns.block_q + params.s - 1) / columns.block_q,
+        (columns.block_p + params.r - 1) / columns.block_p,
         partials_share,
     ]
+
+
+def columns_matrix(
+    pass_name: str, params: Conv2dGw8Params, columns: Columns, limits: GpuLimits | None = None
+) -> np.ndarray:
+    """The features of every config of columns on the layer params (float32, a row per
+    config, a column per feature_names(pass_name))."""
+    width = len(feature_names(pass_name))
+    if len(columns) == 0:
+        return np.zeros((0, width), dtype=np.float32)
+    limits = limits or GpuLimits()
+    layer = np.broadcast_to(
+        np.asarray(_layer_features(params, pass_name)), (len(columns), len(_LAYER))
+    )
+    derived = np.stack(_derived_features(pass_name, params, columns, limits), axis=1)
+    return np.concatenate([layer, columns.matrix(), derived], axis=1).astype(np.float32)
 
 
 def feature_matrix(
@@ -115,13 +131,7 @@ def feature_matrix(
 ) -> np.ndarray:
     """Return the features of each config of one layer: a float32 array, a row per config and
     a column per feature_names(pass_name)."""
-    limits = limits or GpuLimits()
-    layer = _layer_features(params, pass_name)
-    rows = [
-        layer
-        + [float(v) for v in dataclasses.astuple(config)]
-        + _derived_features(params, pass_name, config, limits)
-        for config in configs
-    ]
-    width = len(feature_names(pass_name))
-    return np.asarray(rows, dtype=np.float32).reshape(len(rows), width)
+    spec = kernel_pass(pass_name)
+    if not configs:
+        return np.zeros((0, len(feature_names(pass_name))), dtype=np.float32)
+    return columns_matrix(pass_name, params, Columns.of(spec.config_type, list(configs)), limits)

@@ -21,8 +21,9 @@ import numpy as np
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._data import ConfigTime
-from ._features import GpuLimits, feature_matrix, feature_names
+from ._features import GpuLimits, columns_matrix, feature_matrix, feature_names
 from ._passes import kernel_pass
+from ._space import space_columns
 
 #: Version of the model file's metadata; a file of another version is refused.
 FORMAT_VERSION = 1
@@ -118,15 +119,17 @@ class LatencyModel:
 
     def best_config(self, params: Conv2dGw8Params, configs: Sequence[Any] | None = None) -> Any:
         """The config with the lowest predicted latency on params: among configs, else the
-        pass's whole config space for params. ValueError where there is none."""
-        candidates = (
-            list(configs)
-            if configs is not None
-            else kernel_pass(self.pass_name).config_space(params)
-        )
-        if not candidates:
+        pass's whole config space for params (scored as arrays, _space). ValueError where
+        there is none."""
+        if configs is not None:
+            if not configs:
+                raise ValueError(f"no {self.pass_name} config fits {params}")
+            return configs[int(np.argmin(self.predict_us(params, configs)))]
+        space = space_columns(self.pass_name, params)
+        if len(space) == 0:
             raise ValueError(f"no {self.pass_name} config fits {params}")
-        return candidates[int(np.argmin(self.predict_us(params, candidates)))]
+        features = columns_matrix(self.pass_name, params, space, self.limits)
+        return space.config(int(np.argmin(self._booster.inplace_predict(features))))
 
     def save(self, path: str | Path) -> Path:
         """Write the model to path (XGBoost JSON; the file name should end in .json)."""

@@ -1,0 +1,199 @@
+"""A pass's config space for one layer as columns of arrays, without a Python step per config.
+
+Choosing a config scores the whole space, and a Python loop that builds, checks and
+featurizes every config takes tens of milliseconds (wgrad: 1392 configs at 128x64x64x64).
+Here every candidate of a pass is enumerated once, as integer columns in the order of the
+spec's `config_space`; a layer's space is a mask over them, computed with NumPy from the
+same rules, and the kernel specs' arithmetic (grid, shared memory, partial sums) runs on the
+columns directly: `Columns` gives a config's fields as arrays and its class's properties
+(warps, threads, ...) on top. Only the chosen config becomes a dataclass.
+
+The rules here restate the specs' checks (`config_space`, `check_config` and the configs'
+`__post_init__`) in array form; tests hold them equal to the specs on many layers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from spio.kernels.conv2d_gw8 import FpropConfig, WgradConfig, dgrad_spec, fprop_spec, wgrad_spec
+from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM, next_power_of_two
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+from ._passes import kernel_pass
+
+
+class Columns:
+    """Config fields as equal-length integer arrays, read like a config (`columns.block_q`),
+    with the config class's properties computed on the arrays (`columns.threads`)."""
+
+    def __init__(self, config_type: type, values: dict[str, np.ndarray]) -> None:
+        self.config_type = config_type
+        for name, array in values.items():
+            setattr(self, name, array)
+        self._names = tuple(values)
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.config_type, name, None)
+        if isinstance(attribute, property) and attribute.fget is not None:
+            return attribute.fget(self)
+        raise AttributeError(name)
+
+    def __len__(self) -> int:
+        return len(getattr(self, self._names[0]))
+
+    def as_config(self) -> Any:
+        """These columns, typed for the specs' functions of a config: their arithmetic runs on
+        the arrays as it does on ints (the tests hold the results equal)."""
+        return self
+
+    def take(self, mask: np.ndarray) -> Columns:
+        """The configs where mask holds (or at the given indices)."""
+        return Columns(self.config_type, {n: getattr(self, n)[mask] for n in self._names})
+
+    def config(self, index: int) -> Any:
+        """The config dataclass of entry index."""
+        fields = {}
+        for field in dataclasses.fields(self.config_type):
+            value = getattr(self, field.name)[index].item()
+            fields[field.name] = bool(value) if field.type in (bool, "bool") else int(value)
+        return self.config_type(**fields)
+
+    def matrix(self) -> np.ndarray:
+        """The fields as float columns, in the dataclass's field order."""
+        return np.stack([getattr(self, n).astype(np.float64) for n in self._names], axis=1)
+
+    @classmethod
+    def of(cls, config_type: type, configs: list[Any]) -> Columns:
+        """Columns of a list of configs of config_type."""
+        names = [field.name for field in dataclasses.fields(config_type)]
+        # (dataclasses.astuple deep-copies every field: 30 times slower here.)
+        table = np.array([[getattr(c, n) for n in names] for c in configs], dtype=np.int64)
+        table = table.reshape(len(configs), len(names))
+        return cls(config_type, {name: table[:, i] for i, name in enumerate(names)})
+
+
+def _product(config_type: type, rows: Sequence[tuple[int, ...]]) -> Columns:
+    names = [field.name for field in dataclasses.fields(config_type)]
+    table = np.array(rows, dtype=np.int64)
+    return Columns(config_type, {name: table[:, i] for i, name in enumerate(names)})
+
+
+@functools.cache
+def _fprop_candidates() -> Columns:
+    """Every fprop/dgrad config that is well formed on its own (FpropConfig's checks), in
+    config_space's order."""
+    spec = fprop_spec
+    rows = [
+        fields
+        for fields in itertools.product(
+            spec.BLOCK_Q_VALUES,
+            spec.BLOCK_G_VALUES,
+            spec.WARP_G_VALUES,
+            spec.WARP_Q16_VALUES,
+            spec.BLOCK_P_VALUES,
+            spec.PREFETCH_VALUES,
+            spec.MMA_K_VALUES,
+        )
+    ]
+    columns = _product(FpropConfig, rows)
+    well_formed = (
+        (columns.block_g % columns.warp_g == 0)
+        & (columns.block_q % (spec.TILE_Q * columns.warp_q16) == 0)
+        & (columns.warps <= spec.MAX_WARPS)
+    )
+    return columns.take(well_formed)
+
+
+@functools.cache
+def _wgrad_candidates() -> Columns:
+    """Every wgrad config that is well formed on its own, in config_space's order (each tile
+    without image_sync, then with it where it has several images)."""
+    spec = wgrad_spec
+    rows = []
+    for fields in itertools.product(
+        spec.BLOCK_Q_VALUES,
+        spec.BLOCK_G_VALUES,
+        spec.WARP_G_VALUES,
+        spec.BLOCK_P_VALUES,
+        spec.PREFETCH_VALUES,
+        spec.BLOCK_N_VALUES,
+        spec.WALK_N_VALUES,
+    ):
+        block_n = fields[5]
+        for image_sync in (0, 1) if block_n > 1 else (0,):
+            rows.append((*fields, image_sync))
+    columns = _product(WgradConfig, rows)
+    several_images = columns.block_n > 1
+    well_formed = (
+        (columns.block_g % columns.warp_g == 0)
+        & (columns.warps <= spec.MAX_WARPS)
+        & (~several_images | (columns.block_q * columns.block_n <= spec.MAX_BLOCK_COLUMNS))
+    )
+    return columns.take(well_formed)
+
+
+def _fprop_space(params: Conv2dGw8Params) -> Columns:
+    spec = fprop_spec
+    c = _fprop_candidates()
+    fits_image = (c.block_q <= max(spec.TILE_Q, next_power_of_two(params.q))) & (
+        c.block_p <= max(spec.BLOCK_P_VALUES[0], next_power_of_two(params.p))
+    )
+    registers = spec.weight_registers(params, c.as_config()) <= spec.MAX_WEIGHT_REGISTERS
+    accumulators = 4 * params.r * c.warp_g * c.warp_q16 <= spec.MAX_ACC_REGISTERS
+    groups = params.groups % c.block_g == 0
+    shared = spec.shared_mem_bytes(params, c.as_config()) <= MAX_SHARED_MEM
+    return c.take(fits_image & registers & accumulators & groups & shared)
+
+
+def wgrad_shared_mem(params: Conv2dGw8Params, columns: Columns) -> np.ndarray:
+    """wgrad_spec.shared_mem_bytes on columns (its max of the rings and the reduction)."""
+    return np.maximum(
+        wgrad_spec.ring_bytes(params, columns.as_config()),
+        wgrad_spec.reduce_bytes(params, columns.as_config()),
+    )
+
+
+def _wgrad_space(params: Conv2dGw8Params) -> Columns:
+    spec = wgrad_spec
+    c = _wgrad_candidates()
+    images_cap = next_power_of_two(params.n)
+    fits_image = (c.block_q <= max(spec.TILE_Q, next_power_of_two(params.q))) & (
+        c.block_p <= max(spec.BLOCK_P_VALUES[0], next_power_of_two(params.p))
+    )
+    images = ((c.block_n == 1) | (c.block_n <= images_cap)) & (
+        (c.walk_n == 1) | (c.block_n * c.walk_n <= images_cap)
+    )
+    registers = c.warp_g * spec.tap_pairs(params) * 4 <= spec.MAX_ACC_REGISTERS
+    groups = params.groups % c.block_g == 0
+    shared = wgrad_shared_mem(params, c) <= MAX_SHARED_MEM
+    return c.take(fits_image & images & registers & groups & shared)
+
+
+def space_columns(pass_name: str, params: Conv2dGw8Params) -> Columns:
+    """The config space of pass_name for params as Columns, in config_space's order."""
+    name = kernel_pass(pass_name).name
+    if name == "wgrad":
+        return _wgrad_space(params)
+    return _fprop_space(params if name == "fprop" else dgrad_spec.to_fprop_params(params))
+
+
+def grid_blocks(pass_name: str, params: Conv2dGw8Params, columns: Columns) -> np.ndarray:
+    """The spec's grid_blocks of every config of columns."""
+    spec = {"fprop": fprop_spec, "dgrad": dgrad_spec, "wgrad": wgrad_spec}[pass_name]
+    return np.asarray(spec.grid_blocks(params, columns.as_config()))
+
+
+def shared_mem(pass_name: str, params: Conv2dGw8Params, columns: Columns) -> np.ndarray:
+    """The spec's dynamic shared memory (bytes) of every config of columns."""
+    if pass_name == "wgrad":
+        return wgrad_shared_mem(params, columns)
+    if pass_name == "dgrad":
+        params = dgrad_spec.to_fprop_params(params)
+    return np.asarray(fprop_spec.shared_mem_bytes(params, columns.as_config()))
