@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synthetic import GPU, LAYERS, synthetic_rows
+from synthetic import GPU, LAYERS, synthetic_rows, synthetic_us
 
 from spio.perfmodel import PASSES, ConfigTime, GpuLimits, LatencyModel, TrainingOptions, evaluate
 
@@ -23,6 +23,17 @@ def test_picks_for_unseen_layers_are_near_the_best(pass_name: str) -> None:
     assert len(evaluation.layers) == len(LAYERS)
     assert evaluation.median_regret < 0.03, evaluation.report()
     assert evaluation.p95_regret < 0.15, evaluation.report()
+
+
+def test_the_report_sets_the_default_beside_the_model() -> None:
+    rows = synthetic_rows("wgrad", LAYERS[:4], per_layer=40)
+    for layer in LAYERS[:4]:
+        default = PASSES["wgrad"].default_config(layer, 132)
+        rows.append(ConfigTime(GPU, "wgrad", layer, default, synthetic_us("wgrad", layer, default)))
+    evaluation = evaluate(rows, folds=2, options=FAST)
+    assert len(evaluation.default_regrets()) == 4
+    assert all(regret >= 0 for regret in evaluation.default_regrets())
+    assert "(4 of 4 layers timed it)" in evaluation.report()
 
 
 def test_the_regret_check_fails_a_model_that_learned_nothing() -> None:
