@@ -70,19 +70,18 @@ class Columns:
         return np.stack([getattr(self, n).astype(np.float64) for n in self._names], axis=1)
 
     @classmethod
-    def of(cls, config_type: type, configs: list[Any]) -> Columns:
-        """Columns of a list of configs of config_type."""
+    def of(cls, config_type: type, configs: Sequence[Any]) -> Columns:
+        """Columns of configs of config_type."""
         names = [field.name for field in dataclasses.fields(config_type)]
         # (dataclasses.astuple deep-copies every field: 30 times slower here.)
-        table = np.array([[getattr(c, n) for n in names] for c in configs], dtype=np.int64)
-        table = table.reshape(len(configs), len(names))
+        return cls.from_rows(config_type, [[getattr(c, n) for n in names] for c in configs])
+
+    @classmethod
+    def from_rows(cls, config_type: type, rows: Sequence[Sequence[int]]) -> Columns:
+        """Columns of rows of field values in config_type's field order."""
+        names = [field.name for field in dataclasses.fields(config_type)]
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), len(names))
         return cls(config_type, {name: table[:, i] for i, name in enumerate(names)})
-
-
-def _product(config_type: type, rows: Sequence[tuple[int, ...]]) -> Columns:
-    names = [field.name for field in dataclasses.fields(config_type)]
-    table = np.array(rows, dtype=np.int64)
-    return Columns(config_type, {name: table[:, i] for i, name in enumerate(names)})
 
 
 @functools.cache
@@ -90,19 +89,16 @@ def _fprop_candidates() -> Columns:
     """Every fprop/dgrad config that is well formed on its own (FpropConfig's checks), in
     config_space's order."""
     spec = fprop_spec
-    rows = [
-        fields
-        for fields in itertools.product(
-            spec.BLOCK_Q_VALUES,
-            spec.BLOCK_G_VALUES,
-            spec.WARP_G_VALUES,
-            spec.WARP_Q16_VALUES,
-            spec.BLOCK_P_VALUES,
-            spec.PREFETCH_VALUES,
-            spec.MMA_K_VALUES,
-        )
-    ]
-    columns = _product(FpropConfig, rows)
+    rows = itertools.product(
+        spec.BLOCK_Q_VALUES,
+        spec.BLOCK_G_VALUES,
+        spec.WARP_G_VALUES,
+        spec.WARP_Q16_VALUES,
+        spec.BLOCK_P_VALUES,
+        spec.PREFETCH_VALUES,
+        spec.MMA_K_VALUES,
+    )
+    columns = Columns.from_rows(FpropConfig, list(rows))
     well_formed = (
         (columns.block_g % columns.warp_g == 0)
         & (columns.block_q % (spec.TILE_Q * columns.warp_q16) == 0)
@@ -129,7 +125,7 @@ def _wgrad_candidates() -> Columns:
         block_n = fields[5]
         for image_sync in (0, 1) if block_n > 1 else (0,):
             rows.append((*fields, image_sync))
-    columns = _product(WgradConfig, rows)
+    columns = Columns.from_rows(WgradConfig, rows)
     several_images = columns.block_n > 1
     well_formed = (
         (columns.block_g % columns.warp_g == 0)
