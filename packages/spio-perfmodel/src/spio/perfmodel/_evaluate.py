@@ -3,11 +3,13 @@
 The layers are split into folds (scikit-learn's GroupKFold, a layer never in two folds);
 for each fold a model trained on the other layers picks the config it predicts fastest
 among the fold's measured configs. The regret of a layer is the picked config's measured
-time over the fastest measured one, minus 1. The heuristic default's regret comes beside it
-where the data holds its time (a campaign's samples always hold it). The best is the best
-measured: with sampled configs, the regret against the whole space's best is larger or
-equal. TARGETS.md asks for a median regret within 2% and a p95
-within 8% over held-out layers.
+time over the fastest measured one, minus 1. Beside it stands the regret of the spec's
+`default_config` for the GPU's SM count, where the data holds its time. (A launch without a
+config runs `default_config_on`, which for fprop and dgrad may shorten the walk after
+asking the device for its occupancy; a campaign times that one, and where it differs the
+spec's default may be missing from the data.) The best is the best measured: with sampled
+configs, the regret against the whole space's best is larger or equal. TARGETS.md asks for
+a median regret within 2% and a p95 within 8% over held-out layers.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ class Evaluation:
         return float(np.percentile([r.regret for r in self.layers], 95))
 
     def default_regrets(self) -> list[float]:
-        """The heuristic default's regret on the layers whose data holds its time."""
+        """The spec default's regret on the layers whose data holds its time."""
         return [r.default_regret for r in self.layers if r.default_regret is not None]
 
     def report(self) -> str:
