@@ -1,8 +1,11 @@
-"""Functional PyTorch operators of Spio (`spio.functional.conv2d_gw8`, ...).
+"""Functional PyTorch operators of Spio.
 
-The operators are registered with `torch.library` by spio-torch; this module is their
-stable import path, the one Spio's documentation uses. Each operator arrives with its
-kernel: the grouped convolution operators with spio-kernels' `conv2d_gw8`.
+`conv2d_gw8`: grouped 2-D convolution with 8 channels per group (the operator
+spio::conv2d_gw8 of torch.library, with autograd, fake tensors for torch.compile and CUDA
+graph capture). Importing this module registers the operators with PyTorch; it initializes
+no GPU.
 """
 
-__all__: list[str] = []
+from spio.torch._functional import conv2d_gw8
+
+__all__ = ["conv2d_gw8"]

@@ -1,0 +1,94 @@
+"""spio.functional.conv2d_gw8: the checked entry to the spio::conv2d_gw8 operator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, normalize_padding
+
+from ._conv2d_gw8 import _DTYPES, GROUP_WIDTH, conv2d_gw8_op
+
+
+def _padding(padding: Any, kernel_size: tuple[int, int]) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) from an int, a pair, a 4-tuple, "valid" or "same"."""
+    if padding == "valid":
+        return (0, 0, 0, 0)
+    if padding == "same":
+        # As torch.nn.functional.conv2d: an even filter's extra row and column go last.
+        r, s = kernel_size
+        return ((r - 1) // 2, r // 2, (s - 1) // 2, s // 2)
+    if isinstance(padding, str):
+        raise ValueError(f"padding must be 'valid', 'same' or ints, got {padding!r}")
+    return normalize_padding(padding)
+
+
+def _check(input: Any, weight: Any, bias: Any) -> None:
+    for name, tensor in (("input", input), ("weight", weight)):
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+        if tensor.dim() != 4:
+            raise ValueError(f"{name} must be 4-D, got shape {tuple(tensor.shape)}")
+        if tensor.dtype not in _DTYPES:
+            raise TypeError(
+                f"{name} must be float16 or bfloat16 (fp32 accumulation inside), got {tensor.dtype}"
+            )
+    c = input.shape[1]
+    if c % GROUP_WIDTH or c == 0:
+        raise ValueError(
+            f"input must have a multiple of {GROUP_WIDTH} channels (groups of width 8), got {c}"
+        )
+    if tuple(weight.shape[:2]) != (c, GROUP_WIDTH):
+        raise ValueError(
+            f"weight must be {c} x {GROUP_WIDTH} x R x S for {c} channels (out channels x "
+            f"channels per group x filter), got shape {tuple(weight.shape)}"
+        )
+    if weight.dtype != input.dtype:
+        raise TypeError(f"weight must have input's dtype {input.dtype}, got {weight.dtype}")
+    if weight.device != input.device:
+        raise ValueError(f"weight is on {weight.device}, input on {input.device}")
+    if bias is not None:
+        if not isinstance(bias, torch.Tensor):
+            raise TypeError(f"bias must be a torch.Tensor or None, got {type(bias).__name__}")
+        if tuple(bias.shape) != (c,):
+            raise ValueError(f"bias must have shape ({c},), got {tuple(bias.shape)}")
+        if not bias.is_floating_point():
+            raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
+        if bias.device != input.device:
+            raise ValueError(f"bias is on {bias.device}, input on {input.device}")
+
+
+def conv2d_gw8(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    padding: int | tuple[int, ...] | str = 0,
+) -> torch.Tensor:
+    """Grouped 2-D convolution with 8 channels per group, stride 1, dilation 1.
+
+    The same result as `torch.nn.functional.conv2d(input, weight, bias, padding=padding,
+    groups=C // 8)`, with Spio's kernels on CUDA (fp32 accumulation).
+
+    Args:
+        input: N x C x H x W, float16 or bfloat16, C a multiple of 8. channels_last memory
+            is what the kernels read; other layouts are copied into it first.
+        weight: C x 8 x R x S (nn.Conv2d's layout for groups = C / 8), input's dtype,
+            R and S from 1 to 7.
+        bias: C values of any floating dtype (added in fp32), or None.
+        padding: zeros around the input: an int, a pair (rows, columns), a 4-tuple (top,
+            bottom, left, right), "valid" (none) or "same" (the output as large as the input);
+            each side at most the filter's extent - 1.
+
+    Returns:
+        N x C x P x Q in the input's dtype, channels_last memory.
+
+    Raises:
+        TypeError, ValueError: an argument out of scope; the message names it, what was given
+            and what is allowed.
+    """
+    _check(input, weight, bias)
+    sides = _padding(padding, (weight.shape[2], weight.shape[3]))
+    # Validates the layer (filter sizes, padding ranges, output size) with field-named errors.
+    n, c, h, w = input.shape
+    Conv2dGw8Params(n, c, h, w, weight.shape[2], weight.shape[3], sides)
+    return conv2d_gw8_op(input, weight, bias, list(sides))

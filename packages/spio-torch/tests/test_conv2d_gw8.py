@@ -1,0 +1,115 @@
+"""spio.functional.conv2d_gw8 on CPU (PyTorch's fp32 path): results, gradients, operator
+registration (fake tensors, autograd, torch.compile) and argument checks."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conv2d_cases import CASES, Case
+
+import spio.functional as spio_f
+
+
+def run_case(case: Case, device: str) -> None:
+    """conv2d_gw8 forward and backward on device against fp32 conv2d."""
+    x, weight, bias = case.make(device)
+    y = spio_f.conv2d_gw8(x, weight, bias, padding=case.padding)
+    reference = case.reference(x, weight, bias)
+    assert y.dtype == case.dtype
+    assert y.shape == reference.shape
+    assert y.is_contiguous(memory_format=torch.channels_last)
+    scale = reference.abs().max().item() + 1
+    torch.testing.assert_close(y.float(), reference, atol=case.tolerance() * scale, rtol=0)
+
+    grad = torch.randn_like(reference).to(case.dtype)
+    y.backward(grad)
+    x32, w32 = (t.detach().float().requires_grad_() for t in (x, weight))
+    b32 = bias.detach().clone().requires_grad_() if bias is not None else None
+    case.reference(x32, w32, b32).backward(grad.float())
+    for name, got, want in (("input", x.grad, x32.grad), ("weight", weight.grad, w32.grad)):
+        assert got is not None
+        assert want is not None
+        assert got.dtype == case.dtype, name
+        tolerance = case.tolerance() * (want.abs().max().item() + 1)
+        torch.testing.assert_close(got.float(), want, atol=tolerance, rtol=0, msg=name)
+    if bias is not None:
+        assert b32 is not None
+        torch.testing.assert_close(bias.grad, b32.grad, atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_matches_fp32_conv2d_forward_and_backward_on_cpu(case: Case) -> None:
+    run_case(case, "cpu")
+
+
+def test_operators_pass_torch_library_opcheck() -> None:
+    case = CASES[0]
+    x, weight, bias = (t.detach() for t in case.make("cpu"))  # type: ignore[union-attr]
+    padding = list(case.padding)
+    ops = torch.ops.spio
+    torch.library.opcheck(
+        ops.conv2d_gw8.default, (x.requires_grad_(), weight.requires_grad_(), bias, padding)
+    )
+    grad_y = torch.randn(2, 16, 9, 7).to(case.dtype).contiguous(memory_format=torch.channels_last)
+    torch.library.opcheck(
+        ops.conv2d_gw8_input_grad.default, (grad_y, weight.detach(), list(x.shape), padding)
+    )
+    torch.library.opcheck(ops.conv2d_gw8_weight_grad.default, (x.detach(), grad_y, [3, 3], padding))
+
+
+def test_compiles_with_torch_compile_without_graph_breaks() -> None:
+    case = CASES[1]
+    x, weight, _ = case.make("cpu")
+
+    def step(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        return spio_f.conv2d_gw8(x, weight, padding=case.padding).float().square().sum()
+
+    compiled = torch.compile(step, backend="aot_eager", fullgraph=True)
+    loss = compiled(x, weight)
+    loss.backward()
+    expected = step(x.detach(), weight.detach())
+    torch.testing.assert_close(loss, expected)
+    assert x.grad is not None
+    assert weight.grad is not None
+
+
+def test_other_memory_layouts_and_padding_forms() -> None:
+    x = torch.randn(1, 16, 6, 6).half()  # NCHW-contiguous: copied into channels_last
+    weight = torch.randn(16, 8, 3, 3).half()
+    same = spio_f.conv2d_gw8(x, weight, padding="same")
+    assert same.shape == (1, 16, 6, 6)
+    torch.testing.assert_close(same, spio_f.conv2d_gw8(x, weight, padding=1))
+    torch.testing.assert_close(same, spio_f.conv2d_gw8(x, weight, padding=(1, 1)))
+    assert spio_f.conv2d_gw8(x, weight, padding="valid").shape == (1, 16, 4, 4)
+    even = spio_f.conv2d_gw8(x, torch.randn(16, 8, 2, 4).half(), padding="same")
+    assert even.shape == (1, 16, 6, 6)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        ({"input": torch.randn(2, 16, 5)}, ValueError, "input must be 4-D"),
+        ({"input": torch.randn(1, 16, 5, 5)}, TypeError, "input must be float16 or bfloat16"),
+        ({"input": torch.randn(1, 12, 5, 5).half()}, ValueError, "multiple of 8 channels.*got 12"),
+        ({"weight": torch.randn(16, 4, 3, 3).half()}, ValueError, r"weight must be 16 x 8 x R x S"),
+        ({"weight": torch.randn(16, 8, 3, 3).bfloat16()}, TypeError, "input's dtype"),
+        ({"bias": torch.randn(8)}, ValueError, r"bias must have shape \(16,\)"),
+        ({"bias": torch.ones(16, dtype=torch.int32)}, TypeError, "bias must be a floating"),
+        ({"padding": 3}, ValueError, "padding top must be 0 to 2, got 3"),
+        ({"padding": "full"}, ValueError, "padding must be 'valid', 'same'"),
+        ({"padding": (1, 2, 3)}, TypeError, "padding must be an int, a pair"),
+        ({"weight": torch.randn(16, 8, 8, 3).half()}, ValueError, "r must be 1 to 7, got 8"),
+        ({"input": torch.randn(1, 16, 2, 2).half(), "padding": 0}, ValueError, "output size"),
+        ({"weight": [[1.0]]}, TypeError, "weight must be a torch.Tensor, got list"),
+    ],
+)
+def test_bad_arguments_are_named(arguments: dict[str, object], error: type, match: str) -> None:
+    call: dict[str, object] = {
+        "input": torch.randn(1, 16, 5, 5).half(),
+        "weight": torch.randn(16, 8, 3, 3).half(),
+        "bias": None,
+        "padding": 1,
+    }
+    call.update(arguments)
+    with pytest.raises(error, match=match):
+        spio_f.conv2d_gw8(**call)  # type: ignore[arg-type]

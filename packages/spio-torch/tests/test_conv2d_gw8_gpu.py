@@ -1,0 +1,55 @@
+"""spio.functional.conv2d_gw8 on CUDA (Spio's kernels): results and gradients against fp32
+conv2d, the caller's stream, and CUDA-graph capture."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conv2d_cases import CASES, Case
+from test_conv2d_gw8 import run_case
+
+import spio.functional as spio_f
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_matches_fp32_conv2d_forward_and_backward_on_cuda(case: Case) -> None:
+    run_case(case, "cuda")
+
+
+def test_runs_on_the_current_stream_and_captures_into_a_cuda_graph() -> None:
+    case = Case(4, 64, 16, 16, 3, 3, (1, 1, 1, 1), torch.float16, True)
+    x, weight, bias = (t.detach() if t is not None else None for t in case.make("cuda"))
+    expected = spio_f.conv2d_gw8(x, weight, bias, padding=1)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        on_side = spio_f.conv2d_gw8(x, weight, bias, padding=1)
+        for _ in range(2):  # warm-up before capture (compiles and loads the kernels)
+            spio_f.conv2d_gw8(x, weight, bias, padding=1)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.testing.assert_close(on_side, expected, atol=0, rtol=0)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = spio_f.conv2d_gw8(x, weight, bias, padding=1)
+    x.mul_(2)
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(
+        captured, spio_f.conv2d_gw8(x, weight, bias, padding=1), atol=0, rtol=0
+    )
+
+
+def test_a_view_off_the_16_byte_boundary_gives_the_same_result() -> None:
+    case = Case(2, 16, 8, 8, 1, 1, (0, 0, 0, 0), torch.bfloat16, False)
+    x, weight, _ = (t.detach() if t is not None else None for t in case.make("cuda"))
+    storage = torch.empty(x.numel() + 1, dtype=x.dtype, device="cuda")
+    shifted = storage[1:].view(2, 8, 8, 16).permute(0, 3, 1, 2)  # channels_last, 2 bytes off
+    shifted.copy_(x)
+    assert shifted.data_ptr() % 16 == 2
+    expected = spio_f.conv2d_gw8(x, weight)
+    torch.testing.assert_close(spio_f.conv2d_gw8(shifted, weight), expected, atol=0, rtol=0)
