@@ -53,3 +53,32 @@ def test_a_view_off_the_16_byte_boundary_gives_the_same_result() -> None:
     assert shifted.data_ptr() % 16 == 2
     expected = spio_f.conv2d_gw8(x, weight)
     torch.testing.assert_close(spio_f.conv2d_gw8(shifted, weight), expected, atol=0, rtol=0)
+
+
+def test_a_converted_model_trains_under_autocast_like_the_original() -> None:
+    from torch import nn
+
+    from spio.torch import convert
+
+    torch.manual_seed(0)
+    original = nn.Sequential(
+        nn.Conv2d(32, 32, 3, padding=1, groups=4), nn.ReLU(), nn.Conv2d(32, 32, 1, groups=4)
+    ).cuda()
+    converted = nn.Sequential(*(m for m in original))  # the same layers
+    reference = [p.detach().clone() for p in original.parameters()]
+    x = torch.randn(8, 32, 20, 20, device="cuda").contiguous(memory_format=torch.channels_last)
+    with torch.autocast("cuda", dtype=torch.float16):
+        expected = original(x).float().square().mean()
+    expected.backward()
+    grads = [p.grad.detach().clone() for p in original.parameters()]  # type: ignore[union-attr]
+    original.zero_grad()
+    assert convert(converted) == ["0", "2"]
+    for parameter, value in zip(converted.parameters(), reference, strict=True):
+        assert torch.equal(parameter, value)
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = converted(x).float().square().mean()
+    loss.backward()
+    torch.testing.assert_close(loss, expected, atol=1e-3, rtol=1e-2)
+    for parameter, grad in zip(converted.parameters(), grads, strict=True):
+        assert parameter.grad is not None
+        torch.testing.assert_close(parameter.grad, grad, atol=1e-3, rtol=2e-2)

@@ -1,7 +1,26 @@
-"""spio.torch: see the package README."""
+"""spio.torch: PyTorch modules of Spio's kernels, model conversion and the `spio` command.
+
+`Conv2dGw8` (an nn.Conv2d with 8 channels per group, stride 1, run by Spio) and `convert`
+(swap a model's eligible nn.Conv2d layers for it) import torch when first used, so that
+`import spio.torch` stays cheap for the command line; the functional operators live in
+`spio.functional`.
+"""
+
+from __future__ import annotations
 
 from importlib.metadata import version as _version
+from typing import Any
 
 __version__ = _version("spio-torch")
 
-__all__ = ["__version__"]
+_MODULES = ("Conv2dGw8", "convert", "ineligible_because")
+
+__all__ = ["Conv2dGw8", "__version__", "convert", "ineligible_because"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        from spio.torch import _modules
+
+        return getattr(_modules, name)
+    raise AttributeError(f"module 'spio.torch' has no attribute {name!r}")
