@@ -42,19 +42,26 @@ def test_matches_fp32_conv2d_forward_and_backward_on_cpu(case: Case) -> None:
     run_case(case, "cpu")
 
 
-def test_operators_pass_torch_library_opcheck() -> None:
+def check_operators(device: str) -> None:
+    """torch.library.opcheck of the three operators on device (schema, fake implementation
+    against the real one, autograd registration, dispatch)."""
     case = CASES[0]
-    x, weight, bias = (t.detach() for t in case.make("cpu"))  # type: ignore[union-attr]
+    x, weight, bias = (t.detach() for t in case.make(device))  # type: ignore[union-attr]
     padding = list(case.padding)
     ops = torch.ops.spio
     torch.library.opcheck(
         ops.conv2d_gw8.default, (x.requires_grad_(), weight.requires_grad_(), bias, padding)
     )
-    grad_y = torch.randn(2, 16, 9, 7).to(case.dtype).contiguous(memory_format=torch.channels_last)
+    grad_y = torch.randn(2, 16, 9, 7).to(case.dtype).to(device)
+    grad_y = grad_y.contiguous(memory_format=torch.channels_last)
     torch.library.opcheck(
         ops.conv2d_gw8_input_grad.default, (grad_y, weight.detach(), list(x.shape), padding)
     )
     torch.library.opcheck(ops.conv2d_gw8_weight_grad.default, (x.detach(), grad_y, [3, 3], padding))
+
+
+def test_operators_pass_torch_library_opcheck() -> None:
+    check_operators("cpu")
 
 
 def test_compiles_with_torch_compile_without_graph_breaks() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conv2d_cases import CASES, Case
-from test_conv2d_gw8 import run_case
+from test_conv2d_gw8 import check_operators, run_case
 
 import spio.functional as spio_f
 
@@ -19,6 +19,10 @@ pytestmark = [
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_matches_fp32_conv2d_forward_and_backward_on_cuda(case: Case) -> None:
     run_case(case, "cuda")
+
+
+def test_operators_pass_torch_library_opcheck_on_cuda() -> None:
+    check_operators("cuda")
 
 
 def test_runs_on_the_current_stream_and_captures_into_a_cuda_graph() -> None:
