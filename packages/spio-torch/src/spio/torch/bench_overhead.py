@@ -1,0 +1,102 @@
+"""The host's cost of one call of spio.functional.conv2d_gw8 against torch's conv2d.
+
+    python -m spio.torch.bench_overhead [--shapes 1x64x8x8 ...] [--calls 2000] [--backward]
+
+TARGETS.md asks that one eager call cost the host no more than torch's own conv2d call.
+Method: on small layers (the GPU finishes each call faster than the host issues the next),
+time a loop of --calls calls from Python, wall clock, after a warm-up, and synchronize only
+at the end: the time per call is what the host spends issuing one. Both contenders get the
+same tensors (channels_last, fp16) and torch runs with cudnn.benchmark on. --backward times
+forward and backward (autograd) instead of the forward alone. Prints one line per layer:
+microseconds per call for Spio and for torch, and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+
+DEFAULT_SHAPES = ("1x64x8x8", "1x256x4x4", "8x64x16x16")
+
+
+def _shape(text: str) -> tuple[int, int, int, int]:
+    try:
+        n, c, h, w = (int(v) for v in text.split("x"))
+    except ValueError:
+        message = f"a layer is N x C x H x W, e.g. 1x64x8x8; got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if min(n, c, h, w) < 1 or c % 8:
+        raise argparse.ArgumentTypeError(f"sizes must be positive and C a multiple of 8: {text}")
+    return n, c, h, w
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m spio.torch.bench_overhead", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--shapes", nargs="+", type=_shape, default=list(map(_shape, DEFAULT_SHAPES))
+    )
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--backward", action="store_true", help="time forward + backward")
+    return parser
+
+
+def per_call_us(step: Callable[[], object], calls: int, synchronize: Callable[[], None]) -> float:
+    """Wall-clock microseconds per call of a loop of calls, after a warm-up of calls // 10."""
+    for _ in range(max(1, calls // 10)):
+        step()
+    synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        step()
+    synchronize()
+    return (time.perf_counter() - start) * 1e6 / calls
+
+
+def layer_times(shape: tuple[int, int, int, int], calls: int, backward: bool) -> list[float]:
+    """[Spio's, torch's] microseconds per call on one layer (3 x 3, padding 1, fp16)."""
+    import spio.functional
+    import torch
+
+    n, c, h, w = shape
+    x = torch.randn(n, c, h, w, device="cuda", dtype=torch.float16)
+    x = x.contiguous(memory_format=torch.channels_last).requires_grad_(backward)
+    weight = torch.randn(c, 8, 3, 3, device="cuda", dtype=torch.float16).requires_grad_(backward)
+    calls_of = (
+        lambda: spio.functional.conv2d_gw8(x, weight, padding=1),
+        lambda: torch.nn.functional.conv2d(x, weight, padding=1, groups=c // 8),
+    )
+    times = []
+    for call in calls_of:
+        if backward:
+
+            def step(call: Callable[[], torch.Tensor] = call) -> object:
+                output = call()
+                output.sum().backward()
+                return output
+
+            times.append(per_call_us(step, calls, torch.cuda.synchronize))
+        else:
+            times.append(per_call_us(call, calls, torch.cuda.synchronize))
+    return times
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the benchmark and print a line per layer."""
+    args = build_parser().parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("bench_overhead needs a CUDA GPU")
+    torch.backends.cudnn.benchmark = True
+    print(f"{'layer':>14} {'spio us/call':>12} {'torch us/call':>13} {'ratio':>6}")
+    for shape in args.shapes:
+        spio_us, torch_us = layer_times(shape, args.calls, args.backward)
+        layer = "x".join(str(v) for v in shape)
+        print(f"{layer:>14} {spio_us:>12.1f} {torch_us:>13.1f} {spio_us / torch_us:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()
