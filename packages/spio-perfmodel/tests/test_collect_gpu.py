@@ -34,3 +34,12 @@ def test_collect_times_a_layer_and_a_model_trains_on_it(tmp_path: Path) -> None:
         model = LatencyModel.train(list(rows))
         assert model.best_config(layers[0]) is not None
     assert collect(tmp_path, layers, 2, passes=("fprop", "wgrad")) == []
+
+
+def test_limits_of_the_device() -> None:
+    from spio.perfmodel import GpuLimits
+
+    limits = GpuLimits.of_device(0)
+    assert limits.sm_count > 0
+    assert limits.max_threads_per_sm >= 1024
+    assert limits.shared_per_sm >= 64 * 1024

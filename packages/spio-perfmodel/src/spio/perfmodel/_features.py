@@ -34,6 +34,22 @@ class GpuLimits:
     shared_per_sm: int = 228 * 1024
     reserved_shared_per_block: int = 1024
 
+    @classmethod
+    def of_device(cls, device: int = 0) -> GpuLimits:
+        """The limits of a CUDA device, from spio.jit.device_info (initializes the driver).
+
+        (Resident blocks per SM: 32 from sm_80 on, which is all spio-jit compiles for.)
+        """
+        import spio.jit
+
+        info = spio.jit.device_info(device)
+        return cls(
+            sm_count=info.sm_count,
+            max_threads_per_sm=info.max_threads_per_sm,
+            shared_per_sm=info.max_shared_per_sm,
+            reserved_shared_per_block=info.reserved_shared_per_block,
+        )
+
 
 _LAYER = (
     "n", "c", "h", "w", "r", "s", "p", "q", "groups", "pad_rows", "pad_cols", "bf16",
