@@ -78,3 +78,23 @@ def test_collect_groups_layers_by_filter_and_resumes(
     assert calls == []
     # A pass with no file yet means no layer is done for it.
     assert layers_done(tmp_path, ["wgrad", "fprop"]) == set()
+
+
+def test_the_command_line_collects_and_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spio.perfmodel._cli import main
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(bench, "main", _fake_bench(calls))
+    main(["layers", "--layers", "7", "--seed", "2"])
+    listed = capsys.readouterr().out.split("\n")
+    assert listed[0] == "128x64x64x64"
+    assert len([line for line in listed if line]) == 7
+    out = tmp_path / "data"
+    main(["collect", "--out", str(out), "--layers", "7", "--seed", "2", "--configs", "3",
+          "--passes", "wgrad", "--loop"])  # fmt: skip
+    assert "timed 7 of 7 layers" in capsys.readouterr().out
+    assert all("--cuda-graph" not in argv for argv in calls)
+    main(["collect", "--out", str(out), "--layers", "7", "--seed", "2", "--passes", "wgrad"])
+    assert "timed 0 of 7 layers" in capsys.readouterr().out
