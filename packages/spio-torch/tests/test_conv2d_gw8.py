@@ -120,3 +120,10 @@ def test_bad_arguments_are_named(arguments: dict[str, object], error: type, matc
     call.update(arguments)
     with pytest.raises(error, match=match):
         spio_f.conv2d_gw8(**call)  # type: ignore[arg-type]
+
+
+def test_the_operators_called_directly_check_the_dtype() -> None:
+    x = torch.randn(1, 16, 5, 5)
+    weight = torch.randn(16, 8, 3, 3)
+    with pytest.raises(TypeError, match=r"float16 or bfloat16, got torch\.float32"):
+        torch.ops.spio.conv2d_gw8(x, weight, None, [1, 1, 1, 1])

@@ -42,6 +42,8 @@ def _params(
     dtype: torch.dtype,
     has_bias: bool = False,
 ) -> Conv2dGw8Params:
+    if dtype not in _DTYPES:  # reached only by calling the operators directly
+        raise TypeError(f"the tensors must be float16 or bfloat16, got {dtype}")
     n, c, h, w = input_size
     r, s = kernel_size
     return Conv2dGw8Params(
