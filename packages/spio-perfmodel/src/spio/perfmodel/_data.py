@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spio.kernels.conv2d_gw8.bench_results import padding_text, parse_padding
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._passes import kernel_pass
@@ -75,10 +76,15 @@ class LatencyTable:
 
     def by_layer(self) -> dict[Conv2dGw8Params, list[ConfigTime]]:
         """The rows grouped by layer, in the order layers first appear."""
-        groups: dict[Conv2dGw8Params, list[ConfigTime]] = {}
-        for row in self.rows:
-            groups.setdefault(row.params, []).append(row)
-        return groups
+        return by_layer(self.rows)
+
+
+def by_layer(rows: Iterable[ConfigTime]) -> dict[Conv2dGw8Params, list[ConfigTime]]:
+    """rows grouped by layer, in the order layers first appear."""
+    groups: dict[Conv2dGw8Params, list[ConfigTime]] = {}
+    for row in rows:
+        groups.setdefault(row.params, []).append(row)
+    return groups
 
 
 def _parse_field(field: dataclasses.Field[Any], text: str) -> Any:
@@ -94,9 +100,7 @@ def _params(record: dict[str, str]) -> Conv2dGw8Params:
         n, c, h, w = (int(record[key]) for key in ("n", "c", "h", "w"))
     else:
         n, c, h, w = (int(v) for v in record["shape"].split("x"))
-    padding = tuple(int(v) for v in record["padding"].split())
-    if len(padding) != 4:
-        raise ValueError(f"padding must be four ints (top bottom left right), got {padding}")
+    padding = parse_padding(record["padding"])
     return Conv2dGw8Params(
         n=n,
         c=c,
@@ -104,7 +108,7 @@ def _params(record: dict[str, str]) -> Conv2dGw8Params:
         w=w,
         r=int(record["r"]),
         s=int(record["s"]),
-        padding=(padding[0], padding[1], padding[2], padding[3]),
+        padding=padding,
         dtype=record["dtype"],  # type: ignore[arg-type]  # validated by Conv2dGw8Params
     )
 
@@ -176,7 +180,7 @@ def layer_key(params: Conv2dGw8Params) -> str:
     if (params.r, params.s) != (3, 3):
         text += f" {params.r}x{params.s}"
     if params.padding != (1, 1, 1, 1):
-        text += " pad " + " ".join(str(v) for v in params.padding)
+        text += " pad " + padding_text(params.padding)
     if params.dtype != "float16":
         text += f" {params.dtype}"
     return text

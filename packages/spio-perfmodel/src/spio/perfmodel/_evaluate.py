@@ -22,7 +22,7 @@ import numpy as np
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
-from ._data import ConfigTime, layer_key, measured_times
+from ._data import ConfigTime, by_layer, layer_key, measured_times
 from ._features import GpuLimits
 from ._model import LatencyModel, TrainingOptions
 from ._passes import kernel_pass
@@ -120,10 +120,7 @@ def evaluate(
     results: list[LayerResult] = []
     for train_rows, test_rows in splitter.split(np.zeros(len(rows)), groups=groups):
         model = LatencyModel.train([rows[i] for i in train_rows], limits, options)
-        held_out: dict[Conv2dGw8Params, list[ConfigTime]] = {}
-        for i in test_rows:
-            held_out.setdefault(rows[i].params, []).append(rows[i])
-        for params, layer_rows in held_out.items():
+        for params, layer_rows in by_layer(rows[i] for i in test_rows).items():
             results.append(_layer_result(model, params, layer_rows, limits))
     results.sort(key=lambda result: index[result.params])
     return Evaluation(rows[0].pass_name, tuple(results))

@@ -147,7 +147,5 @@ def feature_matrix(
 ) -> np.ndarray:
     """Return the features of each config of one layer: a float32 array, a row per config and
     a column per feature_names(pass_name)."""
-    spec = kernel_pass(pass_name)
-    if not configs:
-        return np.zeros((0, len(feature_names(pass_name))), dtype=np.float32)
-    return columns_matrix(pass_name, params, Columns.of(spec.config_type, list(configs)), limits)
+    columns = Columns.of(kernel_pass(pass_name).config_type, configs)
+    return columns_matrix(pass_name, params, columns, limits)

@@ -20,7 +20,7 @@ import numpy as np
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
-from ._data import ConfigTime
+from ._data import ConfigTime, by_layer
 from ._features import GpuLimits, columns_matrix, feature_matrix, feature_names
 from ._passes import kernel_pass
 from ._space import space_columns
@@ -186,12 +186,9 @@ def _training_arrays(
     rows: Sequence[ConfigTime], pass_name: str, limits: GpuLimits
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features and log latencies of rows, built a layer at a time."""
-    by_layer: dict[Conv2dGw8Params, list[ConfigTime]] = {}
-    for row in rows:
-        by_layer.setdefault(row.params, []).append(row)
     blocks = []
     targets = []
-    for params, layer_rows in by_layer.items():
+    for params, layer_rows in by_layer(rows).items():
         blocks.append(feature_matrix(pass_name, params, [row.config for row in layer_rows], limits))
         targets.append(np.log([row.median_us for row in layer_rows]))
     return np.concatenate(blocks), np.concatenate(targets)
