@@ -609,3 +609,12 @@ def test_cooperative_launch_places_the_whole_grid_at_once(pdl: bool) -> None:
     assert torch.equal(neighbours, expected)
     with pytest.raises(ValueError, match="can be resident at once"):
         jit.launch(kernel, blocks + 1, 256, args, shared_mem=8 * 1024, cooperative=True)
+
+
+def test_occupancy_past_48_kib_counts_blocks_before_any_launch() -> None:
+    # A fresh kernel (no launch has opted it in): the driver alone would count 0 blocks.
+    code = jit.compile(SAXPY_SOURCE, arch=jit.device_info(0).arch, defines={"FRESH_KERNEL": 1})
+    kernel = code.load(device=0).get_kernel("saxpy")
+    assert kernel.attributes.max_dynamic_shared_mem <= 48 * 1024
+    assert kernel.max_active_blocks_per_sm(256, 60 * 1024) >= 1
+    assert kernel.attributes.max_dynamic_shared_mem == 60 * 1024

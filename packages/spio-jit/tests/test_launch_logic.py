@@ -125,6 +125,14 @@ class FakeDriver:
         self, function: Any, threads: int, shared: int
     ) -> tuple[Any, ...]:
         assert function[0] == "function"
+        # Like the driver: no block fits that asks for more than the kernel's opt-in limit.
+        if (
+            shared
+            > self.cuKernelGetAttribute(
+                self.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, None, 0
+            )[1]
+        ):
+            return self._ok(0)
         # Threads allow half of the SM's 2048 (as registers would); shared memory counts the
         # kernel's static 1 KiB and the 1 KiB reserved per block.
         per_block = shared + _ATTRS["CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"] + 1024
@@ -266,6 +274,20 @@ def test_attributes_and_occupancy(fake: SimpleNamespace, saxpy: jit.Kernel) -> N
     assert attributes.max_threads_per_block == 512
     assert saxpy.max_active_blocks_per_sm(256) == 4
     assert saxpy.occupancy(256) == pytest.approx(4 * 256 / 2048)
+
+
+def test_occupancy_past_48_kib_opts_in_as_a_launch_would(
+    fake: SimpleNamespace, saxpy: jit.Kernel
+) -> None:
+    # Asked before any launch opted in, the driver would count 0 blocks of 60 KiB.
+    assert saxpy.max_active_blocks_per_sm(256, 60 * 1024) == 228 // 62
+    assert ("CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", 60 * 1024) in (
+        fake.driver.set_attributes
+    )
+    with pytest.raises(ValueError, match="allows 232448 bytes per block"):
+        saxpy.max_active_blocks_per_sm(256, 240 * 1024)
+    with pytest.raises(ValueError, match="shared_mem must be a non-negative int, got -1"):
+        saxpy.max_active_blocks_per_sm(256, -1)
 
 
 def test_spread_shared_mem_pads_one_wave_grids(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from synthetic import LAYERS, synthetic_rows
 
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params
 from spio.perfmodel._cli import main
 
 
-def _write_times(path: Path, pass_name: str) -> None:
-    rows = synthetic_rows(pass_name, LAYERS[:4], per_layer=40)
+def _write_times(
+    path: Path, pass_name: str, layers: Sequence[Conv2dGw8Params] = LAYERS[:4]
+) -> None:
+    rows = synthetic_rows(pass_name, layers, per_layer=40)
     fields = [f.name for f in dataclasses.fields(rows[0].config)]
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
@@ -70,3 +74,22 @@ def test_errors_exit_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixtur
         main(["train", str(times), "--pass", "fprop", "--out", str(tmp_path / "m.json")])
     main(["evaluate", str(times), "--pass", "fprop", "--kernel", "aaaaaaaaaaaa", "--folds", "2"])
     assert "model regret" in capsys.readouterr().out
+
+
+def test_shipped_lists_the_models(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["shipped"])
+    out = capsys.readouterr().out
+    for pass_name in ("fprop", "dgrad", "wgrad"):
+        assert f"NVIDIA H200 {pass_name} kernels" in out
+
+
+def test_compare_refuses_a_campaign_whose_layers_are_all_excluded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spio.perfmodel._campaign import campaign_layers
+
+    times = tmp_path / "times.csv"
+    _write_times(times, "fprop", [*LAYERS[:2], campaign_layers(1, 1)[0]])
+    with pytest.raises(SystemExit):
+        main(["compare", "--layers", "1", "--seed", "1", "--exclude", str(times)])
+    assert "every one of the 1 layers is in the --exclude files" in capsys.readouterr().err

@@ -52,10 +52,13 @@ def test_the_regret_check_fails_a_model_that_learned_nothing() -> None:
 
 def test_save_and_load_give_the_same_predictions(tmp_path: Path) -> None:
     rows = synthetic_rows("wgrad", LAYERS[:4], per_layer=80)
+    rows = [dataclasses.replace(row, kernel="0123456789ab") for row in rows]
     model = LatencyModel.train(rows, GpuLimits(sm_count=114), FAST)
+    assert model.kernel == "0123456789ab"
     path = model.save(tmp_path / "wgrad.json")
     loaded = LatencyModel.load(path)
     assert (loaded.pass_name, loaded.gpu, loaded.limits) == ("wgrad", GPU, GpuLimits(sm_count=114))
+    assert loaded.kernel == "0123456789ab"
     layer = LAYERS[5]
     configs = PASSES["wgrad"].config_space(layer)[:50]
     np.testing.assert_allclose(loaded.predict_us(layer, configs), model.predict_us(layer, configs))

@@ -3,6 +3,8 @@ shorter walk."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from spio.kernels.conv2d_gw8 import (
@@ -11,7 +13,8 @@ from spio.kernels.conv2d_gw8 import (
     dgrad_spec,
     fprop_spec,
 )
-from spio.kernels.conv2d_gw8._tiling import WAVE_FILL, balance_waves, wave_fill
+from spio.kernels.conv2d_gw8._tiling import WAVE_FILL, LaunchGeometry, balance_waves, wave_fill
+from spio.kernels.conv2d_gw8.fprop import resident_slots
 
 
 @pytest.mark.parametrize(
@@ -25,6 +28,23 @@ from spio.kernels.conv2d_gw8._tiling import WAVE_FILL, balance_waves, wave_fill
 )
 def test_wave_fill(blocks: int, slots: int, fill: float) -> None:
     assert wave_fill(blocks, slots) == pytest.approx(fill)
+
+
+class _KernelThatFitsNothing:
+    name = "conv2d_gw8_fprop"
+    device = 0
+    attributes = SimpleNamespace(registers=255)
+
+    def max_active_blocks_per_sm(self, block: int, shared_mem: int) -> int:
+        return 0
+
+
+def test_resident_slots_refuse_a_launch_no_sm_can_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    import spio.jit
+
+    monkeypatch.setattr(spio.jit, "device_info", lambda device: SimpleNamespace(sm_count=132))
+    with pytest.raises(ValueError, match=r"not one block of 512 threads \(255 registers each\)"):
+        resident_slots(_KernelThatFitsNothing(), LaunchGeometry(64, 512, 1024))
 
 
 def test_balance_waves_keeps_a_config_that_fills_its_waves() -> None:

@@ -208,8 +208,17 @@ class Kernel:
             self._latest.clear()
 
     def max_active_blocks_per_sm(self, block: int | Sequence[int], shared_mem: int = 0) -> int:
-        """Return how many blocks of this size fit on one multiprocessor at once."""
+        """Return how many blocks of this size fit on one multiprocessor at once.
+
+        Past the kernel's current dynamic shared-memory limit this opts in first, as a
+        launch would (set_max_dynamic_shared_mem; ValueError beyond the device's limit):
+        the driver counts no block at all that asks for more than the limit it was given.
+        """
         threads = math.prod(_dims(block, "block"))
+        if isinstance(shared_mem, bool) or not isinstance(shared_mem, int) or shared_mem < 0:
+            raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+        if shared_mem > self._max_dynamic_shared():
+            self.set_max_dynamic_shared_mem(shared_mem)
         driver = _driver.bindings()
         with _driver.using_device(self.device):
             return int(

@@ -4,21 +4,28 @@ Measured config times (`python -m spio.kernels.bench conv2d_gw8 --all-configs --
 are read with `read_config_times`; `LatencyModel.train` fits gradient-boosted trees
 (XGBoost) to them, one model per pass and GPU; `LatencyModel.best_config` picks the config
 it predicts fastest for a layer; `evaluate` measures the picks' regret on held-out layers.
-Nothing here touches a GPU.
+`choose_config` picks a layer's config on a GPU: with the model that ships for that GPU and
+these kernels (`shipped_models`), else with the kernels' heuristic; `compare` times its
+picks against the heuristic's. Training and evaluating touch no GPU.
 """
 
 from importlib.metadata import version as _version
 
+from ._compare import Comparison, compare
 from ._data import ConfigTime, LatencyTable, layer_key, read_config_times
 from ._evaluate import Evaluation, LayerResult, evaluate
 from ._features import GpuLimits, feature_matrix, feature_names
 from ._model import LatencyModel, TrainingOptions
 from ._passes import PASSES, KernelPass
+from ._select import ConfigChoice, choose_config, heuristic_config
+from ._shipped import ShippedModel, shipped_model, shipped_models
 
 __version__ = _version("spio-perfmodel")
 
 __all__ = [
     "PASSES",
+    "Comparison",
+    "ConfigChoice",
     "ConfigTime",
     "Evaluation",
     "GpuLimits",
@@ -26,11 +33,17 @@ __all__ = [
     "LatencyModel",
     "LatencyTable",
     "LayerResult",
+    "ShippedModel",
     "TrainingOptions",
     "__version__",
+    "choose_config",
+    "compare",
     "evaluate",
     "feature_matrix",
     "feature_names",
+    "heuristic_config",
     "layer_key",
     "read_config_times",
+    "shipped_model",
+    "shipped_models",
 ]

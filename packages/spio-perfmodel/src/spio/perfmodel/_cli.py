@@ -5,9 +5,14 @@
     spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
     spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--loop]
     spio-perfmodel layers [--layers 24] [--seed 0]
+    spio-perfmodel compare [--layers 16] [--seed 1] [--exclude TIMES.csv ...] [--out CSV]
+    spio-perfmodel shipped
 
 collect times a campaign of layers on this machine's GPU (see _campaign; it needs torch
 and spio-kernels[bench]); layers prints the campaign's layers without timing anything.
+compare times the config choose_config picks against the heuristic's on a campaign's
+layers (those in --exclude's files left out: the model's training layers); shipped lists
+the models that ship with spio-perfmodel.
 
 TIMES.csv files are written by `python -m spio.kernels.bench conv2d_gw8 --all-configs --out DIR`.
 """
@@ -23,11 +28,13 @@ from collections.abc import Sequence
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._campaign import campaign_layers, collect
+from ._compare import compare, report, write_csv
 from ._data import LatencyTable, layer_key, read_config_times
 from ._evaluate import evaluate
 from ._features import GpuLimits
 from ._model import LatencyModel
 from ._passes import PASSES
+from ._shipped import shipped_models
 
 
 def _rows(args: argparse.Namespace) -> LatencyTable:
@@ -89,6 +96,26 @@ def _collect(args: argparse.Namespace) -> None:
     print(f"timed {len(timed)} of {len(layers)} layers (the rest were in {args.out} already)")
 
 
+def _compare(args: argparse.Namespace) -> None:
+    seen = set(read_config_times(args.exclude).by_layer()) if args.exclude else set()
+    layers = [layer for layer in campaign_layers(args.layers, args.seed) if layer not in seen]
+    if not layers:
+        raise ValueError(f"every one of the {args.layers} layers is in the --exclude files")
+    comparisons = compare(layers, args.passes, graph=not args.loop)
+    print(report(comparisons))
+    if args.out:
+        print(f"wrote {write_csv(comparisons, args.out)}")
+
+
+def _shipped(args: argparse.Namespace) -> None:
+    models = shipped_models()
+    if not models:
+        print("no models ship with this spio-perfmodel")
+    for model in models:
+        print(f"{model.gpu:>24} {model.pass_name:>5} kernels {model.kernel or '(unknown)'}  "
+              f"{model.path}")  # fmt: skip
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spio-perfmodel", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -122,6 +149,14 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--configs", type=_positive, default=40, help="sampled per pass")
             sub.add_argument("--passes", nargs="+", default=sorted(PASSES), choices=sorted(PASSES))
             sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
+    sub = commands.add_parser("compare", help="time chosen against heuristic configs (GPU)")
+    sub.add_argument("--layers", type=_positive, default=16, help="layers in the campaign")
+    sub.add_argument("--seed", type=int, default=1)
+    sub.add_argument("--exclude", nargs="+", default=[], help="config-times CSVs to leave out")
+    sub.add_argument("--passes", nargs="+", default=sorted(PASSES), choices=sorted(PASSES))
+    sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
+    sub.add_argument("--out", help="CSV file to write")
+    commands.add_parser("shipped", help="list the models that ship")
     return parser
 
 
@@ -142,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "pick": _pick,
             "collect": _collect,
             "layers": _layers,
+            "compare": _compare,
+            "shipped": _shipped,
         }
         commands[args.command](args)
     except (ValueError, FileNotFoundError) as error:

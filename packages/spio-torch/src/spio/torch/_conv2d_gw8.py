@@ -11,7 +11,9 @@ They take and return PyTorch's layouts: activations N x C x H x W in channels_la
 (what the kernels read and write as NHWC), weights C x 8 x R x S as nn.Conv2d holds them
 (converted to Spio's C x R x S x 8 per call: a few KB). The forward operator's autograd
 formula calls the other two. On CUDA they run Spio's kernels (spio-kernels' conv2d_gw8
-entries, on torch's current stream, so they capture into CUDA graphs); on CPU they compute
+entries, on torch's current stream, so they capture into CUDA graphs, each pass with the
+config spio-perfmodel's choose_config picks: its shipped latency model for the GPU where
+one fits, else the kernels' heuristic); on CPU they compute
 in fp32 with PyTorch's own convolution and its gradient formulas (torch.nn.grad) and round
 to the input's dtype: a path for development and tests, not a fast one.
 """
@@ -30,6 +32,7 @@ from spio.kernels.conv2d_gw8 import (
     weights_from_torch_layout,
 )
 from spio.kernels.conv2d_gw8.reference import fprop_reference
+from spio.perfmodel import choose_config
 
 GROUP_WIDTH = 8
 _DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
@@ -139,6 +142,7 @@ def _(
         _spio_weight(weight),
         bias32,
         params,
+        choose_config("fprop", params, input.device.index).config,
         device=input.device.index,
     )
     return output
@@ -180,6 +184,7 @@ def _(
         _nhwc(grad_output),
         _spio_weight(weight),
         params,
+        choose_config("dgrad", params, grad_output.device.index).config,
         device=grad_output.device.index,
     )
     return grad_input
@@ -217,7 +222,10 @@ def _(
 ) -> torch.Tensor:
     params = _params(input.shape, kernel_size, padding, input.dtype)
     grad_spio = torch.empty(params.weight_shape, dtype=torch.float32, device=input.device)
-    conv2d_gw8_wgrad(grad_spio, _nhwc(input), _nhwc(grad_output), params, device=input.device.index)
+    config = choose_config("wgrad", params, input.device.index).config
+    conv2d_gw8_wgrad(
+        grad_spio, _nhwc(input), _nhwc(grad_output), params, config, device=input.device.index
+    )
     return _weight_to_torch(grad_spio, input.dtype)
 
 

@@ -6,8 +6,15 @@ import functools
 from typing import Any
 
 from . import dgrad_spec
-from ._tiling import balance_waves, grid_slots, spread_over_sms, wave_fill
-from .fprop import SOURCE_NAME, compile_types, kernel_source, resolve_device, types_request
+from ._tiling import balance_waves, spread_over_sms, wave_fill
+from .fprop import (
+    SOURCE_NAME,
+    compile_types,
+    kernel_source,
+    resident_slots,
+    resolve_device,
+    types_request,
+)
 from .fprop_spec import FpropConfig
 from .params import Conv2dGw8Params
 
@@ -42,7 +49,7 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     import spio.jit
 
     config = dgrad_spec.default_config(params, spio.jit.device_info(device).sm_count)
-    slots = grid_slots(*_plan(params, config, device))
+    slots = resident_slots(*_plan(params, config, device))
     return balance_waves(
         config,
         lambda c: dgrad_spec.shorter_walk(params, c),

@@ -92,6 +92,20 @@ def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[An
     return kernel, spread_over_sms(kernel, _launch_geometry(params, config))
 
 
+def resident_slots(kernel: Any, geometry: Any) -> int:
+    """Blocks of the launch geometry that fit on the kernel's GPU at once (_tiling.grid_slots);
+    ValueError where not one fits on an SM (no config of the spaces should get there)."""
+    slots = grid_slots(kernel, geometry)
+    if slots < 1:
+        registers = kernel.attributes.registers
+        raise ValueError(
+            f"kernel {kernel.name!r} cannot run on cuda:{kernel.device}: not one block of "
+            f"{geometry.block} threads ({registers} registers each) with {geometry.shared_mem} "
+            "bytes of dynamic shared memory fits on an SM"
+        )
+    return slots
+
+
 @functools.cache
 def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     """Return the config a launch without one runs on device (memoised): default_config for
@@ -100,7 +114,7 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     import spio.jit
 
     config = default_config(params, spio.jit.device_info(device).sm_count)
-    slots = grid_slots(*_plan(params, config, device))
+    slots = resident_slots(*_plan(params, config, device))
     return balance_waves(
         config,
         lambda c: shorter_walk(params, c),

@@ -1,0 +1,142 @@
+"""The end-to-end check of config selection on a GPU: the config choose_config picks against
+the heuristic's, both timed in one process on the same buffers, with cuDNN beside them.
+
+Held-out regret (_evaluate) measures the model on the configs a campaign timed; here it
+chooses from each pass's whole space, as it does in use, on layers it has not seen. The two
+configs are timed alternately (heuristic, model, heuristic, model) and each gets the mean
+of its two medians, so drift in the GPU's clocks falls on both.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+from ._data import layer_key
+from ._select import choose_config, heuristic_config
+
+#: Each config's median is timed this many times, alternating with the other config's.
+ROUNDS = 2
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One layer's pass: the heuristic's config and time, the chosen config and time, and
+    cuDNN's time, all microseconds of GPU time per call."""
+
+    params: Conv2dGw8Params
+    pass_name: str
+    heuristic: Any
+    chosen: Any
+    source: str
+    heuristic_us: float
+    chosen_us: float
+    cudnn_us: float
+
+    @property
+    def speedup(self) -> float:
+        """heuristic time / chosen time: above 1 where the chosen config is faster."""
+        return self.heuristic_us / self.chosen_us
+
+
+def compare(
+    layers: Sequence[Conv2dGw8Params],
+    passes: Sequence[str],
+    graph: bool = True,
+    launches: int = 20,
+    repetitions: int = 9,
+) -> list[Comparison]:
+    """Time the heuristic's and choose_config's configs of each layer's passes (GPU 0).
+
+    Needs a GPU, torch and the benchmark's dependencies (spio-kernels[bench]). graph times
+    replays of CUDA graphs (the GPU's time, as the benchmark's --cuda-graph).
+    """
+    from spio.kernels.conv2d_gw8 import bench
+
+    results = []
+    for params in layers:
+        picks = {}
+        for pass_name in passes:
+            choice = choose_config(pass_name, params)
+            picks[pass_name] = (heuristic_config(pass_name, params), choice.config, choice.source)
+        configs = {name: list(dict.fromkeys(pick[:2])) for name, pick in picks.items()}
+        bench.precompile(params, configs)
+        buffers = bench.Buffers(params, passes, configs)
+        for pass_name, (heuristic, chosen, source) in picks.items():
+            times: dict[Any, list[float]] = {heuristic: [], chosen: []}
+            cudnn = []
+            for _ in range(ROUNDS):
+                for config in dict.fromkeys((heuristic, chosen)):
+                    spio_us, cudnn_us = bench.bench_pass(
+                        pass_name, params, [config], buffers, launches, repetitions, graph=graph
+                    )
+                    times[config].append(spio_us[config])
+                    cudnn.append(cudnn_us)
+            mean = {config: sum(values) / len(values) for config, values in times.items()}
+            results.append(
+                Comparison(
+                    params,
+                    pass_name,
+                    heuristic,
+                    chosen,
+                    source,
+                    mean[heuristic],
+                    mean[chosen],
+                    sum(cudnn) / len(cudnn),
+                )
+            )
+    return results
+
+
+def geometric_mean(values: Iterable[float]) -> float:
+    logs = [math.log(value) for value in values]
+    return math.exp(sum(logs) / len(logs)) if logs else float("nan")
+
+
+def report(comparisons: Sequence[Comparison]) -> str:
+    """A table of the comparisons and, per pass, the geometric-mean speed-up of the chosen
+    configs over the heuristic's and over cuDNN."""
+    lines = [
+        f"{'layer':>32} {'pass':>5} {'heuristic us':>12} {'chosen us':>9} {'speed-up':>8} "
+        f"{'cuDNN us':>8} {'by':>9}"
+    ]
+    for row in comparisons:
+        lines.append(
+            f"{layer_key(row.params):>32} {row.pass_name:>5} {row.heuristic_us:>12.2f} "
+            f"{row.chosen_us:>9.2f} {row.speedup:>7.3f}x {row.cudnn_us:>8.2f} {row.source:>9}"
+        )
+    for pass_name in dict.fromkeys(row.pass_name for row in comparisons):
+        rows = [row for row in comparisons if row.pass_name == pass_name]
+        worst = min(rows, key=lambda row: row.speedup)
+        lines.append(
+            f"{pass_name}: chosen over heuristic {geometric_mean(r.speedup for r in rows):.3f}x "
+            f"(geometric mean of {len(rows)} layers; worst {worst.speedup:.3f}x on "
+            f"{layer_key(worst.params)}), chosen over cuDNN "
+            f"{geometric_mean(r.cudnn_us / r.chosen_us for r in rows):.2f}x, heuristic over "
+            f"cuDNN {geometric_mean(r.cudnn_us / r.heuristic_us for r in rows):.2f}x"
+        )
+    return "\n".join(lines)
+
+
+def write_csv(comparisons: Sequence[Comparison], path: str | Path) -> Path:
+    """Write one row per comparison: the layer, the pass, both configs, the times."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(
+            ["layer", "pass", "heuristic", "chosen", "source", "heuristic_us", "chosen_us",
+             "cudnn_us"]
+        )  # fmt: skip
+        for row in comparisons:
+            writer.writerow(
+                [layer_key(row.params), row.pass_name, row.heuristic, row.chosen, row.source,
+                 f"{row.heuristic_us:.3f}", f"{row.chosen_us:.3f}", f"{row.cudnn_us:.3f}"]
+            )  # fmt: skip
+    return path

@@ -1,0 +1,109 @@
+"""Choosing the config a layer's pass runs with: a shipped latency model where one fits, else
+the kernels' heuristic.
+
+A shipped model is used when it was trained on the GPU the layer runs on (by name) and on
+the kernels installed now (their sources digest): a model of other kernels, or of another
+GPU, describes a different machine. Everywhere else the heuristic decides, the config the
+kernel entries run without one (`default_config_on`). The environment variable
+SPIO_CONFIG_SELECTION=heuristic turns the models off; `model` (the default) uses them where
+they fit.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+from ._model import LatencyModel
+from ._passes import kernel_pass
+from ._shipped import shipped_model
+
+SELECTION_ENV = "SPIO_CONFIG_SELECTION"
+SELECTIONS = ("model", "heuristic")
+
+Source = Literal["model", "heuristic"]
+
+
+@dataclass(frozen=True)
+class ConfigChoice:
+    """A chosen config, who chose it (`model` or `heuristic`) and why."""
+
+    config: Any
+    source: Source
+    reason: str
+
+
+def selection_mode() -> str:
+    """SPIO_CONFIG_SELECTION's value ("model" when unset); ValueError names what it allows."""
+    mode = os.environ.get(SELECTION_ENV, "model").strip().lower() or "model"
+    if mode not in SELECTIONS:
+        raise ValueError(
+            f"{SELECTION_ENV} must be one of {', '.join(SELECTIONS)}; got "
+            f"{os.environ[SELECTION_ENV]!r}"
+        )
+    return mode
+
+
+def _heuristics() -> dict[str, Callable[[Conv2dGw8Params, int], Any]]:
+    from spio.kernels.conv2d_gw8 import dgrad, fprop, wgrad
+
+    return {
+        "fprop": fprop.default_config_on,
+        "dgrad": dgrad.default_config_on,
+        "wgrad": wgrad.default_config_on,
+    }
+
+
+def heuristic_config(pass_name: str, params: Conv2dGw8Params, device: int = 0) -> Any:
+    """The config the kernel entry of pass_name runs without one on device."""
+    return _heuristics()[kernel_pass(pass_name).name](params, device)
+
+
+def choose_config(
+    pass_name: str, params: Conv2dGw8Params, device: int = 0, model: LatencyModel | None = None
+) -> ConfigChoice:
+    """The config pass_name runs with on the layer params on CUDA device `device`.
+
+    model: a model of your own (LatencyModel.load) to use instead of the shipped ones; it
+    must be of pass_name and is trusted to fit this GPU and these kernels. Without one, the
+    choice is memoised per (pass, params, device, selection mode).
+    """
+    name = kernel_pass(pass_name).name
+    if not isinstance(params, Conv2dGw8Params):
+        raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
+    if model is None:
+        return _choose_shipped(name, params, device, selection_mode())
+    if model.pass_name != name:
+        raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
+    return ConfigChoice(model.best_config(params), "model", f"the given model ({model.gpu})")
+
+
+@functools.cache
+def _choose_shipped(
+    pass_name: str, params: Conv2dGw8Params, device: int, mode: str
+) -> ConfigChoice:
+    if mode == "heuristic":
+        why = f"{SELECTION_ENV}=heuristic"
+        return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
+    import spio.jit
+    from spio.kernels.conv2d_gw8.sources_digest import sources_digest
+
+    gpu = spio.jit.device_info(device).name
+    model = shipped_model(pass_name, gpu)
+    kernels = sources_digest()
+    if model is None:
+        why = f"no {pass_name} model ships for {gpu}"
+    elif model.kernel != kernels:
+        why = (
+            f"the shipped {pass_name} model for {gpu} timed kernels {model.kernel or '(unknown)'}"
+            f"; these are {kernels}"
+        )
+    else:
+        why = f"the shipped {pass_name} model for {gpu} (kernels {kernels})"
+        return ConfigChoice(model.best_config(params), "model", why)
+    return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)

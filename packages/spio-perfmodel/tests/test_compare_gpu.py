@@ -1,0 +1,48 @@
+"""choose_config and compare on the GPU: the chosen configs run and are timed beside the
+heuristic's and cuDNN's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import spio.jit
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.perfmodel import PASSES, choose_config, compare, heuristic_config, shipped_model
+from spio.perfmodel._compare import report, write_csv
+
+pytestmark = pytest.mark.gpu
+
+LAYERS = [
+    Conv2dGw8Params.make(3, 64, 20, 18),
+    Conv2dGw8Params.make(2, 128, 9, 9, r=5, s=5, padding=2, dtype="bfloat16"),
+]
+
+
+def test_choose_config_uses_the_model_that_ships_for_this_gpu() -> None:
+    gpu = spio.jit.device_info(0).name
+    for pass_name in PASSES:
+        choice = choose_config(pass_name, LAYERS[0])
+        has_model = shipped_model(pass_name, gpu) is not None
+        assert choice.source == ("model" if has_model else "heuristic"), choice.reason
+        if not has_model:
+            assert choice.config == heuristic_config(pass_name, LAYERS[0])
+
+
+def test_compare_times_both_configs_and_cudnn(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    comparisons = compare(LAYERS, ["fprop", "dgrad", "wgrad"], launches=5, repetitions=3)
+    assert [(c.params, c.pass_name) for c in comparisons] == [
+        (layer, name) for layer in LAYERS for name in ("fprop", "dgrad", "wgrad")
+    ]
+    for row in comparisons:
+        assert 0 < row.heuristic_us < 1e4
+        assert 0 < row.chosen_us < 1e4
+        assert 0 < row.cudnn_us < 1e5
+        assert row.chosen == choose_config(row.pass_name, row.params).config
+    text = report(comparisons)
+    for pass_name in ("fprop", "dgrad", "wgrad"):
+        assert f"{pass_name}: chosen over heuristic" in text
+    lines = write_csv(comparisons, tmp_path / "compare.csv").read_text().splitlines()
+    assert len(lines) == 1 + len(comparisons)

@@ -1,0 +1,34 @@
+"""The models that ship: where they are, what they were trained for, and that they are current."""
+
+from __future__ import annotations
+
+import pytest
+
+from spio.kernels.conv2d_gw8.sources_digest import sources_digest
+from spio.perfmodel import PASSES, shipped_model, shipped_models
+from spio.perfmodel._shipped import gpu_folder, models_dir
+
+
+def test_gpu_folders() -> None:
+    assert gpu_folder("NVIDIA H200") == "nvidia_h200"
+    assert gpu_folder("NVIDIA H100 80GB HBM3") == "nvidia_h100_80gb_hbm3"
+    with pytest.raises(ValueError, match="gpu must name a GPU"):
+        gpu_folder(" - ")
+
+
+def test_every_pass_ships_for_the_h200() -> None:
+    assert {m.pass_name for m in shipped_models() if m.gpu == "NVIDIA H200"} == set(PASSES)
+    assert shipped_model("fprop", "NVIDIA GeForce RTX 4090") is None
+
+
+def test_shipped_models_are_where_their_metadata_says_and_of_these_kernels() -> None:
+    # A kernel change makes the shipped models describe kernels that no longer exist:
+    # choose_config then falls back to the heuristic. Time and train again
+    # (src/spio/perfmodel/models/README.md) in the change that alters the kernels.
+    for model in shipped_models():
+        assert model.path.parent.parent == models_dir()
+        assert model.path.parent.name == gpu_folder(model.gpu)
+        assert model.path.stem == model.pass_name
+        assert model.kernel == sources_digest(), (
+            f"{model.path} was trained on kernels {model.kernel}; these are {sources_digest()}"
+        )
