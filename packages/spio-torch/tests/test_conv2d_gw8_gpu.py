@@ -86,3 +86,61 @@ def test_a_converted_model_trains_under_autocast_like_the_original() -> None:
     for parameter, grad in zip(converted.parameters(), grads, strict=True):
         assert parameter.grad is not None
         torch.testing.assert_close(parameter.grad, grad, atol=1e-3, rtol=2e-2)
+
+
+def _operator_forward_backward(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
+) -> list[torch.Tensor]:
+    """Output and gradients through the operators (the path tracers take)."""
+    from spio.torch._conv2d_gw8 import conv2d_gw8_op
+
+    leaves = [t.detach().requires_grad_() for t in (x, weight, bias) if t is not None]
+    output = conv2d_gw8_op(leaves[0], leaves[1], leaves[2] if bias is not None else None, padding)
+    output.float().square().sum().backward()
+    return [output.detach(), *(t.grad for t in leaves)]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_the_eager_path_equals_the_operators_bit_for_bit(case: Case) -> None:
+    from spio.torch._eager import runs_eagerly
+
+    x, weight, bias = (t.detach() if t is not None else None for t in case.make("cuda"))
+    assert runs_eagerly(x, weight, bias)
+    leaves = [t.clone().requires_grad_() for t in (x, weight, bias) if t is not None]
+    output = spio_f.conv2d_gw8(
+        leaves[0], leaves[1], leaves[2] if bias is not None else None, padding=case.padding
+    )
+    output.float().square().sum().backward()
+    eager = [output.detach(), *(t.grad for t in leaves)]
+    expected = _operator_forward_backward(x, weight, bias, list(case.padding))
+    for got, want in zip(eager, expected, strict=True):
+        torch.testing.assert_close(got, want, atol=0, rtol=0)
+
+
+def test_tracers_and_subclasses_take_the_operators() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from spio.torch._eager import runs_eagerly
+
+    x = torch.randn(2, 16, 8, 8, device="cuda", dtype=torch.float16)
+    weight = torch.randn(16, 8, 3, 3, device="cuda", dtype=torch.float16)
+    assert runs_eagerly(x, torch.nn.Parameter(weight), None)
+    assert not runs_eagerly(x.cpu(), weight.cpu(), None)
+
+    class Tagged(torch.Tensor):
+        pass
+
+    assert not runs_eagerly(x.as_subclass(Tagged), weight, None)
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(x)
+        assert not runs_eagerly(fake, mode.from_tensor(weight), None)
+        assert spio_f.conv2d_gw8(fake, mode.from_tensor(weight), padding=1).shape == x.shape
+
+
+def test_double_backward_is_refused() -> None:
+    x = torch.randn(2, 16, 8, 8, device="cuda", dtype=torch.float16, requires_grad=True)
+    weight = torch.randn(16, 8, 3, 3, device="cuda", dtype=torch.float16, requires_grad=True)
+    output = spio_f.conv2d_gw8(x, weight, padding=1)
+    (grad_x,) = torch.autograd.grad(output.float().sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"once_differentiable|does not require grad"):
+        grad_x.float().sum().backward()

@@ -20,6 +20,7 @@ to the input's dtype: a path for development and tests, not a fast one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,12 +39,30 @@ GROUP_WIDTH = 8
 _DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 
-def _params(
+def layer_params(
     input_size: Sequence[int],
     kernel_size: Sequence[int],
     padding: Sequence[int],
     dtype: torch.dtype,
     has_bias: bool = False,
+) -> Conv2dGw8Params:
+    """The validated Conv2dGw8Params of a call (built once per distinct layer: validating
+    costs the host more than a launch)."""
+    key = (tuple(input_size), tuple(kernel_size), tuple(padding), dtype, has_bias)
+    if torch.compiler.is_compiling():
+        # Dynamo traces the validation itself (once per compiled graph); through the cache it
+        # would only warn that it bypasses it.
+        return _layer.__wrapped__(*key)
+    return _layer(*key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _layer(
+    input_size: tuple[int, ...],
+    kernel_size: tuple[int, ...],
+    padding: tuple[int, ...],
+    dtype: torch.dtype,
+    has_bias: bool,
 ) -> Conv2dGw8Params:
     if dtype not in _DTYPES:  # reached only by calling the operators directly
         raise TypeError(f"the tensors must be float16 or bfloat16, got {dtype}")
@@ -75,7 +94,7 @@ def _nhwc(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.permute(0, 2, 3, 1)
 
 
-def _spio_weight(weight: torch.Tensor) -> torch.Tensor:
+def spio_weight(weight: torch.Tensor) -> torch.Tensor:
     """torch's C x 8 x R x S weight in Spio's C x R x S x 8, contiguous and aligned."""
     spio_weight = weights_from_torch_layout(weight)
     if spio_weight.data_ptr() % _ALIGNMENT:  # 1 x 1 filters: the permute may be a view
@@ -99,9 +118,69 @@ def _from_nhwc(nhwc: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return nhwc.to(dtype).permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
 
 
-def _weight_to_torch(spio_weight: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+def _weight_to_torch(grad_spio: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Spio's C x R x S x 8 (f32) as torch's C x 8 x R x S in dtype, contiguous."""
-    return spio_weight.permute(0, 3, 1, 2).to(dtype).contiguous()
+    return grad_spio.permute(0, 3, 1, 2).to(dtype).contiguous()
+
+
+def _bias32(bias: torch.Tensor) -> torch.Tensor:
+    """bias as the kernel reads it: contiguous f32 from a 16-byte boundary (copied if not)."""
+    if bias.dtype == torch.float32 and bias.is_contiguous() and bias.data_ptr() % _ALIGNMENT == 0:
+        return bias
+    return bias.to(torch.float32, copy=True)
+
+
+# ---- the CUDA passes: shared by the operators and the eager path (_eager) ----------------
+
+
+def fprop_cuda(
+    input: torch.Tensor,
+    weight_spio: torch.Tensor,
+    bias: torch.Tensor | None,
+    params: Conv2dGw8Params,
+) -> torch.Tensor:
+    """The forward pass on CUDA: weight_spio from spio_weight(weight); returns N x C x P x Q
+    (channels_last)."""
+    output = _empty_nchw((params.n, params.c, params.p, params.q), input)
+    device = input.device.index
+    conv2d_gw8_fprop(
+        output.permute(0, 2, 3, 1),  # fresh, so aligned and channels_last
+        _nhwc(input),
+        weight_spio,
+        None if bias is None else _bias32(bias),
+        params,
+        choose_config("fprop", params, device).config,
+        device=device,
+    )
+    return output
+
+
+def dgrad_cuda(
+    grad_output: torch.Tensor, weight_spio: torch.Tensor, params: Conv2dGw8Params
+) -> torch.Tensor:
+    """The input gradient on CUDA (params: the forward layer's)."""
+    grad_input = _empty_nchw((params.n, params.c, params.h, params.w), grad_output)
+    device = grad_output.device.index
+    conv2d_gw8_dgrad(
+        grad_input.permute(0, 2, 3, 1),
+        _nhwc(grad_output),
+        weight_spio,
+        params,
+        choose_config("dgrad", params, device).config,
+        device=device,
+    )
+    return grad_input
+
+
+def wgrad_cuda(
+    input: torch.Tensor, grad_output: torch.Tensor, params: Conv2dGw8Params
+) -> torch.Tensor:
+    """The weight gradient on CUDA, C x 8 x R x S in the input's dtype."""
+    grad_spio = torch.empty(params.weight_shape, dtype=torch.float32, device=input.device)
+    device = input.device.index
+    config = choose_config("wgrad", params, device).config
+    conv2d_gw8_wgrad(grad_spio, _nhwc(input), _nhwc(grad_output), params, config, device=device)
+    return _weight_to_torch(grad_spio, input.dtype)
 
 
 # ---- forward ---------------------------------------------------------------------------
@@ -112,7 +191,7 @@ def conv2d_gw8_op(
     input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
 ) -> torch.Tensor:
     """Grouped conv2d, group width 8, stride 1 (CPU: fp32 reference; see the module doc)."""
-    params = _params(input.shape, weight.shape[2:], padding, input.dtype, bias is not None)
+    params = layer_params(input.shape, weight.shape[2:], padding, input.dtype, bias is not None)
     y = fprop_reference(_nhwc(input), weights_from_torch_layout(weight), bias, params)
     return _from_nhwc(y, input.dtype)
 
@@ -133,19 +212,8 @@ def _(
 def _(
     input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
 ) -> torch.Tensor:
-    params = _params(input.shape, weight.shape[2:], padding, input.dtype, bias is not None)
-    output = _empty_nchw((params.n, params.c, params.p, params.q), input)
-    bias32 = bias.to(torch.float32, copy=True) if bias is not None else None  # aligned
-    conv2d_gw8_fprop(
-        output.permute(0, 2, 3, 1),  # fresh, so aligned and channels_last
-        _nhwc(input),
-        _spio_weight(weight),
-        bias32,
-        params,
-        choose_config("fprop", params, input.device.index).config,
-        device=input.device.index,
-    )
-    return output
+    params = layer_params(input.shape, weight.shape[2:], padding, input.dtype, bias is not None)
+    return fprop_cuda(input, spio_weight(weight), bias, params)
 
 
 # ---- input gradient --------------------------------------------------------------------
@@ -177,17 +245,8 @@ def _(
 def _(
     grad_output: torch.Tensor, weight: torch.Tensor, input_size: list[int], padding: list[int]
 ) -> torch.Tensor:
-    params = _params(input_size, weight.shape[2:], padding, grad_output.dtype)
-    grad_input = _empty_nchw(input_size, grad_output)
-    conv2d_gw8_dgrad(
-        grad_input.permute(0, 2, 3, 1),
-        _nhwc(grad_output),
-        _spio_weight(weight),
-        params,
-        choose_config("dgrad", params, grad_output.device.index).config,
-        device=grad_output.device.index,
-    )
-    return grad_input
+    params = layer_params(input_size, weight.shape[2:], padding, grad_output.dtype)
+    return dgrad_cuda(grad_output, spio_weight(weight), params)
 
 
 # ---- weight gradient -------------------------------------------------------------------
@@ -220,13 +279,8 @@ def _(
 def _(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> torch.Tensor:
-    params = _params(input.shape, kernel_size, padding, input.dtype)
-    grad_spio = torch.empty(params.weight_shape, dtype=torch.float32, device=input.device)
-    config = choose_config("wgrad", params, input.device.index).config
-    conv2d_gw8_wgrad(
-        grad_spio, _nhwc(input), _nhwc(grad_output), params, config, device=input.device.index
-    )
-    return _weight_to_torch(grad_spio, input.dtype)
+    params = layer_params(input.shape, kernel_size, padding, input.dtype)
+    return wgrad_cuda(input, grad_output, params)
 
 
 # ---- autograd --------------------------------------------------------------------------

@@ -1,13 +1,15 @@
-"""spio.functional.conv2d_gw8: the checked entry to the spio::conv2d_gw8 operator."""
+"""spio.functional.conv2d_gw8: the checked entry to the spio::conv2d_gw8 operator (or, in
+eager mode on CUDA, to the same passes without the operator machinery: _eager)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import torch
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, normalize_padding
+from spio.kernels.conv2d_gw8 import normalize_padding
 
-from ._conv2d_gw8 import _DTYPES, GROUP_WIDTH, conv2d_gw8_op
+from ._conv2d_gw8 import _DTYPES, GROUP_WIDTH, conv2d_gw8_op, layer_params
+from ._eager import conv2d_gw8_eager, runs_eagerly
 
 
 def _padding(padding: Any, kernel_size: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -87,8 +89,10 @@ def conv2d_gw8(
             and what is allowed.
     """
     _check(input, weight, bias)
-    sides = _padding(padding, (weight.shape[2], weight.shape[3]))
+    kernel_size = (weight.shape[2], weight.shape[3])
+    sides = _padding(padding, kernel_size)
     # Validates the layer (filter sizes, padding ranges, output size) with field-named errors.
-    n, c, h, w = input.shape
-    Conv2dGw8Params(n, c, h, w, weight.shape[2], weight.shape[3], sides)
+    params = layer_params(input.shape, kernel_size, sides, input.dtype, bias is not None)
+    if runs_eagerly(input, weight, bias):
+        return conv2d_gw8_eager(input, weight, bias, params)
     return conv2d_gw8_op(input, weight, bias, list(sides))

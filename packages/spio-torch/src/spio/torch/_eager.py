@@ -1,0 +1,92 @@
+"""The eager path of spio.functional.conv2d_gw8 on CUDA: the same passes as the operators,
+called without the operator machinery.
+
+A call through torch.library's Python operators (spio::conv2d_gw8 and its gradients) costs
+the host about 50 us before any work: the dispatcher, the autograd wrapper, the redispatch
+and the guard against tracing each run Python. In eager mode nothing needs them, so plain
+CUDA tensors outside any tracer take a torch.autograd.Function straight to the CUDA passes
+(_conv2d_gw8.fprop_cuda, dgrad_cuda, wgrad_cuda), or no Function at all where no gradient
+is wanted. Everything else (torch.compile, torch.export, fake or meta tensors, dispatch
+modes, tensor subclasses, CPU) goes through the operators, which tracers understand.
+
+The forward pass saves Spio's layout of the weight for the input gradient, so a training
+step converts the weight once instead of twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+from torch.autograd.function import once_differentiable
+
+from ._conv2d_gw8 import dgrad_cuda, fprop_cuda, layer_params, spio_weight, wgrad_cuda
+
+#: The tensor types the eager path takes as they are; subclasses go through the operators.
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def runs_eagerly(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
+    """Whether a call can skip the operators: plain CUDA tensors, nothing tracing."""
+    if type(input) not in _PLAIN or type(weight) not in _PLAIN or not input.is_cuda:
+        return False
+    if bias is not None and type(bias) not in _PLAIN:
+        return False
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
+        return False
+    # A dispatch mode (fake tensors, functionalization, a user's TorchDispatchMode) must
+    # see the operators.
+    return torch._C._len_torch_dispatch_stack() == 0
+
+
+def conv2d_gw8_eager(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    params: Conv2dGw8Params,
+) -> torch.Tensor:
+    """spio::conv2d_gw8's result and gradients, without the operators (see runs_eagerly)."""
+    wants_grad = torch.is_grad_enabled() and (
+        input.requires_grad or weight.requires_grad or (bias is not None and bias.requires_grad)
+    )
+    if not wants_grad:
+        return fprop_cuda(input, spio_weight(weight), bias, params)
+    output: torch.Tensor = _Conv2dGw8.apply(input, weight, bias, params)
+    return output
+
+
+class _Conv2dGw8(torch.autograd.Function):
+    @staticmethod
+    def forward(
+        ctx: Any,
+        input: torch.Tensor,
+        weight: torch.Tensor,
+        bias: torch.Tensor | None,
+        params: Conv2dGw8Params,
+    ) -> torch.Tensor:
+        weight_spio = spio_weight(weight)
+        ctx.save_for_backward(input, weight_spio)
+        ctx.params = params
+        ctx.bias_dtype = None if bias is None else bias.dtype
+        return fprop_cuda(input, weight_spio, bias, params)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
+        input, weight_spio = ctx.saved_tensors
+        params = ctx.params
+        # The gradient passes run without bias (as the operators build their params).
+        layer = layer_params(
+            (params.n, params.c, params.h, params.w), (params.r, params.s), params.padding,
+            input.dtype,
+        )  # fmt: skip
+        grad_output = grad_output.to(input.dtype)
+        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_input = dgrad_cuda(grad_output, weight_spio, layer)
+        if ctx.needs_input_grad[1]:
+            grad_weight = wgrad_cuda(input, grad_output, layer)
+        if ctx.bias_dtype is not None and ctx.needs_input_grad[2]:
+            grad_bias = grad_output.float().sum((0, 2, 3)).to(ctx.bias_dtype)
+        return grad_input, grad_weight, grad_bias, None
