@@ -127,3 +127,25 @@ def test_the_operators_called_directly_check_the_dtype() -> None:
     weight = torch.randn(16, 8, 3, 3)
     with pytest.raises(TypeError, match=r"float16 or bfloat16, got torch\.float32"):
         torch.ops.spio.conv2d_gw8(x, weight, None, [1, 1, 1, 1])
+
+
+def test_the_weight_gradient_comes_back_in_torchs_layout_and_dtype() -> None:
+    from spio.torch._conv2d_gw8 import _weight_to_torch
+
+    grad_spio = torch.randn(16, 3, 5, 8)  # C x R x S x 8, f32 as the reduce kernel writes
+    grad = _weight_to_torch(grad_spio, torch.bfloat16)
+    assert grad.shape == (16, 8, 3, 5)
+    assert grad.dtype == torch.bfloat16
+    assert grad.is_contiguous()
+    torch.testing.assert_close(grad, grad_spio.permute(0, 3, 1, 2).to(torch.bfloat16))
+
+
+def test_layer_params_are_validated_once_per_layer() -> None:
+    from spio.torch._conv2d_gw8 import layer_params
+
+    first = layer_params(torch.Size((2, 16, 8, 8)), [3, 3], [1, 1, 1, 1], torch.float16)
+    assert layer_params((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float16) is first
+    with pytest.raises(ValueError, match="padding"):
+        layer_params((2, 16, 8, 8), (3, 3), (3, 1, 1, 1), torch.float16)
+    with pytest.raises(TypeError, match=r"float16 or bfloat16, got torch\.float32"):
+        layer_params((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float32)

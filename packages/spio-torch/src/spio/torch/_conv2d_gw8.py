@@ -119,8 +119,11 @@ def _from_nhwc(nhwc: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 def _weight_to_torch(grad_spio: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Spio's C x R x S x 8 (f32) as torch's C x 8 x R x S in dtype, contiguous."""
-    return grad_spio.permute(0, 3, 1, 2).to(dtype).contiguous()
+    """Spio's C x R x S x 8 (f32) as torch's C x 8 x R x S in dtype, contiguous: one copy
+    kernel casts and transposes at once."""
+    c, r, s, group = grad_spio.shape
+    grad = torch.empty((c, group, r, s), dtype=dtype, device=grad_spio.device)
+    return grad.copy_(grad_spio.permute(0, 3, 1, 2))
 
 
 def _bias32(bias: torch.Tensor) -> torch.Tensor:

@@ -81,7 +81,9 @@ class _Conv2dGw8(torch.autograd.Function):
             (params.n, params.c, params.h, params.w), (params.r, params.s), params.padding,
             input.dtype,
         )  # fmt: skip
-        grad_output = grad_output.to(input.dtype)
+        # Both passes read it as NHWC: lay it out once (sum().backward() hands in an
+        # expanded scalar, for one).
+        grad_output = grad_output.to(input.dtype).contiguous(memory_format=torch.channels_last)
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             grad_input = dgrad_cuda(grad_output, weight_spio, layer)
