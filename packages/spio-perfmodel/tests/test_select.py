@@ -36,12 +36,46 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
 @pytest.mark.parametrize("pass_name", sorted(PASSES))
 def test_the_shipped_model_chooses_on_its_gpu(gpu: SimpleNamespace, pass_name: str) -> None:
     choice = choose_config(pass_name, LAYER)
-    assert choice.source == "model"
     assert f"shipped {pass_name} model for NVIDIA H200" in choice.reason
     model = shipped_model(pass_name, "NVIDIA H200")
     assert model is not None
-    assert choice.config == model.best_config(LAYER)
+    if choice.source == "model":
+        assert choice.config == model.best_config(LAYER)
+    else:
+        assert "faster than the heuristic's config (it needs 3%)" in choice.reason
     assert choice.config in PASSES[pass_name].config_space(LAYER)
+
+
+class _StubModel:
+    """A model whose pick and predictions the test sets."""
+
+    pass_name = "fprop"
+    gpu = "Stub GPU"
+
+    def __init__(self, pick: object, heuristic_us: float, pick_us: float) -> None:
+        self.pick, self.times = pick, {"heuristic": heuristic_us, "pick": pick_us}
+
+    def best_config(self, params: Conv2dGw8Params) -> object:
+        return self.pick
+
+    def predict_us(self, params: Conv2dGw8Params, configs: list[object]) -> list[float]:
+        return [self.times["pick" if c == self.pick else "heuristic"] for c in configs]
+
+
+def test_a_pick_needs_a_predicted_gain_of_3_percent(gpu: SimpleNamespace) -> None:
+    heuristic = PASSES["fprop"].default_config(LAYER, 132)
+    other = next(c for c in PASSES["fprop"].config_space(LAYER) if c != heuristic)
+    faster = _StubModel(other, heuristic_us=10.4, pick_us=10.0)
+    assert choose_config("fprop", LAYER, model=faster).config == other  # type: ignore[arg-type]
+    barely = _StubModel(other, heuristic_us=10.2, pick_us=10.0)
+    choice = choose_config("fprop", LAYER, model=barely)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (heuristic, "heuristic")
+    assert choice.reason == (
+        "the given model (Stub GPU) predicts its pick only 2.0% faster than the heuristic's "
+        "config (it needs 3%)"
+    )
+    same = _StubModel(heuristic, heuristic_us=10.0, pick_us=10.0)
+    assert choose_config("fprop", LAYER, model=same).source == "model"  # type: ignore[arg-type]
 
 
 def test_another_gpu_gets_the_heuristic(gpu: SimpleNamespace) -> None:
