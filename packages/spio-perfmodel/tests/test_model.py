@@ -59,10 +59,20 @@ def test_save_and_load_give_the_same_predictions(tmp_path: Path) -> None:
     loaded = LatencyModel.load(path)
     assert (loaded.pass_name, loaded.gpu, loaded.limits) == ("wgrad", GPU, GpuLimits(sm_count=114))
     assert loaded.kernel == "0123456789ab"
+    assert loaded.measured == model.measured
     layer = LAYERS[5]
     configs = PASSES["wgrad"].config_space(layer)[:50]
     np.testing.assert_allclose(loaded.predict_us(layer, configs), model.predict_us(layer, configs))
     assert loaded.best_config(layer) == model.best_config(layer)
+
+
+def test_a_model_keeps_the_fastest_config_measured_on_each_training_layer() -> None:
+    rows = synthetic_rows("fprop", LAYERS[:3], per_layer=30)
+    model = LatencyModel.train(rows, options=FAST)
+    for layer in LAYERS[:3]:
+        fastest = min((row for row in rows if row.params == layer), key=lambda r: r.median_us)
+        assert model.measured_config(layer) == fastest.config
+    assert model.measured_config(LAYERS[5]) is None
 
 
 def test_training_takes_one_pass_and_one_gpu() -> None:

@@ -47,13 +47,19 @@ def test_the_shipped_model_chooses_on_its_gpu(gpu: SimpleNamespace, pass_name: s
 
 
 class _StubModel:
-    """A model whose pick and predictions the test sets."""
+    """A model whose pick, predictions and measurements the test sets."""
 
     pass_name = "fprop"
     gpu = "Stub GPU"
 
-    def __init__(self, pick: object, heuristic_us: float, pick_us: float) -> None:
+    def __init__(
+        self, pick: object, heuristic_us: float, pick_us: float, measured: object = None
+    ) -> None:
         self.pick, self.times = pick, {"heuristic": heuristic_us, "pick": pick_us}
+        self.measured = measured
+
+    def measured_config(self, params: Conv2dGw8Params) -> object:
+        return self.measured
 
     def best_config(self, params: Conv2dGw8Params) -> object:
         return self.pick
@@ -117,3 +123,11 @@ def test_a_given_model_is_used_and_checked(gpu: SimpleNamespace) -> None:
         choose_config("forward", LAYER)
     with pytest.raises(TypeError, match="params must be a Conv2dGw8Params, got tuple"):
         choose_config("fprop", (1, 8, 4, 4))  # type: ignore[arg-type]
+
+
+def test_a_training_layer_gets_the_config_measured_fastest_on_it(gpu: SimpleNamespace) -> None:
+    space = PASSES["fprop"].config_space(LAYER)
+    timed = _StubModel(space[0], heuristic_us=10.0, pick_us=5.0, measured=space[1])
+    choice = choose_config("fprop", LAYER, model=timed)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (space[1], "measured")
+    assert choice.reason == "the given model (Stub GPU): measured on this layer"

@@ -3,8 +3,9 @@ features of _features, trained on measured config times.
 
 The trees predict log(latency): configs of one layer differ by factors, and a relative
 error is what choosing the fastest needs. A model file is XGBoost's JSON with Spio's
-metadata (pass, GPU, its limits, the kernels' version, feature names) stored as a booster
-attribute, so one file is the whole model.
+metadata (pass, GPU, its limits, the kernels' version, feature names, and the fastest
+config measured on each training layer) stored as a booster attribute, so one file is the
+whole model.
 """
 
 from __future__ import annotations
@@ -63,7 +64,13 @@ class LatencyModel:
     """Predicted latencies of one pass's configs on one GPU; picks the fastest config."""
 
     def __init__(
-        self, booster: Any, pass_name: str, gpu: str, limits: GpuLimits, kernel: str = ""
+        self,
+        booster: Any,
+        pass_name: str,
+        gpu: str,
+        limits: GpuLimits,
+        kernel: str = "",
+        measured: dict[Conv2dGw8Params, Any] | None = None,
     ) -> None:
         self._booster = booster
         self.pass_name = kernel_pass(pass_name).name
@@ -72,6 +79,12 @@ class LatencyModel:
         #: The version of the kernels its rows timed (sources_digest; "" when unknown): a
         #: model describes that version only.
         self.kernel = kernel
+        #: The fastest config measured on each layer it was trained on.
+        self.measured = dict(measured or {})
+
+    def measured_config(self, params: Conv2dGw8Params) -> Any | None:
+        """The fastest config measured on params when it was a training layer, else None."""
+        return self.measured.get(params)
 
     @classmethod
     def train(
@@ -113,7 +126,8 @@ class LatencyModel:
         )
         options = options or TrainingOptions()
         booster = xgboost.train(options.xgboost_params(), matrix, num_boost_round=options.rounds)
-        return cls(booster, pass_name, gpu, limits, kernel)
+        measured = {layer: _fastest(layer_rows) for layer, layer_rows in by_layer(rows).items()}
+        return cls(booster, pass_name, gpu, limits, kernel, measured)
 
     def predict_us(self, params: Conv2dGw8Params, configs: Sequence[Any]) -> np.ndarray:
         """Predicted latency in microseconds of each config on the layer params."""
@@ -146,6 +160,10 @@ class LatencyModel:
             "gpu": self.gpu,
             "limits": dataclasses.asdict(self.limits),
             "kernel": self.kernel,
+            "measured": [
+                [dataclasses.asdict(layer), dataclasses.asdict(config)]
+                for layer, config in self.measured.items()
+            ],
             "features": list(feature_names(self.pass_name)),
         }
         self._booster.set_attr(**{_META_KEY: json.dumps(meta)})
@@ -186,7 +204,26 @@ class LatencyModel:
                 f"{path} was trained on other features than this spio-perfmodel computes for "
                 f"{pass_name}; retrain it"
             )
-        return cls(booster, pass_name, meta["gpu"], GpuLimits(**meta["limits"]), meta["kernel"])
+        config_type = kernel_pass(pass_name).config_type
+        measured = {
+            _layer_from_dict(layer): config_type(**config) for layer, config in meta["measured"]
+        }
+        limits = GpuLimits(**meta["limits"])
+        return cls(booster, pass_name, meta["gpu"], limits, meta["kernel"], measured)
+
+
+def _fastest(rows: Sequence[ConfigTime]) -> Any:
+    """The config of rows with the lowest mean time (a config timed in several campaigns
+    counts once, at its mean: the minimum of repeats would favour a lucky one)."""
+    times: dict[Any, list[float]] = {}
+    for row in rows:
+        times.setdefault(row.config, []).append(row.median_us)
+    return min(times, key=lambda config: sum(times[config]) / len(times[config]))
+
+
+def _layer_from_dict(fields: dict[str, Any]) -> Conv2dGw8Params:
+    """A layer from dataclasses.asdict's dict (JSON made its padding a list)."""
+    return Conv2dGw8Params(**{**fields, "padding": tuple(fields["padding"])})
 
 
 def _training_arrays(

@@ -6,8 +6,9 @@ the kernels installed now (their sources digest): a model of other kernels, or o
 GPU, describes a different machine. Everywhere else the heuristic decides, the config the
 kernel entries run without one (`default_config_on`).
 
-A model's pick also replaces the heuristic's config only where the model predicts it at
-least MIN_PREDICTED_GAIN faster. Below that the prediction is less certain than the gain: on
+On a layer the model was trained on, the fastest config measured there is used. Elsewhere a
+model's pick replaces the heuristic's config only where the model predicts it at least
+MIN_PREDICTED_GAIN faster. Below that the prediction is less certain than the gain: on
 the H200, on the targets' layers (whose heuristics were tuned on measurements), picks
 predicted 0.1-2.5% faster ran up to 4% slower, while on 13 layers no model had seen the same
 threshold kept the whole geometric-mean gain (docs/perfmodel). The environment variable
@@ -34,12 +35,13 @@ SELECTION_ENV = "SPIO_CONFIG_SELECTION"
 MIN_PREDICTED_GAIN = 0.03
 SELECTIONS = ("model", "heuristic")
 
-Source = Literal["model", "heuristic"]
+Source = Literal["measured", "model", "heuristic"]
 
 
 @dataclass(frozen=True)
 class ConfigChoice:
-    """A chosen config, who chose it (`model` or `heuristic`) and why."""
+    """A chosen config, who chose it and why: `measured` (the fastest config timed on this
+    very layer, kept with the model), `model` (its prediction) or `heuristic`."""
 
     config: Any
     source: Source
@@ -94,8 +96,12 @@ def choose_config(
 def _model_or_heuristic(
     model: LatencyModel, params: Conv2dGw8Params, device: int, why: str
 ) -> ConfigChoice:
-    """The model's pick where it predicts it MIN_PREDICTED_GAIN faster than the heuristic's
-    config, else the heuristic's."""
+    """The config measured fastest on params where the model was trained on it; else the
+    model's pick where it predicts it MIN_PREDICTED_GAIN faster than the heuristic's config;
+    else the heuristic's."""
+    measured = model.measured_config(params)
+    if measured is not None:
+        return ConfigChoice(measured, "measured", f"{why}: measured on this layer")
     heuristic = heuristic_config(model.pass_name, params, device)
     pick = model.best_config(params)
     if pick == heuristic:
