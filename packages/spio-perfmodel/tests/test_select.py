@@ -7,6 +7,7 @@ stand-in that returns the spec's default.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from types import SimpleNamespace
 
@@ -131,3 +132,12 @@ def test_a_training_layer_gets_the_config_measured_fastest_on_it(gpu: SimpleName
     choice = choose_config("fprop", LAYER, model=timed)  # type: ignore[arg-type]
     assert (choice.config, choice.source) == (space[1], "measured")
     assert choice.reason == "the given model (Stub GPU): measured on this layer"
+
+
+def test_a_layer_with_bias_uses_the_measurement_without(gpu: SimpleNamespace) -> None:
+    model = shipped_model("fprop", "NVIDIA H200")
+    assert model is not None
+    trained = next(iter(model.measured))
+    with_bias = dataclasses.replace(trained, has_bias=True)
+    choice = choose_config("fprop", with_bias, model=model)
+    assert (choice.config, choice.source) == (model.measured[trained], "measured")

@@ -65,7 +65,9 @@ def compare(
         for pass_name in passes:
             choice = choose_config(pass_name, params)
             picks[pass_name] = (heuristic_config(pass_name, params), choice.config, choice.source)
-        configs = {name: list(dict.fromkeys(pick[:2])) for name, pick in picks.items()}
+        configs: dict[str, Sequence[Any]] = {
+            name: list(dict.fromkeys(pick[:2])) for name, pick in picks.items()
+        }
         bench.precompile(params, configs)
         buffers = bench.Buffers(params, passes, configs)
         for pass_name, (heuristic, chosen, source) in picks.items():

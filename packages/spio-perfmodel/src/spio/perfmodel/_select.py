@@ -18,6 +18,7 @@ they fit.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Callable
@@ -99,7 +100,9 @@ def _model_or_heuristic(
     """The config measured fastest on params where the model was trained on it; else the
     model's pick where it predicts it MIN_PREDICTED_GAIN faster than the heuristic's config;
     else the heuristic's."""
-    measured = model.measured_config(params)
+    # Campaigns time layers without bias; fprop's bias is an epilogue of C adds per pixel,
+    # which does not change which config is fastest.
+    measured = model.measured_config(dataclasses.replace(params, has_bias=False))
     if measured is not None:
         return ConfigChoice(measured, "measured", f"{why}: measured on this layer")
     heuristic = heuristic_config(model.pass_name, params, device)
