@@ -32,3 +32,20 @@ def test_shipped_models_are_where_their_metadata_says_and_of_these_kernels() -> 
         assert model.kernel == sources_digest(), (
             f"{model.path} was trained on kernels {model.kernel}; these are {sources_digest()}"
         )
+
+
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_screening_picks_what_the_whole_model_picks(pass_name: str) -> None:
+    import numpy as np
+
+    from spio.perfmodel._campaign import campaign_layers
+    from spio.perfmodel._features import columns_matrix
+    from spio.perfmodel._space import space_columns
+
+    model = shipped_model(pass_name, "NVIDIA H200")
+    assert model is not None
+    for layer in campaign_layers(30, seed=5):
+        space = space_columns(pass_name, layer)
+        features = columns_matrix(pass_name, layer, space, model.limits)
+        whole = space.config(int(np.argmin(model._booster.inplace_predict(features))))
+        assert model.best_config(layer) == whole, layer

@@ -26,6 +26,13 @@ from ._features import GpuLimits, columns_matrix, feature_matrix, feature_names
 from ._passes import kernel_pass
 from ._space import space_columns
 
+#: Scoring a whole config space: the model's first SCREEN_TREES trees rank every candidate
+#: and the whole model scores the SCREEN_KEEP best. On 200 sampled layers per pass the shipped
+#: H200 models picked the same config as the whole model on every layer, and the prediction
+#: took 1.1-1.4 ms instead of 1.5-3.5 ms on two cores.
+SCREEN_TREES = 100
+SCREEN_KEEP = 64
+
 #: Version of the model file's metadata; a file of another version is refused.
 FORMAT_VERSION = 2
 _META_KEY = "spio_perfmodel"
@@ -81,6 +88,7 @@ class LatencyModel:
         self.kernel = kernel
         #: The fastest config measured on each layer it was trained on.
         self.measured = dict(measured or {})
+        self._screen: Any = None  # the first SCREEN_TREES trees, sliced on first use
 
     def measured_config(self, params: Conv2dGw8Params) -> Any | None:
         """The fastest config measured on params when it was a training layer, else None."""
@@ -148,7 +156,19 @@ class LatencyModel:
         if len(space) == 0:
             raise ValueError(f"no {self.pass_name} config fits {params}")
         features = columns_matrix(self.pass_name, params, space, self.limits)
-        return space.config(int(np.argmin(self._booster.inplace_predict(features))))
+        return space.config(self._argmin(features))
+
+    def _argmin(self, features: np.ndarray) -> int:
+        """The row of features with the lowest prediction, screened (SCREEN_TREES) where the
+        space and the model are large enough for it to pay."""
+        rows = features.shape[0]
+        if rows <= SCREEN_KEEP or self._booster.num_boosted_rounds() <= SCREEN_TREES:
+            return int(np.argmin(self._booster.inplace_predict(features)))
+        if self._screen is None:
+            self._screen = self._booster[:SCREEN_TREES]
+        coarse = self._screen.inplace_predict(features)
+        kept = np.argpartition(coarse, SCREEN_KEEP - 1)[:SCREEN_KEEP]
+        return int(kept[np.argmin(self._booster.inplace_predict(features[kept]))])
 
     def save(self, path: str | Path) -> Path:
         """Write the model to path: XGBoost's binary UBJSON where the name ends in .ubj
