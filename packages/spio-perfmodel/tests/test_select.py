@@ -141,3 +141,16 @@ def test_a_layer_with_bias_uses_the_measurement_without(gpu: SimpleNamespace) ->
     with_bias = dataclasses.replace(trained, has_bias=True)
     choice = choose_config("fprop", with_bias, model=model)
     assert (choice.config, choice.source) == (model.measured[trained], "measured")
+
+
+def test_a_used_pick_compiles_no_heuristic_config(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The entries' heuristic compiles the default's kernel; a pick that is used needs none.
+    calls: list[str] = []
+    monkeypatch.setattr(_select, "_heuristics", lambda: {"fprop": lambda p, d: calls.append("x")})
+    heuristic = PASSES["fprop"].default_config(LAYER, 132)
+    other = next(c for c in PASSES["fprop"].config_space(LAYER) if c != heuristic)
+    faster = _StubModel(other, heuristic_us=12.0, pick_us=10.0)
+    assert choose_config("fprop", LAYER, model=faster).source == "model"  # type: ignore[arg-type]
+    assert calls == []

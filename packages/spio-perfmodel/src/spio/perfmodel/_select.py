@@ -105,18 +105,25 @@ def _model_or_heuristic(
     measured = model.measured_config(dataclasses.replace(params, has_bias=False))
     if measured is not None:
         return ConfigChoice(measured, "measured", f"{why}: measured on this layer")
-    heuristic = heuristic_config(model.pass_name, params, device)
+    import spio.jit
+
     pick = model.best_config(params)
-    if pick == heuristic:
-        return ConfigChoice(pick, "model", why)
-    heuristic_us, pick_us = model.predict_us(params, [heuristic, pick])
-    gain = heuristic_us / pick_us - 1
-    if gain < MIN_PREDICTED_GAIN:
-        because = (
-            f"{why} predicts its pick only {gain:.1%} faster than the heuristic's config "
-            f"(it needs {MIN_PREDICTED_GAIN:.0%})"
-        )
-        return ConfigChoice(heuristic, "heuristic", because)
+    # The heuristic's spec-level default stands in for it: the kernel entries' default_config_on
+    # compiles and loads the default's kernel to balance its waves, a second compile (about
+    # a second) for a config that may not run.
+    sm_count = spio.jit.device_info(device).sm_count
+    default = kernel_pass(model.pass_name).default_config(params, sm_count)
+    if pick != default:
+        default_us, pick_us = model.predict_us(params, [default, pick])
+        gain = default_us / pick_us - 1
+        if gain < MIN_PREDICTED_GAIN:
+            because = (
+                f"{why} predicts its pick only {gain:.1%} faster than the heuristic's config "
+                f"(it needs {MIN_PREDICTED_GAIN:.0%})"
+            )
+            return ConfigChoice(
+                heuristic_config(model.pass_name, params, device), "heuristic", because
+            )
     return ConfigChoice(pick, "model", why)
 
 
