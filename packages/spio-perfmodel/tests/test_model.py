@@ -34,6 +34,10 @@ def test_the_report_sets_the_default_beside_the_model() -> None:
     assert len(evaluation.default_regrets()) == 4
     assert all(regret >= 0 for regret in evaluation.default_regrets())
     assert "(4 of 4 layers timed it)" in evaluation.report()
+    # choose_config's rule runs the pick or the default: its regret is one of theirs.
+    for layer in evaluation.layers:
+        assert layer.chosen_regret in (layer.regret, layer.default_regret)
+    assert "chosen regret (choose_config's rule): median" in evaluation.report()
 
 
 def test_the_regret_check_fails_a_model_that_learned_nothing() -> None:

@@ -3,7 +3,9 @@
 The layers are split into folds (scikit-learn's GroupKFold, a layer never in two folds);
 for each fold a model trained on the other layers picks the config it predicts fastest
 among the fold's measured configs. The regret of a layer is the picked config's measured
-time over the fastest measured one, minus 1. Beside it stands the regret of the spec's
+time over the fastest measured one, minus 1. Beside it stand the regret of what
+choose_config would run among those configs (the model's pick only where it is predicted
+MIN_PREDICTED_GAIN faster than the default, else the default), and the regret of the spec's
 `default_config` for the GPU's SM count, where the data holds its time. (A launch without a
 config runs `default_config_on`, which for fprop and dgrad may shorten the walk after
 asking the device for its occupancy; a campaign times that one, and where it differs the
@@ -26,6 +28,7 @@ from ._data import ConfigTime, by_layer, layer_key, measured_times
 from ._features import GpuLimits
 from ._model import LatencyModel, TrainingOptions
 from ._passes import kernel_pass
+from ._select import MIN_PREDICTED_GAIN, predicted_gain
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class LayerResult:
     picked: Any
     picked_us: float
     default_us: float | None
+    #: What choose_config would run among the measured configs (the pick or the default).
+    chosen_us: float
 
     @property
     def layer(self) -> str:
@@ -46,6 +51,10 @@ class LayerResult:
     @property
     def regret(self) -> float:
         return self.picked_us / self.best_us - 1.0
+
+    @property
+    def chosen_regret(self) -> float:
+        return self.chosen_us / self.best_us - 1.0
 
     @property
     def default_regret(self) -> float | None:
@@ -67,6 +76,14 @@ class Evaluation:
     def p95_regret(self) -> float:
         return float(np.percentile([r.regret for r in self.layers], 95))
 
+    @property
+    def chosen_median_regret(self) -> float:
+        return float(np.median([r.chosen_regret for r in self.layers]))
+
+    @property
+    def chosen_p95_regret(self) -> float:
+        return float(np.percentile([r.chosen_regret for r in self.layers], 95))
+
     def default_regrets(self) -> list[float]:
         """The spec default's regret on the layers whose data holds its time."""
         return [r.default_regret for r in self.layers if r.default_regret is not None]
@@ -74,16 +91,22 @@ class Evaluation:
     def report(self) -> str:
         """A plain-text table of the layers and the summary."""
         lines = [f"{self.pass_name}: {len(self.layers)} held-out layers"]
-        lines.append(f"{'layer':<24} {'configs':>7} {'best us':>9} {'model':>8} {'default':>8}")
+        lines.append(
+            f"{'layer':<24} {'configs':>7} {'best us':>9} {'model':>8} {'chosen':>8} {'default':>8}"
+        )
         for r in self.layers:
             default = "-" if r.default_regret is None else f"{100 * r.default_regret:.1f}%"
             lines.append(
                 f"{r.layer:<24} {r.configs:>7} {r.best_us:>9.2f} {100 * r.regret:>7.1f}% "
-                f"{default:>8}"
+                f"{100 * r.chosen_regret:>7.1f}% {default:>8}"
             )
         lines.append(
             f"model regret: median {100 * self.median_regret:.1f}%, "
             f"p95 {100 * self.p95_regret:.1f}%"
+        )
+        lines.append(
+            f"chosen regret (choose_config's rule): median "
+            f"{100 * self.chosen_median_regret:.1f}%, p95 {100 * self.chosen_p95_regret:.1f}%"
         )
         defaults = self.default_regrets()
         if defaults:
@@ -133,6 +156,15 @@ def _layer_result(
     configs = list(times)
     picked = model.best_config(params, configs)
     default = kernel_pass(model.pass_name).default_config(params, limits.sm_count)
+    chosen = picked
+    if default in times and predicted_gain(model, params, default, picked) < MIN_PREDICTED_GAIN:
+        chosen = default
     return LayerResult(
-        params, len(configs), min(times.values()), picked, times[picked], times.get(default)
+        params,
+        len(configs),
+        min(times.values()),
+        picked,
+        times[picked],
+        times.get(default),
+        times[chosen],
     )

@@ -113,18 +113,24 @@ def _model_or_heuristic(
     # a second) for a config that may not run.
     sm_count = spio.jit.device_info(device).sm_count
     default = kernel_pass(model.pass_name).default_config(params, sm_count)
-    if pick != default:
-        default_us, pick_us = model.predict_us(params, [default, pick])
-        gain = default_us / pick_us - 1
-        if gain < MIN_PREDICTED_GAIN:
-            because = (
-                f"{why} predicts its pick only {gain:.1%} faster than the heuristic's config "
-                f"(it needs {MIN_PREDICTED_GAIN:.0%})"
-            )
-            return ConfigChoice(
-                heuristic_config(model.pass_name, params, device), "heuristic", because
-            )
+    gain = predicted_gain(model, params, default, pick)
+    if gain < MIN_PREDICTED_GAIN:
+        because = (
+            f"{why} predicts its pick only {gain:.1%} faster than the heuristic's config "
+            f"(it needs {MIN_PREDICTED_GAIN:.0%})"
+        )
+        heuristic = heuristic_config(model.pass_name, params, device)
+        return ConfigChoice(heuristic, "heuristic", because)
     return ConfigChoice(pick, "model", why)
+
+
+def predicted_gain(model: LatencyModel, params: Conv2dGw8Params, default: Any, pick: Any) -> float:
+    """How much faster the model predicts pick than the heuristic's default (0.1: 10%); inf
+    where they are the same config (the pick needs no margin then)."""
+    if pick == default:
+        return float("inf")
+    default_us, pick_us = model.predict_us(params, [default, pick])
+    return float(default_us / pick_us - 1)
 
 
 @functools.cache
