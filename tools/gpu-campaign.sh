@@ -6,16 +6,21 @@
 # the campaign's GPU test, a small campaign end to end, as a check. The CSVs, the benchmark's table and the evaluations land in OUT_DIR; an
 # interrupted campaign resumes from the CSVs already there.
 #
-# Usage: tools/gpu-campaign.sh OUT_DIR [LAYERS [CONFIGS [SEED]]]
+# Usage: tools/gpu-campaign.sh OUT_DIR [LAYERS [CONFIGS [SEED [BATCH ...]]]]
 #   LAYERS layers (default 24), CONFIGS sampled configs per pass and layer besides the
-#   default (default 40), SEED of the layer sample (default 0).
+#   default (default 40), SEED of the layer sample (default 0), BATCH ...: the batch sizes to
+#   sample (default 1 to 512; e.g. 256 512 for a campaign of large batches).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: tools/gpu-campaign.sh OUT_DIR [LAYERS [CONFIGS [SEED]]]}
+out=${1:?usage: tools/gpu-campaign.sh OUT_DIR [LAYERS [CONFIGS [SEED [BATCH ...]]]]}
 layers=${2:-24}
 configs=${3:-40}
 seed=${4:-0}
+batches=()
+if [ $# -gt 4 ]; then
+    batches=(--batches "${@:5}")
+fi
 python=${PYTHON:-python3}
 mkdir -p "$out"
 
@@ -24,9 +29,10 @@ cd "$root"
 "$python" -m pytest -q -m gpu -p no:cacheprovider packages/spio-perfmodel/tests/test_collect_gpu.py
 
 export SPIO_JIT_PROGRESS=0 PYTHONUNBUFFERED=1
-"$python" -m spio.perfmodel._cli layers --layers "$layers" --seed "$seed" | tee "$out/layers.txt"
+"$python" -m spio.perfmodel._cli layers --layers "$layers" --seed "$seed" "${batches[@]}" \
+    | tee "$out/layers.txt"
 "$python" -m spio.perfmodel._cli collect --out "$out/data" --layers "$layers" \
-    --configs "$configs" --seed "$seed" 2>&1 | tee "$out/collect.log"
+    --configs "$configs" --seed "$seed" "${batches[@]}" 2>&1 | tee "$out/collect.log"
 for pass in fprop dgrad wgrad; do
     "$python" -m spio.perfmodel._cli evaluate "$out/data/conv2d_gw8_configs_$pass.csv" \
         --pass "$pass" --folds 6 2>&1 | tee "$out/evaluate_$pass.txt"

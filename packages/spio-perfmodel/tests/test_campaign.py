@@ -32,6 +32,14 @@ def test_layers_are_deterministic_distinct_and_bounded() -> None:
         campaign_layers(0)
 
 
+def test_a_campaign_can_aim_at_chosen_batch_sizes() -> None:
+    layers = campaign_layers(30, seed=2, batches=(256, 512))
+    assert {layer.n for layer in layers[len(STANDARD_LAYERS) :]} <= {256, 512}
+    assert layers[: len(STANDARD_LAYERS)] == list(STANDARD_LAYERS)
+    with pytest.raises(ValueError, match=r"batches must be positive ints, got \[0\]"):
+        campaign_layers(10, batches=(0,))
+
+
 def _fake_bench(calls: list[list[str]]):  # type: ignore[no-untyped-def]
     """A bench.main that records its argv and writes one wgrad row per shape."""
 

@@ -40,10 +40,18 @@ STANDARD_LAYERS = (
 )
 
 
-def campaign_layers(count: int, seed: int = 0) -> list[Conv2dGw8Params]:
-    """The standard layers, then sampled ones up to count in all (deterministic in seed)."""
+def campaign_layers(
+    count: int, seed: int = 0, batches: Sequence[int] = BATCHES
+) -> list[Conv2dGw8Params]:
+    """The standard layers, then sampled ones up to count in all (deterministic in seed).
+
+    batches: the batch sizes to sample from (a campaign aimed at large batches, say), each
+    positive; a layer whose activations would pass MAX_ACTIVATION_BYTES is not sampled.
+    """
     if count < 1:
         raise ValueError(f"count must be at least 1, got {count}")
+    if not batches or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in batches):
+        raise ValueError(f"batches must be positive ints, got {list(batches)}")
     rng = random.Random(seed)
     layers = dict.fromkeys(STANDARD_LAYERS[:count])
     attempts = 0
@@ -51,7 +59,7 @@ def campaign_layers(count: int, seed: int = 0) -> list[Conv2dGw8Params]:
         attempts += 1
         if attempts > 1000 * count:
             raise ValueError(f"could not sample {count} distinct layers")
-        n, c, side = rng.choice(BATCHES), rng.choice(CHANNELS), rng.choice(SIDES)
+        n, c, side = rng.choice(list(batches)), rng.choice(CHANNELS), rng.choice(SIDES)
         if n * c * side * side * 2 > MAX_ACTIVATION_BYTES:
             continue
         extent = rng.choice(FILTERS)

@@ -3,8 +3,8 @@
     spio-perfmodel evaluate TIMES.csv ... --pass wgrad [--gpu NAME] [--folds 5]
     spio-perfmodel train TIMES.csv ... --pass wgrad --out wgrad.json [--gpu NAME] [--sm-count 132]
     spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
-    spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--loop]
-    spio-perfmodel layers [--layers 24] [--seed 0]
+    spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--batches N ...]
+    spio-perfmodel layers [--layers 24] [--seed 0] [--batches N ...]
     spio-perfmodel compare [--layers 16] [--seed 1] [--exclude TIMES.csv ...] [--out CSV]
     spio-perfmodel shipped
 
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
-from ._campaign import campaign_layers, collect
+from ._campaign import BATCHES, campaign_layers, collect
 from ._compare import compare, report, write_csv
 from ._data import LatencyTable, layer_key, read_config_times
 from ._evaluate import evaluate
@@ -86,12 +86,12 @@ def _pick(args: argparse.Namespace) -> None:
 
 
 def _layers(args: argparse.Namespace) -> None:
-    for layer in campaign_layers(args.layers, args.seed):
+    for layer in campaign_layers(args.layers, args.seed, args.batches):
         print(layer_key(layer))
 
 
 def _collect(args: argparse.Namespace) -> None:
-    layers = campaign_layers(args.layers, args.seed)
+    layers = campaign_layers(args.layers, args.seed, args.batches)
     timed = collect(args.out, layers, args.configs, args.passes, graph=not args.loop)
     print(f"timed {len(timed)} of {len(layers)} layers (the rest were in {args.out} already)")
 
@@ -144,6 +144,10 @@ def _parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=helper)
         sub.add_argument("--layers", type=_positive, default=24, help="layers in the campaign")
         sub.add_argument("--seed", type=int, default=0)
+        sub.add_argument(
+            "--batches", nargs="+", type=_positive, default=list(BATCHES),
+            help="batch sizes to sample (default: 1 to 512)",
+        )  # fmt: skip
         if name == "collect":
             sub.add_argument("--out", required=True, help="directory of the config-times CSVs")
             sub.add_argument("--configs", type=_positive, default=40, help="sampled per pass")
