@@ -207,6 +207,18 @@ class Kernel:
             self._plans.clear()  # their shared-memory checks assumed the old limit
             self._latest.clear()
 
+    @staticmethod
+    def _check_shared_mem(shared_mem: Any) -> None:
+        if isinstance(shared_mem, bool) or not isinstance(shared_mem, int) or shared_mem < 0:
+            raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+
+    def _allow_shared_mem(self, shared_mem: int) -> None:
+        """Opt in to shared_mem (checked) bytes of dynamic shared memory where the kernel's
+        limit is lower (as launches and occupancy queries need: the driver refuses the one
+        and counts no block for the other)."""
+        if shared_mem > self._max_dynamic_shared():
+            self.set_max_dynamic_shared_mem(shared_mem)
+
     def max_active_blocks_per_sm(self, block: int | Sequence[int], shared_mem: int = 0) -> int:
         """Return how many blocks of this size fit on one multiprocessor at once.
 
@@ -215,10 +227,8 @@ class Kernel:
         the driver counts no block at all that asks for more than the limit it was given.
         """
         threads = math.prod(_dims(block, "block"))
-        if isinstance(shared_mem, bool) or not isinstance(shared_mem, int) or shared_mem < 0:
-            raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
-        if shared_mem > self._max_dynamic_shared():
-            self.set_max_dynamic_shared_mem(shared_mem)
+        self._check_shared_mem(shared_mem)
+        self._allow_shared_mem(shared_mem)
         driver = _driver.bindings()
         with _driver.using_device(self.device):
             return int(
@@ -247,8 +257,7 @@ class Kernel:
 
         grid3 = _dims(grid, "grid")
         block3 = _dims(block, "block")
-        if isinstance(shared_mem, bool) or not isinstance(shared_mem, int) or shared_mem < 0:
-            raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+        self._check_shared_mem(shared_mem)
         info = _driver.device_info(self.device)
         where = f"cuda:{self.device}"
         for axis, size, limit in zip("xyz", grid3, info.max_grid_dims, strict=True):
@@ -276,8 +285,7 @@ class Kernel:
                 f"can launch at most {kernel_limit} threads per block on {where} (its register "
                 f"use keeps it below the device's {info.max_threads_per_block})"
             )
-        if shared_mem > self._max_dynamic_shared():
-            self.set_max_dynamic_shared_mem(shared_mem)
+        self._allow_shared_mem(shared_mem)
         if not isinstance(pdl, bool):
             raise TypeError(f"pdl must be a bool, got {pdl!r}")
         if not isinstance(cooperative, bool):
