@@ -29,7 +29,7 @@ def test_collect_times_a_layer_and_a_model_trains_on_it(tmp_path: Path) -> None:
         rows = table.select(pass_name).rows
         assert {row.params for row in rows} == set(layers)
         assert len(rows) == 6  # the default and 2 sampled configs per layer
-        assert {(row.timing, row.kernel) for row in rows} == {("graph", sources_digest())}
+        assert {(row.timing, row.kernel) for row in rows} == {("graph", sources_digest(pass_name))}
         assert all(0 < row.median_us < 1e4 for row in rows)
         model = LatencyModel.train(list(rows))
         assert model.best_config(layers[0]) is not None

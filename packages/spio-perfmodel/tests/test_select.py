@@ -98,7 +98,7 @@ def test_another_gpu_gets_the_heuristic(gpu: SimpleNamespace) -> None:
 def test_a_model_of_other_kernels_is_not_used(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(digest_module, "sources_digest", lambda: "feedfacecafe")
+    monkeypatch.setattr(digest_module, "sources_digest", lambda _pass_name: "feedfacecafe")
     choice = choose_config("fprop", LAYER)
     assert choice.source == "heuristic"
     assert "; these are feedfacecafe" in choice.reason

@@ -29,8 +29,10 @@ def test_shipped_models_are_where_their_metadata_says_and_of_these_kernels() -> 
         assert model.path.parent.parent == models_dir()
         assert model.path.parent.name == gpu_folder(model.gpu)
         assert model.path.stem == model.pass_name
-        assert model.kernel == sources_digest(), (
-            f"{model.path} was trained on kernels {model.kernel}; these are {sources_digest()}"
+        kernels = sources_digest(model.pass_name)
+        assert model.kernel == kernels, (
+            f"{model.path} was trained on {model.pass_name} kernels {model.kernel}; these are "
+            f"{kernels}"
         )
 
 

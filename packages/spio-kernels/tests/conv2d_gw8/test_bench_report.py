@@ -335,11 +335,11 @@ def test_config_times_describe_the_layer_and_append_under_one_header(tmp_path: P
     assert path.read_text().count("gpu,shape,") == 1  # one header for both writes
     big_layer = ["GPU", "128x64x64x64", "128", "64", "64", "64", "3", "3", "1 1 1 1", "float16"]
     small_layer = ["GPU", "32x64x56x48", "32", "64", "56", "48", "5", "3", "2 2 1 1", "bfloat16"]
-    kernel = sources_digest()
+    fprop, dgrad = sources_digest("fprop"), sources_digest("dgrad")
     assert [[r[k] for k in CONFIG_TIMES_LAYER_COLUMNS] for r in rows] == [
-        [*big_layer, "loop", kernel, "fprop"],
-        [*big_layer, "loop", kernel, "fprop"],
-        [*small_layer, "graph", kernel, "dgrad"],
+        [*big_layer, "loop", fprop, "fprop"],
+        [*big_layer, "loop", fprop, "fprop"],
+        [*small_layer, "graph", dgrad, "dgrad"],
     ]
     configs = [FpropConfig(**{k: int(r[k]) for k in config_fields}) for r in rows]
     assert configs == [*first, FpropConfig(mma_k=16)]

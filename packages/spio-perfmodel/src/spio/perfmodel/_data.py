@@ -7,7 +7,7 @@ field missing from an older file takes the config's default (walk_n = 1, image_s
 what the kernel did before the field existed).
 
 Each row names the version of the kernels it timed (`kernel`, the digest of their sources,
-`spio.kernels.conv2d_gw8.sources_digest`; "" in files from before the column): timings of
+`spio.kernels.conv2d_gw8.sources_digest(pass)`; "" in files from before the column): timings of
 different versions describe different kernels, and a model is trained on one
 (`LatencyModel.train` refuses a mix).
 

@@ -145,7 +145,7 @@ def _choose_shipped(
 
     gpu = spio.jit.device_info(device).name
     model = shipped_model(pass_name, gpu)
-    kernels = sources_digest()
+    kernels = sources_digest(pass_name)
     if model is None:
         why = f"no {pass_name} model ships for {gpu}"
     elif model.kernel != kernels:

@@ -254,8 +254,8 @@ def write_config_times(
     (spio-perfmodel), so each row describes the layer fully: the columns are
     `CONFIG_TIMES_LAYER_COLUMNS` (gpu; shape "NxCxHxW"; n, c, h, w, r, s; padding as
     "top bottom left right", as in `write_csv`; dtype; timing, "loop" or "graph" as in
-    `BenchRow.timing`; kernel, the digest of the kernels' sources that were timed,
-    `sources_digest`; pass_name), then the config's fields in `dataclasses.asdict` order,
+    `BenchRow.timing`; kernel, the digest of the pass's sources that were timed,
+    `sources_digest(pass_name)`; pass_name), then the config's fields in `dataclasses.asdict` order,
     then median_us. A new (or empty) file gets the header first; an existing one is appended
     to, so several runs can share it, but only if its header is the same: a file of an older
     format, or of another config type (fprop's and dgrad's `FpropConfig` share a header,
@@ -280,7 +280,7 @@ def write_config_times(
         padding_text(params.padding),
         params.dtype,
         timing,
-        sources_digest(),
+        sources_digest(pass_name),
         pass_name,
     ]
     records = []

@@ -1,10 +1,14 @@
-"""A short digest of everything that decides what the conv2d_gw8 kernels compile to.
+"""A short digest, per pass, of everything that decides what a conv2d_gw8 pass compiles to
+and launches.
 
-Timings belong to one version of the kernels: a latency model trained on rows timed with an
-older kernel source, tiling spec or spio-dims header would learn a kernel that no longer
-exists. The config-times CSVs carry this digest per row (`write_config_times`), and
+Timings belong to one version of a pass's kernels: a latency model trained on rows timed
+with an older kernel source, tiling spec or spio-dims header would learn a kernel that no
+longer exists. The config-times CSVs carry this digest per row (`write_config_times`), and
 spio-perfmodel keeps rows of different digests apart. The package version does not serve:
 it changes at releases, the kernels change between them.
+
+The digest is per pass so that a change to one pass (wgrad's reduction, say) leaves the
+other passes' timings and models valid: only that pass needs new campaigns.
 """
 
 from __future__ import annotations
@@ -14,22 +18,38 @@ import hashlib
 from importlib import resources
 from pathlib import Path
 
-#: Files of this folder that shape the compiled kernels: the device sources and the
-#: generator specs (layouts, constants). The heuristics choose among configs and do not.
-_KERNEL_SUFFIXES = (".cu", ".cuh")
-_SPEC_MODULES = ("fprop_spec.py", "dgrad_spec.py", "wgrad_spec.py", "_tiling.py", "params.py")
+#: Files of this folder every pass compiles from or launches with: the rings' layout, the
+#: tiling helpers, the layer params, and fprop.py (the compile requests and launch plumbing
+#: the other passes import).
+SHARED_FILES = ("conv2d_gw8_ring.cuh", "_tiling.py", "params.py", "fprop.py")
+
+#: Each pass's own files: its device source, its generator spec (layouts, constants, the
+#: config space) and its launcher (launch geometry, which kernels run). dgrad is fprop's
+#: kernel on flipped weights, so fprop's source and spec shape it too.
+PASS_FILES: dict[str, tuple[str, ...]] = {
+    "fprop": ("conv2d_gw8_fprop.cu", "fprop_spec.py"),
+    "dgrad": ("conv2d_gw8_fprop.cu", "fprop_spec.py", "dgrad_spec.py", "dgrad.py"),
+    "wgrad": ("conv2d_gw8_wgrad.cu", "wgrad_spec.py", "wgrad.py"),
+}
 DIGEST_LENGTH = 12
 
 
+def pass_files(pass_name: str) -> list[Path]:
+    """The files of this folder that decide what pass_name compiles to and launches."""
+    if pass_name not in PASS_FILES:
+        raise ValueError(f"pass_name must be one of {sorted(PASS_FILES)}, got {pass_name!r}")
+    here = Path(str(resources.files(__package__)))
+    return [here / name for name in sorted({*SHARED_FILES, *PASS_FILES[pass_name]})]
+
+
 @functools.cache
-def sources_digest() -> str:
-    """The first DIGEST_LENGTH hex digits of the SHA-256 of the kernels' sources, their specs
-    and spio-dims' headers and generator (file names and contents, in sorted order)."""
+def sources_digest(pass_name: str) -> str:
+    """The first DIGEST_LENGTH hex digits of the SHA-256 of pass_name's files (pass_files)
+    and spio-dims' headers and generator (file names and contents, in sorted order).
+    ValueError for a pass_name other than fprop, dgrad and wgrad."""
     import spio.dims
 
-    here = Path(str(resources.files(__package__)))
-    files = sorted(p for p in here.iterdir() if p.suffix in _KERNEL_SUFFIXES)
-    files += [here / name for name in _SPEC_MODULES]
+    files = pass_files(pass_name)
     include = Path(spio.dims.include_dir())
     files += sorted(p for p in include.rglob("*") if p.is_file())
     generator = Path(spio.dims.__file__).parent
