@@ -104,7 +104,23 @@ def test_workspace_holds_one_partial_per_image_row_chunk_and_strip() -> None:
     assert wgrad_spec.partial_count(params, config) == partials
     assert wgrad_workspace_bytes(params, config) == partials * 16 * 9 * 8 * 4
     assert wgrad_spec.grid_blocks(params, config) == partials
-    assert wgrad_spec.reduce_geometry(params).grid == -(-16 * 9 * 8 // 32)
+    # 18 partials: 32 slices of 8 cells (32 weights) per reduce block.
+    assert wgrad_spec.reduce_geometry(params, config).grid == -(-16 * 9 * 8 // 32)
+
+
+@pytest.mark.parametrize(("n", "slices"), [(1, 1), (2, 2), (3, 4), (16, 16), (17, 32), (64, 32)])
+def test_the_reduce_kernel_adds_a_slice_per_partial_up_to_32(n: int, slices: int) -> None:
+    params = Conv2dGw8Params.make(n, 1024, 8, 8)
+    config = WgradConfig(block_q=16, block_g=4, warp_g=1, block_p=8, prefetch=1)
+    assert wgrad_spec.partial_count(params, config) == n  # one row chunk and strip per image
+    assert wgrad_spec.reduce_slices(params, config) == slices
+    cells = 256 // slices
+    assert wgrad_spec.reduce_cells(params, config) == cells
+    geometry = wgrad_spec.reduce_geometry(params, config)
+    assert (geometry.grid, geometry.block) == (1024 * 9 * 8 // (4 * cells), 256)
+    types_h = wgrad_spec.generate_types(params, config)
+    assert f"kReduceSlices = {slices};" in types_h
+    assert f"kReduceCells = {cells};" in types_h
 
 
 def test_images_per_block_divide_the_partials() -> None:

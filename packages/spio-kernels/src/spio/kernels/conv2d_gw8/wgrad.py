@@ -56,7 +56,7 @@ def _plan(params: Conv2dGw8Params, config: WgradConfig, device: int) -> _Plan:
         main,
         module.get_kernel(wgrad_spec.REDUCE_KERNEL_NAME),
         spread_over_sms(main, wgrad_spec.launch_geometry(params, config)),
-        wgrad_spec.reduce_geometry(params),
+        wgrad_spec.reduce_geometry(params, config),
         wgrad_spec.workspace_bytes(params, config),
     )
 

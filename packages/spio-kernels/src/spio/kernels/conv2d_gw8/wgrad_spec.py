@@ -54,10 +54,11 @@ TILE_Q = 16
 MAX_WARPS = 16
 #: f32 accumulator registers per thread (warp_g * ceil(R * S / 2) fragments of 4).
 MAX_ACC_REGISTERS = 112
-#: The reduce kernel: 16-byte cells of 4 weights per block (8: one 128-byte line), partial
-#: slices per block, and loads a thread issues before it waits (unroll).
-REDUCE_CELLS = 8
-REDUCE_SLICES = 32
+#: The reduce kernel: threads per block, the most partial slices a block adds side by side,
+#: and loads a thread issues before it waits (unroll). A block is slices x cells threads,
+#: a cell 16 bytes of 4 weights (reduce_slices, reduce_cells).
+REDUCE_THREADS = 256
+MAX_REDUCE_SLICES = 32
 REDUCE_BATCH = 8
 
 BLOCK_Q_VALUES = (16, 32, 64)
@@ -212,10 +213,23 @@ def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeome
     )
 
 
-def reduce_geometry(params: Conv2dGw8Params) -> LaunchGeometry:
+def reduce_slices(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Partial slices a reduce block adds side by side: a slice per partial up to
+    MAX_REDUCE_SLICES (a power of two). Slices beyond the partial count would only idle,
+    and the cells they free make the grid smaller: one partial is a copy by 72 blocks at C =
+    1024, 3 x 3, not 2304 blocks of which 31 slices in 32 wait."""
+    return min(MAX_REDUCE_SLICES, next_power_of_two(partial_count(params, config)))
+
+
+def reduce_cells(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """16-byte cells of 4 weights per reduce block (at least 8: one 128-byte line per slice)."""
+    return REDUCE_THREADS // reduce_slices(params, config)
+
+
+def reduce_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeometry:
     """Return the launch geometry of the reduce kernel."""
-    blocks = ceil_div(weight_count(params), _CELL_BYTES // _F32_BYTES * REDUCE_CELLS)
-    return LaunchGeometry(blocks, REDUCE_CELLS * REDUCE_SLICES, 0)
+    weights_per_block = _CELL_BYTES // _F32_BYTES * reduce_cells(params, config)
+    return LaunchGeometry(ceil_div(weight_count(params), weights_per_block), REDUCE_THREADS, 0)
 
 
 def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
@@ -534,7 +548,9 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         Tensor("GradTile", "GradFrag", Dims(band=params.r, g=config.warp_g)),
         # The reduce kernel: partial slices x 16-byte cells of weights per block.
         CompoundIndex(
-            "ReduceThread", Dims(slice=REDUCE_SLICES, cell=REDUCE_CELLS), init="threadIdx.x"
+            "ReduceThread",
+            Dims(slice=reduce_slices(params, config), cell=reduce_cells(params, config)),
+            init="threadIdx.x",
         ),
     ]
 
@@ -552,8 +568,8 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
         ("kWeights", weight_count(params), "f32 values of grad_w"),
-        ("kReduceCells", REDUCE_CELLS, "16-byte cells of weights per reduce block"),
-        ("kReduceSlices", REDUCE_SLICES, "partial slices per block of the reduce kernel"),
+        ("kReduceCells", reduce_cells(params, config), "16-byte cells of weights per reduce block"),
+        ("kReduceSlices", reduce_slices(params, config), "partial slices per reduce block"),
         ("kReduceBatch", REDUCE_BATCH, "loads a reduce thread issues before it waits"),
     ]
     lines = constants_block("wgrad_spec", values)
