@@ -55,6 +55,23 @@ def test_wgrad_matches_reference(params: Conv2dGw8Params, config: WgradConfig) -
     torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
+def test_one_partial_per_weight_writes_grad_w_without_a_reduction() -> None:
+    import torch
+
+    params = Conv2dGw8Params.make(2, 64, 8, 8)
+    config = WgradConfig(block_q=16, block_g=2, warp_g=1, block_p=8, prefetch=1, block_n=2)
+    assert wgrad_spec.partial_count(params, config) == 1
+    assert wgrad_workspace_bytes(params, config) == 0
+    x = uniform(params.input_shape, params, 7)
+    grad_y = uniform(params.output_shape, params, 8)
+    grad_w = torch.full(params.weight_shape, float("nan"), device="cuda", dtype=torch.float32)
+    conv2d_gw8_wgrad(grad_w, x, grad_y, params, config)  # no workspace, none allocated
+    torch.cuda.synchronize()
+    expected = wgrad_reference(x, grad_y, params)
+    depth = params.n * params.p * params.q
+    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
 def test_wgrad_is_deterministic() -> None:
     import torch
 

@@ -42,6 +42,9 @@ class _Plan:
     geometry: LaunchGeometry
     reduce_geometry: LaunchGeometry
     workspace_bytes: int
+    #: One partial sum per weight: the main kernel writes grad_w itself (its partials are
+    #: laid out as grad_w) and no reduction runs.
+    single_partial: bool
 
 
 @functools.cache
@@ -58,6 +61,7 @@ def _plan(params: Conv2dGw8Params, config: WgradConfig, device: int) -> _Plan:
         spread_over_sms(main, wgrad_spec.launch_geometry(params, config)),
         wgrad_spec.reduce_geometry(params, config),
         wgrad_spec.workspace_bytes(params, config),
+        wgrad_spec.partial_count(params, config) == 1,
     )
 
 
@@ -85,9 +89,11 @@ def wgrad_workspace_bytes(
 ) -> int:
     """Bytes of workspace conv2d_gw8_wgrad needs for params and config (None: the config a
     launch without one runs on device, default_config_on, which asks the device for its SM
-    count)."""
+    count); 0 where the config makes one partial sum per weight (written to grad_w)."""
     if config is None:
         config = default_config_on(params, device)
+    if wgrad_spec.partial_count(params, config) == 1:
+        return 0
     return wgrad_spec.workspace_bytes(params, config)
 
 
@@ -114,7 +120,9 @@ def conv2d_gw8_wgrad(
     h x w x c) and grad_y (n x p x q x c, both params.dtype) are contiguous device arrays:
     torch tensors, objects with __cuda_array_interface__, or device pointers. workspace is
     device memory of at least wgrad_workspace_bytes(params, config) bytes for the partial
-    sums; None allocates it with torch when x is a torch tensor. Every array starts on a
+    sums; None allocates it with torch when x is a torch tensor. A config with one partial
+    sum per weight needs none: the main kernel writes grad_w and the reduction is skipped.
+    Every array starts on a
     16-byte boundary (the kernels move 16-byte cells; torch allocations do). The result is
     the same bits on every run. No shape or dtype checking happens here (spio-torch checks);
     config None takes default_config_on(params, device); device and stream as
@@ -127,6 +135,20 @@ def conv2d_gw8_wgrad(
     if config is None:
         config = default_config_on(params, device)
     plan = _plan(params, config, device)
+    import spio.jit
+
+    geometry = plan.geometry
+    if plan.single_partial:
+        spio.jit.launch(
+            plan.main,
+            geometry.grid,
+            geometry.block,
+            (grad_w, x, grad_y),
+            shared_mem=geometry.shared_mem,
+            stream=stream,
+            pdl=pdl,
+        )
+        return
     if workspace is None:
         if device_of(x) is None:
             raise ValueError(
@@ -134,9 +156,6 @@ def conv2d_gw8_wgrad(
                 f"wgrad_workspace_bytes(params, config) = {plan.workspace_bytes} bytes"
             )
         workspace = _torch_workspace(x, plan.workspace_bytes)
-    import spio.jit
-
-    geometry = plan.geometry
     spio.jit.launch(
         plan.main,
         geometry.grid,
