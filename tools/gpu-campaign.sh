@@ -10,6 +10,8 @@
 #   LAYERS layers (default 24), CONFIGS sampled configs per pass and layer besides the
 #   default (default 40), SEED of the layer sample (default 0), BATCH ...: the batch sizes to
 #   sample (default 1 to 512; e.g. 256 512 for a campaign of large batches).
+# CAMPAIGN_PASSES (environment): the passes to time, default "fprop dgrad wgrad"; after a
+#   change to one pass's kernels only that pass needs new data (its sources digest changed).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +23,7 @@ batches=()
 if [ $# -gt 4 ]; then
     batches=(--batches "${@:5}")
 fi
+read -r -a passes <<<"${CAMPAIGN_PASSES:-fprop dgrad wgrad}"
 python=${PYTHON:-python3}
 mkdir -p "$out"
 
@@ -32,8 +35,9 @@ export SPIO_JIT_PROGRESS=0 PYTHONUNBUFFERED=1
 "$python" -m spio.perfmodel._cli layers --layers "$layers" --seed "$seed" "${batches[@]}" \
     | tee "$out/layers.txt"
 "$python" -m spio.perfmodel._cli collect --out "$out/data" --layers "$layers" \
-    --configs "$configs" --seed "$seed" "${batches[@]}" 2>&1 | tee "$out/collect.log"
-for pass in fprop dgrad wgrad; do
+    --configs "$configs" --seed "$seed" --passes "${passes[@]}" "${batches[@]}" 2>&1 \
+    | tee "$out/collect.log"
+for pass in "${passes[@]}"; do
     "$python" -m spio.perfmodel._cli evaluate "$out/data/conv2d_gw8_configs_$pass.csv" \
         --pass "$pass" --folds 6 2>&1 | tee "$out/evaluate_$pass.txt"
 done
