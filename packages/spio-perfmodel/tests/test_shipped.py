@@ -16,8 +16,10 @@ def test_gpu_folders() -> None:
         gpu_folder(" - ")
 
 
-def test_every_pass_ships_for_the_h200() -> None:
-    assert {m.pass_name for m in shipped_models() if m.gpu == "NVIDIA H200"} == set(PASSES)
+@pytest.mark.parametrize("gpu", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+def test_every_pass_ships_for_the_hopper_gpus(gpu: str) -> None:
+    assert {m.pass_name for m in shipped_models() if m.gpu == gpu} == set(PASSES)
+    assert all(shipped_model(pass_name, gpu) is not None for pass_name in PASSES)
     assert shipped_model("fprop", "NVIDIA GeForce RTX 4090") is None
 
 
