@@ -11,7 +11,11 @@ def test_shapes_and_errors() -> None:
     args = bench_overhead.build_parser().parse_args(["--shapes", "2x16x4x4", "--calls", "10"])
     assert args.shapes == [(2, 16, 4, 4)]
     assert args.calls == 10
-    assert len(bench_overhead.build_parser().parse_args([]).shapes) == 3
+    defaults = bench_overhead.build_parser().parse_args([])
+    assert len(defaults.shapes) == 3
+    assert defaults.weight_format == "channels_last"
+    with pytest.raises(SystemExit):
+        bench_overhead.build_parser().parse_args(["--weight-format", "nhwc"])
     for bad in ("2x12x4x4", "2x16x4", "0x16x4x4"):
         with pytest.raises(SystemExit):
             bench_overhead.build_parser().parse_args(["--shapes", bad])
@@ -31,7 +35,18 @@ def test_runs_on_the_gpu(capsys: pytest.CaptureFixture[str]) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    bench_overhead.main(["--shapes", "1x64x8x8", "--calls", "50", "--backward"])
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split()[0] == "1x64x8x8"
-    assert float(lines[1].split()[-1]) > 0
+    for weight_format in bench_overhead.WEIGHT_FORMATS:
+        bench_overhead.main(
+            [
+                "--shapes",
+                "1x64x8x8",
+                "--calls",
+                "50",
+                "--backward",
+                "--weight-format",
+                weight_format,
+            ]
+        )
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[1].split()[0] == "1x64x8x8"
+        assert float(lines[1].split()[-1]) > 0

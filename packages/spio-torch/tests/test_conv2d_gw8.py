@@ -158,3 +158,31 @@ def test_torch_func_transforms_are_refused_by_name() -> None:
         torch.func.grad(lambda w: spio_f.conv2d_gw8(x, w, padding=1).float().sum())(weight)
     with pytest.raises(NotImplementedError, match=r"does not support torch\.func transforms"):
         torch.func.vmap(lambda xi: spio_f.conv2d_gw8(xi, weight, padding=1))(x[:, None])
+
+
+def test_a_channels_last_weight_is_read_in_place() -> None:
+    from spio.torch._conv2d_gw8 import is_spio_layout, spio_weight
+
+    weight = torch.randn(16, 8, 3, 3, dtype=torch.float16)
+    copied = spio_weight(weight)
+    assert not is_spio_layout(weight)
+    assert copied.data_ptr() != weight.data_ptr()
+    laid_out = weight.contiguous(memory_format=torch.channels_last)
+    assert is_spio_layout(laid_out)
+    in_place = spio_weight(laid_out)
+    assert in_place.data_ptr() == laid_out.data_ptr()
+    assert in_place.is_contiguous()
+    assert torch.equal(in_place, copied)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_the_weight_gradient_comes_back_in_the_layout_asked_for(channels_last: bool) -> None:
+    from spio.torch._conv2d_gw8 import _weight_to_torch
+
+    grad_spio = torch.randn(16, 3, 5, 8)  # Spio's C x R x S x 8, f32
+    grad = _weight_to_torch(grad_spio, torch.bfloat16, channels_last)
+    assert grad.shape == (16, 8, 3, 5)
+    assert grad.dtype == torch.bfloat16
+    memory_format = torch.channels_last if channels_last else torch.contiguous_format
+    assert grad.is_contiguous(memory_format=memory_format)
+    assert torch.equal(grad, grad_spio.permute(0, 3, 1, 2).to(torch.bfloat16))

@@ -88,6 +88,28 @@ def test_a_converted_model_trains_under_autocast_like_the_original() -> None:
         torch.testing.assert_close(parameter.grad, grad, atol=1e-3, rtol=2e-2)
 
 
+def test_a_module_reads_its_weight_in_place_and_gets_its_gradient_in_the_same_layout() -> None:
+    from spio.torch import Conv2dGw8
+    from spio.torch._conv2d_gw8 import spio_weight
+
+    torch.manual_seed(1)
+    module = Conv2dGw8(32, 3, padding=1, device="cuda", dtype=torch.float16)
+    assert spio_weight(module.weight).data_ptr() == module.weight.data_ptr()  # no copy
+    x = torch.randn(4, 32, 12, 10, device="cuda", dtype=torch.float16)
+    x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
+    module(x).float().square().sum().backward()
+    grad = module.weight.grad
+    assert grad is not None
+    assert grad.is_contiguous(memory_format=torch.channels_last)
+    reference = module.weight.detach().float().requires_grad_()
+    output = torch.nn.functional.conv2d(
+        x.detach().float(), reference, module.bias.detach().float(), padding=1, groups=4
+    )
+    output.square().sum().backward()
+    assert reference.grad is not None
+    torch.testing.assert_close(grad.float(), reference.grad, atol=0.5, rtol=2e-2)
+
+
 def _operator_forward_backward(
     x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
 ) -> list[torch.Tensor]:

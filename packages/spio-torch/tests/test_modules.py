@@ -38,8 +38,28 @@ def test_convert_swaps_eligible_convs_and_shares_their_parameters() -> None:
     assert type(model[3]) is nn.Conv2d
     assert type(model[4]) is nn.Conv2d
     assert model[0].weight is weight  # an optimizer built before still holds it
+    assert weight.is_contiguous(memory_format=torch.channels_last)  # laid out for Spio
     assert model[2][0].bias is None
     torch.testing.assert_close(model(x), expected, atol=1e-2, rtol=1e-2)
+
+
+def test_the_weight_is_kept_in_channels_last_memory() -> None:
+    # C x 8 x R x S in channels_last memory is C x R x S x 8: what the kernels read in place.
+    module = Conv2dGw8(16, 3, padding=1)
+    assert module.weight.is_contiguous(memory_format=torch.channels_last)
+    assert not module.weight.is_contiguous()
+    plain = nn.Conv2d(16, 16, 3, padding=1, groups=2)
+    module.load_state_dict(plain.state_dict())
+    assert module.weight.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(module.weight, plain.weight)
+    module.half()
+    assert module.weight.dtype == torch.float16
+    assert module.weight.is_contiguous(memory_format=torch.channels_last)
+    optimizer = torch.optim.AdamW(module.parameters())
+    x = torch.randn(2, 16, 6, 6).half()
+    module(x).float().sum().backward()
+    optimizer.step()
+    assert module.weight.is_contiguous(memory_format=torch.channels_last)
 
 
 def test_checkpoints_load_either_way() -> None:

@@ -94,8 +94,16 @@ def _nhwc(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.permute(0, 2, 3, 1)
 
 
+def is_spio_layout(weight: torch.Tensor) -> bool:
+    """Whether weight (C x 8 x R x S) sits in memory as Spio's C x R x S x 8: torch's
+    channels_last memory format of a 4-D weight, which `Conv2dGw8` modules keep and
+    `model.to(memory_format=torch.channels_last)` gives. The kernels then read it in place."""
+    return weight.is_contiguous(memory_format=torch.channels_last)
+
+
 def spio_weight(weight: torch.Tensor) -> torch.Tensor:
-    """torch's C x 8 x R x S weight in Spio's C x R x S x 8, contiguous and aligned."""
+    """torch's C x 8 x R x S weight in Spio's C x R x S x 8, contiguous and aligned: a view of
+    weight where it is in that layout already (is_spio_layout), else a copy."""
     spio_weight = weights_from_torch_layout(weight)
     if spio_weight.data_ptr() % _ALIGNMENT:  # 1 x 1 filters: the permute may be a view
         spio_weight = spio_weight.clone()
@@ -118,11 +126,18 @@ def _from_nhwc(nhwc: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return nhwc.to(dtype).permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
 
 
-def _weight_to_torch(grad_spio: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Spio's C x R x S x 8 (f32) as torch's C x 8 x R x S in dtype, contiguous: one copy
-    kernel casts and transposes at once."""
+def _weight_to_torch(
+    grad_spio: torch.Tensor, dtype: torch.dtype, channels_last: bool = False
+) -> torch.Tensor:
+    """Spio's C x R x S x 8 (f32) as torch's C x 8 x R x S in dtype, in one copy kernel:
+    channels_last memory (Spio's layout: the copy only casts) where channels_last, for a
+    weight kept that way, so that autograd accumulates it without another copy to match the
+    weight's strides; else contiguous (the copy casts and transposes)."""
     c, r, s, group = grad_spio.shape
-    grad = torch.empty((c, group, r, s), dtype=dtype, device=grad_spio.device)
+    memory_format = torch.channels_last if channels_last else torch.contiguous_format
+    grad = torch.empty(
+        (c, group, r, s), dtype=dtype, device=grad_spio.device, memory_format=memory_format
+    )
     return grad.copy_(grad_spio.permute(0, 3, 1, 2))
 
 
@@ -176,14 +191,18 @@ def dgrad_cuda(
 
 
 def wgrad_cuda(
-    input: torch.Tensor, grad_output: torch.Tensor, params: Conv2dGw8Params
+    input: torch.Tensor,
+    grad_output: torch.Tensor,
+    params: Conv2dGw8Params,
+    channels_last: bool = False,
 ) -> torch.Tensor:
-    """The weight gradient on CUDA, C x 8 x R x S in the input's dtype."""
+    """The weight gradient on CUDA, C x 8 x R x S in the input's dtype; channels_last memory
+    where channels_last (the weight's own layout, is_spio_layout), else contiguous."""
     grad_spio = torch.empty(params.weight_shape, dtype=torch.float32, device=input.device)
     device = input.device.index
     config = choose_config("wgrad", params, device).config
     conv2d_gw8_wgrad(grad_spio, _nhwc(input), _nhwc(grad_output), params, config, device=device)
-    return _weight_to_torch(grad_spio, input.dtype)
+    return _weight_to_torch(grad_spio, input.dtype, channels_last)
 
 
 # ---- forward ---------------------------------------------------------------------------

@@ -10,7 +10,9 @@ is wanted. Everything else (torch.compile, torch.export, fake or meta tensors, d
 modes, tensor subclasses, CPU) goes through the operators, which tracers understand.
 
 The forward pass saves Spio's layout of the weight for the input gradient, so a training
-step converts the weight once instead of twice.
+step converts the weight once instead of twice, and not at all where the weight is kept in
+channels_last memory (Spio's layout; `Conv2dGw8` modules keep theirs so): the kernels read
+it in place, and the weight gradient comes back in the same layout.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ import torch
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params
 from torch.autograd.function import once_differentiable
 
-from ._conv2d_gw8 import dgrad_cuda, fprop_cuda, layer_params, spio_weight, wgrad_cuda
+from ._conv2d_gw8 import (
+    dgrad_cuda,
+    fprop_cuda,
+    is_spio_layout,
+    layer_params,
+    spio_weight,
+    wgrad_cuda,
+)
 
 #: The tensor types the eager path takes as they are; subclasses go through the operators.
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
@@ -68,6 +77,7 @@ class _Conv2dGw8(torch.autograd.Function):
         weight_spio = spio_weight(weight)
         ctx.save_for_backward(input, weight_spio)
         ctx.params = params
+        ctx.weight_channels_last = is_spio_layout(weight)
         ctx.bias_dtype = None if bias is None else bias.dtype
         return fprop_cuda(input, weight_spio, bias, params)
 
@@ -88,7 +98,7 @@ class _Conv2dGw8(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_input = dgrad_cuda(grad_output, weight_spio, layer)
         if ctx.needs_input_grad[1]:
-            grad_weight = wgrad_cuda(input, grad_output, layer)
+            grad_weight = wgrad_cuda(input, grad_output, layer, ctx.weight_channels_last)
         if ctx.bias_dtype is not None and ctx.needs_input_grad[2]:
             grad_bias = grad_output.float().sum((0, 2, 3)).to(ctx.bias_dtype)
         return grad_input, grad_weight, grad_bias, None

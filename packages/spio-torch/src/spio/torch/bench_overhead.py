@@ -1,14 +1,19 @@
 """The host's cost of one call of spio.functional.conv2d_gw8 against torch's conv2d.
 
     python -m spio.torch.bench_overhead [--shapes 1x64x8x8 ...] [--calls 2000] [--backward]
+                                        [--weight-format channels_last|contiguous]
 
 TARGETS.md asks that one eager call cost the host no more than torch's own conv2d call.
 Method: on small layers (the GPU finishes each call faster than the host issues the next),
 time a loop of --calls calls from Python, wall clock, after a warm-up, and synchronize only
 at the end: the time per call is what the host spends issuing one. Both contenders get the
-same tensors (channels_last, fp16) and torch runs with cudnn.benchmark on. --backward times
-forward and backward (autograd) instead of the forward alone. Prints one line per layer:
-microseconds per call for Spio and for torch, and their ratio.
+same tensors (channels_last activations, fp16) and torch runs with cudnn.benchmark on. The
+weight is in channels_last memory by default, as `Conv2dGw8` modules and
+`model.to(memory_format=torch.channels_last)` keep it (Spio reads it in place);
+--weight-format contiguous times a plain C x 8 x R x S weight, which Spio copies into its
+layout on every call. --backward times forward and backward (autograd) instead of the
+forward alone. Prints one line per layer: microseconds per call for Spio and for torch, and
+their ratio.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 
 DEFAULT_SHAPES = ("1x64x8x8", "1x256x4x4", "8x64x16x16")
+WEIGHT_FORMATS = ("channels_last", "contiguous")
 
 
 def _shape(text: str) -> tuple[int, int, int, int]:
@@ -40,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--backward", action="store_true", help="time forward + backward")
+    parser.add_argument(
+        "--weight-format",
+        choices=WEIGHT_FORMATS,
+        default=WEIGHT_FORMATS[0],
+        help="the weight's memory format, for both contenders (default channels_last)",
+    )
     return parser
 
 
@@ -55,15 +67,25 @@ def per_call_us(step: Callable[[], object], calls: int, synchronize: Callable[[]
     return (time.perf_counter() - start) * 1e6 / calls
 
 
-def layer_times(shape: tuple[int, int, int, int], calls: int, backward: bool) -> list[float]:
-    """[Spio's, torch's] microseconds per call on one layer (3 x 3, padding 1, fp16)."""
+def layer_times(
+    shape: tuple[int, int, int, int],
+    calls: int,
+    backward: bool,
+    weight_format: str = WEIGHT_FORMATS[0],
+) -> list[float]:
+    """[Spio's, torch's] microseconds per call on one layer (3 x 3, padding 1, fp16), the
+    weight in weight_format memory (WEIGHT_FORMATS)."""
     import spio.functional
     import torch
 
     n, c, h, w = shape
     x = torch.randn(n, c, h, w, device="cuda", dtype=torch.float16)
     x = x.contiguous(memory_format=torch.channels_last).requires_grad_(backward)
-    weight = torch.randn(c, 8, 3, 3, device="cuda", dtype=torch.float16).requires_grad_(backward)
+    weight = torch.randn(c, 8, 3, 3, device="cuda", dtype=torch.float16)
+    memory_format = torch.channels_last if weight_format == "channels_last" else None
+    if memory_format is not None:
+        weight = weight.contiguous(memory_format=memory_format)
+    weight.requires_grad_(backward)
     calls_of = (
         lambda: spio.functional.conv2d_gw8(x, weight, padding=1),
         lambda: torch.nn.functional.conv2d(x, weight, padding=1, groups=c // 8),
@@ -93,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     torch.backends.cudnn.benchmark = True
     print(f"{'layer':>14} {'spio us/call':>12} {'torch us/call':>13} {'ratio':>6}")
     for shape in args.shapes:
-        spio_us, torch_us = layer_times(shape, args.calls, args.backward)
+        spio_us, torch_us = layer_times(shape, args.calls, args.backward, args.weight_format)
         layer = "x".join(str(v) for v in shape)
         print(f"{layer:>14} {spio_us:>12.1f} {torch_us:>13.1f} {spio_us / torch_us:>6.2f}")
 
