@@ -1,0 +1,74 @@
+"""run_once's command line (CPU) and the sanitizer summary the GPU tier reads."""
+
+from __future__ import annotations
+
+import pytest
+from sanitizer_summary import summary_is_clean
+
+from spio.kernels.conv2d_gw8 import FpropConfig, WgradConfig, fprop_spec, run_once
+
+_RACES = "========= RACECHECK SUMMARY:"
+
+
+def _args(*argv: str):  # type: ignore[no-untyped-def]
+    return run_once.build_parser().parse_args(list(argv))
+
+
+def test_the_layer_comes_from_the_arguments() -> None:
+    params = run_once.layer(
+        _args("fprop", "3x16x9x7", "--r", "5", "--s", "3", "--padding", "2", "1", "0", "2",
+              "--bias", "--dtype", "bfloat16")
+    )  # fmt: skip
+    assert (params.n, params.c, params.h, params.w, params.r, params.s) == (3, 16, 9, 7, 5, 3)
+    assert params.padding == (2, 1, 0, 2)
+    assert params.has_bias
+    assert params.dtype == "bfloat16"
+    assert not run_once.layer(_args("wgrad", "3x16x9x7", "--bias")).has_bias  # fprop's only
+    assert run_once.layer(_args("dgrad", "1x8x4x4", "--padding", "1", "0")).padding == (1, 1, 0, 0)
+
+
+def test_bad_layers_are_refused_by_name() -> None:
+    with pytest.raises(SystemExit):
+        _args("conv", "1x8x4x4")
+    with pytest.raises(SystemExit):
+        _args("fprop", "1x8x4")
+    with pytest.raises(ValueError, match="--padding takes 1, 2 or 4 ints, got 3"):
+        run_once.layer(_args("fprop", "1x8x4x4", "--padding", "1", "1", "1"))
+    with pytest.raises(ValueError, match="c must be"):
+        run_once.layer(_args("fprop", "1x12x4x4"))
+
+
+def test_config_fields_replace_the_defaults() -> None:
+    config = run_once.with_fields(FpropConfig(), ["prefetch=1", "mma_k=16"])
+    assert config == FpropConfig(prefetch=1, mma_k=16)
+    wgrad = run_once.with_fields(WgradConfig(block_n=2), ["image_sync=1", "walk_n=2"])
+    assert wgrad.image_sync is True
+    assert wgrad.walk_n == 2
+    with pytest.raises(ValueError, match=r"FIELD one of \[.*'prefetch'.*\], got 'depth=2'"):
+        run_once.with_fields(FpropConfig(), ["depth=2"])
+    with pytest.raises(ValueError, match="prefetch is an int, got 'two'"):
+        run_once.with_fields(FpropConfig(), ["prefetch=two"])
+    with pytest.raises(ValueError, match="image_sync is 0/1 or false/true, got 'yes'"):
+        run_once.with_fields(WgradConfig(block_n=2), ["image_sync=yes"])
+
+
+def test_a_config_the_layer_cannot_run_is_refused() -> None:
+    params = run_once.layer(_args("fprop", "1x8x4x4"))
+    config = run_once.with_fields(fprop_spec.default_config(params), ["block_g=2"])
+    with pytest.raises(ValueError, match="block_g"):
+        fprop_spec.check_config(params, config)
+
+
+@pytest.mark.parametrize(
+    ("tool", "output", "clean"),
+    [
+        ("memcheck", "prog line\n========= ERROR SUMMARY: 0 errors\n", True),
+        ("synccheck", "========= ERROR SUMMARY: 3 errors\n", False),
+        ("memcheck", "no summary at all\n", False),
+        ("racecheck", f"{_RACES} 0 hazards displayed (0 errors, 0 warnings)", True),
+        ("racecheck", f"{_RACES} 2 hazards displayed (0 errors, 2 warnings)", False),
+        ("racecheck", "========= ERROR SUMMARY: 0 errors\n", False),
+    ],
+)  # fmt: skip
+def test_the_sanitizer_summary_is_read_per_tool(tool: str, output: str, clean: bool) -> None:
+    assert summary_is_clean(tool, output) is clean

@@ -1,0 +1,81 @@
+"""compute-sanitizer's memcheck, racecheck and synccheck on a sampled set of configs per pass.
+
+Each case runs `python -m spio.kernels.conv2d_gw8.run_once` under one tool and asserts the
+tool's summary reports nothing. The sample: each pass's default on a layer with odd sizes,
+the configs of the covering set that change how blocks load and meet (prefetch, the
+tensor-core K, images side by side with their own barriers, a single partial sum that skips
+the reduction), and a 5 x 3 filter with asymmetric padding and bias. Small layers keep
+racecheck, which serialises the blocks, to seconds per case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sanitizer_summary import summary_is_clean
+
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, wgrad_spec
+
+pytestmark = pytest.mark.gpu
+
+TOOLS = ("memcheck", "racecheck", "synccheck")
+_ODD = "3x64x20x18"
+_FILTER = ["--r", "5", "--s", "3", "--padding", "2", "1", "0", "2"]
+_PREFETCH2_MMA8 = ["prefetch=2", "mma_k=8", "warp_g=2", "block_p=8"]
+_OWN_BARRIERS = ["block_q=16", "block_n=2", "image_sync=1"]
+
+
+def _single_partial_wgrad() -> list[str]:
+    """A wgrad config whose one partial sum per weight is written to grad_w directly."""
+    params = Conv2dGw8Params.make(2, 64, 8, 8)
+    config = next(
+        c for c in wgrad_spec.config_space(params) if wgrad_spec.partial_count(params, c) == 1
+    )
+    fields = [f"{name}={int(value)}" for name, value in dataclasses.asdict(config).items()]
+    return ["2x64x8x8", "--config", *fields]
+
+
+CASES = {
+    "fprop-default": ["fprop", _ODD],
+    "fprop-prefetch2-mma8": ["fprop", _ODD, "--config", *_PREFETCH2_MMA8],
+    "fprop-filter-bias": ["fprop", "3x16x9x7", *_FILTER, "--bias"],
+    "dgrad-default": ["dgrad", _ODD],
+    "dgrad-filter": ["dgrad", "3x16x9x7", *_FILTER, "--dtype", "bfloat16"],
+    "wgrad-default": ["wgrad", _ODD],
+    "wgrad-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_OWN_BARRIERS],
+    "wgrad-single-partial": ["wgrad", *_single_partial_wgrad()],
+    "wgrad-filter": ["wgrad", "3x16x9x7", *_FILTER],
+}
+
+
+def _sanitizer() -> str | None:
+    """compute-sanitizer on PATH, under CUDA_HOME, or in the usual install folder."""
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and (Path(root) / "bin" / "compute-sanitizer").is_file():
+            return str(Path(root) / "bin" / "compute-sanitizer")
+    return None
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("tool", TOOLS)
+def test_sanitizer_reports_nothing(tool: str, case: str) -> None:
+    sanitizer = _sanitizer()
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer not found (PATH, CUDA_HOME, /usr/local/cuda/bin)")
+    command = [
+        sanitizer, "--tool", tool, "--error-exitcode", "86", "--report-api-errors", "no",
+        sys.executable, "-m", "spio.kernels.conv2d_gw8.run_once", *CASES[case],
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    assert summary_is_clean(tool, output), output[-4000:]
