@@ -8,7 +8,7 @@ model for one, sharing its parameters.
 Its weight is kept in channels_last memory, torch's memory format for NHWC training (what
 `model.to(memory_format=torch.channels_last)` does to every conv weight). For a C x 8 x R x
 S weight that is C x R x S x 8 in memory, the layout Spio's kernels read: a call then reads
-the weight in place instead of copying it (a copy kernel and about 13 us of host time per
+the weight in place instead of copying it (a copy kernel and about 10 us of host time per
 forward pass), and its gradient is written in the same layout. `.to()`, `.half()`, state
 dicts and optimizers keep the layout; `weight.view(...)` needs `reshape` instead, as for any
 channels_last weight.
