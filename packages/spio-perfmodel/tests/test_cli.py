@@ -93,3 +93,17 @@ def test_compare_refuses_a_campaign_whose_layers_are_all_excluded(
     with pytest.raises(SystemExit):
         main(["compare", "--layers", "1", "--seed", "1", "--exclude", str(times)])
     assert "every one of the 1 layers is in the --exclude files" in capsys.readouterr().err
+
+
+def test_compare_takes_layers_by_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Layers named on the command line (here all excluded, so nothing reaches the GPU).
+    times = tmp_path / "times.csv"
+    wide = Conv2dGw8Params.make(8, 256, 8, 8, r=5, s=5, padding=2, dtype="bfloat16")
+    _write_times(times, "fprop", [LAYERS[0], wide])
+    argv = ["compare", "--shapes", "8x256x8x8", "--r", "5", "--s", "5", "--pad", "2"]
+    with pytest.raises(SystemExit):
+        main([*argv, "--dtype", "bfloat16", "--exclude", str(times)])
+    assert "every one of the 1 layers is in the --exclude files" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["compare", "--shapes", "8x256x8"])
+    assert "a layer is N x C x H x W, e.g. 128x64x64x64; got '8x256x8'" in capsys.readouterr().err

@@ -72,12 +72,18 @@ def _train(args: argparse.Namespace) -> None:
           f"{layers} layers; wrote {path}")  # fmt: skip
 
 
+def _layer(args: argparse.Namespace, shape: str) -> Conv2dGw8Params:
+    """The layer N x C x H x W of shape with args' filter, padding and dtype."""
+    try:
+        n, c, h, w = (int(v) for v in shape.split("x"))
+    except ValueError:
+        raise ValueError(f"a layer is N x C x H x W, e.g. 128x64x64x64; got {shape!r}") from None
+    return Conv2dGw8Params.make(n, c, h, w, r=args.r, s=args.s, padding=args.pad, dtype=args.dtype)
+
+
 def _pick(args: argparse.Namespace) -> None:
     model = LatencyModel.load(args.model)
-    n, c, h, w = (int(v) for v in args.shape.split("x"))
-    params = Conv2dGw8Params.make(
-        n, c, h, w, r=args.r, s=args.s, padding=args.pad, dtype=args.dtype
-    )
+    params = _layer(args, args.shape)
     start = time.perf_counter()
     config = model.best_config(params)
     elapsed_ms = 1e3 * (time.perf_counter() - start)
@@ -98,9 +104,13 @@ def _collect(args: argparse.Namespace) -> None:
 
 def _compare(args: argparse.Namespace) -> None:
     seen = set(read_config_times(args.exclude).by_layer()) if args.exclude else set()
-    layers = [layer for layer in campaign_layers(args.layers, args.seed) if layer not in seen]
+    if args.shapes:
+        candidates = list(dict.fromkeys(_layer(args, shape) for shape in args.shapes))
+    else:
+        candidates = campaign_layers(args.layers, args.seed)
+    layers = [layer for layer in candidates if layer not in seen]
     if not layers:
-        raise ValueError(f"every one of the {args.layers} layers is in the --exclude files")
+        raise ValueError(f"every one of the {len(candidates)} layers is in the --exclude files")
     comparisons = compare(layers, args.passes, graph=not args.loop)
     print(report(comparisons))
     if args.out:
@@ -136,10 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     pick = commands.add_parser("pick", help="the config a model predicts fastest for a layer")
     pick.add_argument("model")
     pick.add_argument("shape", help="N x C x H x W, e.g. 128x64x64x64")
-    pick.add_argument("--r", type=int, default=3)
-    pick.add_argument("--s", type=int, default=3)
-    pick.add_argument("--pad", type=int, default=1)
-    pick.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"))
+    _add_layer_options(pick)
     for name, helper in (("collect", "time a campaign of layers (GPU)"), ("layers", "list it")):
         sub = commands.add_parser(name, help=helper)
         sub.add_argument("--layers", type=_positive, default=24, help="layers in the campaign")
@@ -156,12 +163,25 @@ def _parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("compare", help="time chosen against heuristic configs (GPU)")
     sub.add_argument("--layers", type=_positive, default=16, help="layers in the campaign")
     sub.add_argument("--seed", type=int, default=1)
+    sub.add_argument(
+        "--shapes", nargs="+", metavar="NxCxHxW",
+        help="these layers instead of a campaign's (with --r, --s, --pad and --dtype)",
+    )  # fmt: skip
+    _add_layer_options(sub)
     sub.add_argument("--exclude", nargs="+", default=[], help="config-times CSVs to leave out")
     sub.add_argument("--passes", nargs="+", default=sorted(PASSES), choices=sorted(PASSES))
     sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
     sub.add_argument("--out", help="CSV file to write")
     commands.add_parser("shipped", help="list the models that ship")
     return parser
+
+
+def _add_layer_options(parser: argparse.ArgumentParser) -> None:
+    """The filter, padding and dtype of layers given as N x C x H x W."""
+    parser.add_argument("--r", type=int, default=3, help="filter rows (default 3)")
+    parser.add_argument("--s", type=int, default=3, help="filter columns (default 3)")
+    parser.add_argument("--pad", type=int, default=1, help="zero padding per side (default 1)")
+    parser.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"))
 
 
 def _positive(text: str) -> int:
