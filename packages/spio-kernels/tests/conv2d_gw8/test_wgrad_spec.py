@@ -60,7 +60,7 @@ def test_image_sync_doubles_the_configs_with_several_images_side_by_side() -> No
         ((64, 1024, 16, 16), True),  # 2 images side by side
         ((32, 64, 64, 56), True),  # columns overhanging the image are fine
         ((32, 64, 56, 56), False),  # the last row chunk is short
-        ((32, 256, 14, 14), True),  # one short chunk per image, one step
+        ((64, 256, 14, 14), True),  # one short chunk per image, one step
         ((512, 256, 14, 14), False),  # one short chunk per image, walked four steps
         ((64, 64, 64, 64), False),  # one image per block
     ],
@@ -70,6 +70,32 @@ def test_heuristic_syncs_per_image_on_whole_row_chunks_of_several_images(
 ) -> None:
     config = wgrad_spec.default_config(Conv2dGw8Params.make(*shape))
     assert config.image_sync == image_sync, config
+
+
+def test_small_layers_take_the_small_grid_tile() -> None:
+    # Too small for the ladder to fill the GPU: one group per block, 8-row walks.
+    params = Conv2dGw8Params.make(4, 64, 28, 28)
+    config = wgrad_spec.default_config(params)
+    _, block_g, warp_g, block_p, prefetch, block_n = wgrad_spec.SMALL_GRID_TILE
+    assert (config.block_g, config.warp_g, config.block_p, config.prefetch) == (
+        block_g, warp_g, block_p, prefetch,
+    )  # fmt: skip
+    assert config.block_n == block_n
+    ladder = wgrad_spec._fit_tile(params, wgrad_spec.TILE_LADDER[-1])
+    assert ladder is not None
+    assert wgrad_spec._total_warps(params, config) > wgrad_spec._total_warps(params, ladder)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 256, 112, 112),  # a large image: the short walks' partial sums cost more
+        (128, 64, 64, 64),  # the ladder fills the GPU
+    ],
+)
+def test_larger_layers_keep_the_ladder(shape: tuple[int, int, int, int]) -> None:
+    config = wgrad_spec.default_config(Conv2dGw8Params.make(*shape))
+    assert (config.block_g, config.block_p) != wgrad_spec.SMALL_GRID_TILE[1:4:2]
 
 
 def test_check_config_against_params() -> None:
