@@ -33,7 +33,7 @@ def relabel_csv(path: Path, pass_name: str, old: str, new: str) -> int:
     with path.open(newline="") as file:  # keep each line's ending as it is
         lines = file.read().splitlines(keepends=True)
     header = next(csv.reader(io.StringIO(lines[0]))) if lines else []
-    if header[header.index("kernel") + 1] != "pass_name":
+    if "kernel" not in header[:-1] or header[header.index("kernel") + 1] != "pass_name":
         raise ValueError(f"{path}: kernel and pass_name are not neighbouring columns")
     before, after = f",{old},{pass_name},", f",{new},{pass_name},"
     changed = sum(before in line for line in lines[1:])

@@ -1,0 +1,49 @@
+"""tools/relabel_timings.py: a digest changes in the pass's rows and nowhere else."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "relabel_timings", ROOT / "tools/relabel_timings.py"
+    )
+    if spec is None or spec.loader is None:
+        raise RuntimeError("cannot load tools/relabel_timings.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["relabel_timings"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+tool = _load_tool()
+HEADER = "gpu,shape,kernel,pass_name,block_q,median_us\r\n"  # csv's own line ending
+ROWS = [
+    "GPU,2x64x8x8,aaaaaaaaaaaa,wgrad,16,3.5\n",
+    "GPU,2x64x8x8,aaaaaaaaaaaa,fprop,16,2.5\n",  # another pass keeps its digest
+    "GPU,2x64x8x8,bbbbbbbbbbbb,wgrad,16,3.4\n",  # rows of another version stay
+]
+
+
+def test_only_the_pass_rows_of_the_old_digest_change(tmp_path: Path) -> None:
+    path = tmp_path / "conv2d_gw8_configs_wgrad.csv"
+    path.write_bytes((HEADER + "".join(ROWS)).encode())
+    assert tool.relabel_csv(path, "wgrad", "aaaaaaaaaaaa", "cccccccccccc") == 1
+    expected = HEADER + ROWS[0].replace("aaaaaaaaaaaa", "cccccccccccc") + ROWS[1] + ROWS[2]
+    assert path.read_bytes() == expected.encode()  # every other byte as it was
+    assert tool.relabel_csv(path, "wgrad", "aaaaaaaaaaaa", "cccccccccccc") == 0
+
+
+def test_a_file_whose_columns_moved_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "times.csv"
+    path.write_text("gpu,kernel,shape,pass_name\nGPU,aaaaaaaaaaaa,2x64x8x8,wgrad\n")
+    with pytest.raises(ValueError, match="kernel and pass_name are not neighbouring columns"):
+        tool.relabel_csv(path, "wgrad", "aaaaaaaaaaaa", "cccccccccccc")
