@@ -98,6 +98,15 @@ def test_larger_layers_keep_the_ladder(shape: tuple[int, int, int, int]) -> None
     assert (config.block_g, config.block_p) != wgrad_spec.SMALL_GRID_TILE[1:4:2]
 
 
+def test_seven_by_seven_filters_take_one_group_per_block() -> None:
+    params = Conv2dGw8Params.make(256, 512, 7, 7, r=7, s=7, padding=3)
+    config = wgrad_spec.default_config(params)
+    assert (config.block_g, config.warp_g, config.block_n, config.image_sync) == (1, 1, 4, False)
+    wgrad_spec.check_config(params, config)
+    three = wgrad_spec.default_config(Conv2dGw8Params.make(256, 512, 7, 7))
+    assert three.block_g > 1  # smaller filters keep the tile rules' groups
+
+
 def test_check_config_against_params() -> None:
     params = Conv2dGw8Params.make(1, 16, 8, 8)
     with pytest.raises(ValueError, match="block_g = 4 must divide the groups c / 8 = 2"):

@@ -324,6 +324,14 @@ MIN_WARPS_PER_SM = 13
 #: 1.25x (geometric means) over the 160 of 428 campaign layers it changes. Per-image
 #: barriers lost on these layers (H200 sweep: 4x1024x8x8 3.69 us with, 3.52 without).
 SMALL_GRID_TILE = (16, 1, 1, 8, 2, 4)
+#: Filters of this many taps (7 x 7) get one group per block and per warp, with up to four
+#: images side by side (_one_group_per_block): a block's reduction memory grows with its
+#: groups times R x S, and with one group more blocks fit on an SM. From the campaigns' data
+#: (H200, the layers whose sampled configs hold both): 1.20-1.69x on 5 layers
+#: (256x512x7x7, 16x512x56x56, 512x64x32x32, ...), none slower; the shipped models predict
+#: 1.23x (H200) and 1.14x (H100) over the 49 of 425 campaign layers it changes, none more
+#: than 4% slower. (5 x 5 filters lose as often as they gain.)
+ONE_GROUP_MIN_TAPS = 49
 #: The largest images (output pixels) SMALL_GRID_TILE is for: on larger ones its short walks
 #: and single groups write more partial sums than the extra blocks gain back (the models
 #: predict losses at 56 x 56 and above).
@@ -370,7 +378,13 @@ def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
-    """Pick a config by rule of thumb (the perf model replaces this later).
+    """Pick a config by rule of thumb (the perf model replaces this later): the tile rules
+    of _tile_config, then for 7 x 7 filters one group per block (_one_group_per_block)."""
+    return _one_group_per_block(params, _tile_config(params, sm_count))
+
+
+def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
+    """The heuristic's tile.
 
     FULL_LINE_TILE (fitted to params) where its grid holds MIN_WARPS_PER_SM warps per SM,
     its partial sums stay within WALK_PARTIALS_SHARE of the pass's bytes and its images sync
@@ -410,6 +424,19 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
         small = _fit_tile(params, SMALL_GRID_TILE)
         if small is not None and _total_warps(params, small) >= _total_warps(params, config):
             return small
+    return config
+
+
+def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
+    """For filters of at least ONE_GROUP_MIN_TAPS taps, config with one group per block and
+    per warp and up to four images side by side on the block's barrier (where that is a
+    valid config whose images fit the batch); else config."""
+    if params.r * params.s < ONE_GROUP_MIN_TAPS or config.block_g == 1:
+        return config
+    block_n = min(4, next_power_of_two(params.n), MAX_BLOCK_COLUMNS // config.block_q)
+    one_group = dataclasses.replace(config, block_g=1, warp_g=1, block_n=block_n, image_sync=False)
+    if _is_valid(params, one_group) and _images_fit(params, one_group.images):
+        return one_group
     return config
 
 
