@@ -137,35 +137,30 @@ def conv2d_gw8_wgrad(
     plan = _plan(params, config, device)
     import spio.jit
 
-    geometry = plan.geometry
     if plan.single_partial:
-        spio.jit.launch(
-            plan.main,
-            geometry.grid,
-            geometry.block,
-            (grad_w, x, grad_y),
-            shared_mem=geometry.shared_mem,
-            stream=stream,
-            pdl=pdl,
+        partials = grad_w  # one partial sum per weight: the main kernel writes grad_w
+    elif workspace is not None:
+        partials = workspace
+    elif device_of(x) is None:
+        raise ValueError(
+            "workspace is None and x is not a torch tensor: pass device memory of "
+            f"wgrad_workspace_bytes(params, config) = {plan.workspace_bytes} bytes"
         )
-        return
-    if workspace is None:
-        if device_of(x) is None:
-            raise ValueError(
-                "workspace is None and x is not a torch tensor: pass device memory of "
-                f"wgrad_workspace_bytes(params, config) = {plan.workspace_bytes} bytes"
-            )
-        workspace = _torch_workspace(x, plan.workspace_bytes)
+    else:
+        partials = _torch_workspace(x, plan.workspace_bytes)
+    geometry = plan.geometry
     spio.jit.launch(
         plan.main,
         geometry.grid,
         geometry.block,
-        (workspace, x, grad_y),
+        (partials, x, grad_y),
         shared_mem=geometry.shared_mem,
         stream=stream,
         pdl=pdl,
     )
+    if plan.single_partial:
+        return
     finish = plan.reduce_geometry
     spio.jit.launch(
-        plan.reduce, finish.grid, finish.block, (grad_w, workspace), stream=stream, pdl=pdl
+        plan.reduce, finish.grid, finish.block, (grad_w, partials), stream=stream, pdl=pdl
     )
