@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from tool_module import ROOT, load_tool
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_checker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "check_layering", ROOT / "tools/check_layering.py"
-    )
-    if spec is None or spec.loader is None:
-        raise RuntimeError("cannot load tools/check_layering.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["check_layering"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-checker = _load_checker()
+checker = load_tool("check_layering")
 
 
 def _tree(tmp_path: Path, package: str, module: str, source: str) -> Path:

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from tool_module import load_tool
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "relabel_timings", ROOT / "tools/relabel_timings.py"
-    )
-    if spec is None or spec.loader is None:
-        raise RuntimeError("cannot load tools/relabel_timings.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["relabel_timings"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _load_tool()
+tool = load_tool("relabel_timings")
 HEADER = "gpu,shape,kernel,pass_name,block_q,median_us\r\n"  # csv's own line ending
 ROWS = [
     "GPU,2x64x8x8,aaaaaaaaaaaa,wgrad,16,3.5\n",

@@ -1,0 +1,9 @@
+"""Makes tool_module (the loader of tools/ scripts) importable from the tests here."""
+
+import sys
+from pathlib import Path
+
+# pytest's importlib mode does not put the tests' folder on sys.path.
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
