@@ -328,7 +328,7 @@ SMALL_GRID_TILE = (16, 1, 1, 8, 2, 4)
 #: images side by side (_one_group_per_block): a block's reduction memory grows with its
 #: groups times R x S, and with one group more blocks fit on an SM. From the campaigns' data
 #: (H200, the layers whose sampled configs hold both): 1.20-1.69x on 5 layers
-#: (256x512x7x7, 16x512x56x56, 512x64x32x32, ...), none slower; the shipped models predict
+#: (4x64x112x112, 256x512x7x7, 256x1024x8x8, ...), none slower; the shipped models predict
 #: 1.23x (H200) and 1.14x (H100) over the 49 of 425 campaign layers it changes, none more
 #: than 4% slower. (5 x 5 filters lose as often as they gain.)
 ONE_GROUP_MIN_TAPS = 49
