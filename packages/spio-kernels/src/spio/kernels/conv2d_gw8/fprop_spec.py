@@ -285,8 +285,9 @@ MIN_WARPS_PER_SM = 13
 #: models predict 1.16-1.20x (geometric means) over the 106 of 425 campaign layers it changes,
 #: none of them 4% slower.
 SMALL_GRID_TILE = (16, 2, 1, 1, 4, 2)
-#: The largest images (output pixels) SMALL_GRID_TILE is for (as wgrad's; the data show the
-#: same picks up to 56 x 56, and no layer above it that the rule would change).
+#: The largest images (output pixels) SMALL_GRID_TILE is for, as wgrad's. The models predict
+#: the same gains up to 56 x 56 (three more campaign layers); above it, the rule would change
+#: three more, one of them predicted slower (H100).
 SMALL_GRID_MAX_PIXELS = 32 * 32
 
 
