@@ -129,19 +129,8 @@ def test_the_operators_called_directly_check_the_dtype() -> None:
         torch.ops.spio.conv2d_gw8(x, weight, None, [1, 1, 1, 1])
 
 
-def test_the_weight_gradient_comes_back_in_torchs_layout_and_dtype() -> None:
-    from spio.torch._conv2d_gw8 import _weight_to_torch
-
-    grad_spio = torch.randn(16, 3, 5, 8)  # C x R x S x 8, f32 as the reduce kernel writes
-    grad = _weight_to_torch(grad_spio, torch.bfloat16)
-    assert grad.shape == (16, 8, 3, 5)
-    assert grad.dtype == torch.bfloat16
-    assert grad.is_contiguous()
-    torch.testing.assert_close(grad, grad_spio.permute(0, 3, 1, 2).to(torch.bfloat16))
-
-
 def test_layer_params_are_validated_once_per_layer() -> None:
-    from spio.torch._conv2d_gw8 import layer_params
+    from spio.torch._cuda_passes import layer_params
 
     first = layer_params(torch.Size((2, 16, 8, 8)), [3, 3], [1, 1, 1, 1], torch.float16)
     assert layer_params((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float16) is first
@@ -161,28 +150,31 @@ def test_torch_func_transforms_are_refused_by_name() -> None:
 
 
 def test_a_channels_last_weight_is_read_in_place() -> None:
-    from spio.torch._conv2d_gw8 import is_spio_layout, spio_weight
+    from spio.torch._layout import is_spio_layout, spio_weight
 
     weight = torch.randn(16, 8, 3, 3, dtype=torch.float16)
     copied = spio_weight(weight)
     assert not is_spio_layout(weight)
     assert copied.data_ptr() != weight.data_ptr()
+    # Its memory holds Spio's C x R x S x 8 order, whatever the shape says.
+    memory = copied.as_strided((copied.numel(),), (1,))
+    assert torch.equal(memory, weight.permute(0, 2, 3, 1).flatten())
     laid_out = weight.contiguous(memory_format=torch.channels_last)
     assert is_spio_layout(laid_out)
     in_place = spio_weight(laid_out)
-    assert in_place.data_ptr() == laid_out.data_ptr()
-    assert in_place.is_contiguous()
+    assert in_place is laid_out
     assert torch.equal(in_place, copied)
 
 
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_the_weight_gradient_comes_back_in_the_layout_asked_for(channels_last: bool) -> None:
-    from spio.torch._conv2d_gw8 import _weight_to_torch
+    from spio.torch._layout import weight_to_torch
 
-    grad_spio = torch.randn(16, 3, 5, 8)  # Spio's C x R x S x 8, f32
-    grad = _weight_to_torch(grad_spio, torch.bfloat16, channels_last)
+    grad_spio = torch.randn(16, 3, 5, 8)  # Spio's C x R x S x 8, f32, as the kernels write it
+    grad32 = grad_spio.permute(0, 3, 1, 2)  # its C x 8 x R x S view: channels_last memory
+    grad = weight_to_torch(grad32, torch.bfloat16, channels_last)
     assert grad.shape == (16, 8, 3, 5)
     assert grad.dtype == torch.bfloat16
     memory_format = torch.channels_last if channels_last else torch.contiguous_format
     assert grad.is_contiguous(memory_format=memory_format)
-    assert torch.equal(grad, grad_spio.permute(0, 3, 1, 2).to(torch.bfloat16))
+    assert torch.equal(grad, grad32.to(torch.bfloat16))

@@ -90,7 +90,7 @@ def test_a_converted_model_trains_under_autocast_like_the_original() -> None:
 
 def test_a_module_reads_its_weight_in_place_and_gets_its_gradient_in_the_same_layout() -> None:
     from spio.torch import Conv2dGw8
-    from spio.torch._conv2d_gw8 import spio_weight
+    from spio.torch._layout import spio_weight
 
     torch.manual_seed(1)
     module = Conv2dGw8(32, 3, padding=1, device="cuda", dtype=torch.float16)

@@ -66,7 +66,8 @@ def test_default_config_on_balances_an_uneven_last_wave(module: Any) -> None:
     spec = dgrad_spec if module is dgrad else fprop_spec
     heuristic = spec.default_config(params, spio.jit.device_info(0).sm_count)
     chosen = module.default_config_on(params, 0)
-    slots = grid_slots(*module._plan(params, heuristic, 0))
+    launch = (dgrad.dgrad_launch if module is dgrad else fprop.fprop_launch)(params, heuristic, 0)
+    slots = grid_slots(launch.kernel, launch.geometry)
     before = wave_fill(spec.grid_blocks(params, heuristic), slots)
     after = wave_fill(spec.grid_blocks(params, chosen), slots)
     assert after >= before

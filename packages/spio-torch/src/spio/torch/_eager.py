@@ -5,7 +5,7 @@ A call through torch.library's Python operators (spio::conv2d_gw8 and its gradie
 the host about 50 us before any work: the dispatcher, the autograd wrapper, the redispatch
 and the guard against tracing each run Python. In eager mode nothing needs them, so plain
 CUDA tensors outside any tracer take a torch.autograd.Function straight to the CUDA passes
-(_conv2d_gw8.fprop_cuda, dgrad_cuda, wgrad_cuda), or no Function at all where no gradient
+(_cuda_passes.fprop_cuda, dgrad_cuda, wgrad_cuda), or no Function at all where no gradient
 is wanted. Everything else (torch.compile, torch.export, fake or meta tensors, dispatch
 modes, tensor subclasses, CPU) goes through the operators, which tracers understand.
 
@@ -20,17 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params
 from torch.autograd.function import once_differentiable
 
-from ._conv2d_gw8 import (
-    dgrad_cuda,
-    fprop_cuda,
-    is_spio_layout,
-    layer_params,
-    spio_weight,
-    wgrad_cuda,
-)
+from ._cuda_passes import LayerPlan, dgrad_cuda, fprop_cuda, wgrad_cuda
+from ._layout import channels_last, is_spio_layout, spio_weight
 
 #: The tensor types the eager path takes as they are; subclasses go through the operators.
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
@@ -53,15 +46,15 @@ def conv2d_gw8_eager(
     input: torch.Tensor,
     weight: torch.Tensor,
     bias: torch.Tensor | None,
-    params: Conv2dGw8Params,
+    plan: LayerPlan,
 ) -> torch.Tensor:
     """spio::conv2d_gw8's result and gradients, without the operators (see runs_eagerly)."""
     wants_grad = torch.is_grad_enabled() and (
         input.requires_grad or weight.requires_grad or (bias is not None and bias.requires_grad)
     )
     if not wants_grad:
-        return fprop_cuda(input, spio_weight(weight), bias, params)
-    output: torch.Tensor = _Conv2dGw8.apply(input, weight, bias, params)
+        return fprop_cuda(channels_last(input), spio_weight(weight), bias, plan)
+    output: torch.Tensor = _Conv2dGw8.apply(input, weight, bias, plan)
     return output
 
 
@@ -72,33 +65,31 @@ class _Conv2dGw8(torch.autograd.Function):
         input: torch.Tensor,
         weight: torch.Tensor,
         bias: torch.Tensor | None,
-        params: Conv2dGw8Params,
+        plan: LayerPlan,
     ) -> torch.Tensor:
+        input = channels_last(input)
         weight_spio = spio_weight(weight)
         ctx.save_for_backward(input, weight_spio)
-        ctx.params = params
+        ctx.plan = plan
         ctx.weight_channels_last = is_spio_layout(weight)
         ctx.bias_dtype = None if bias is None else bias.dtype
-        return fprop_cuda(input, weight_spio, bias, params)
+        return fprop_cuda(input, weight_spio, bias, plan)
 
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
         input, weight_spio = ctx.saved_tensors
-        params = ctx.params
-        # The gradient passes run without bias (as the operators build their params).
-        layer = layer_params(
-            (params.n, params.c, params.h, params.w), (params.r, params.s), params.padding,
-            input.dtype,
-        )  # fmt: skip
+        plan = ctx.plan
         # Both passes read it as NHWC: lay it out once (sum().backward() hands in an
         # expanded scalar, for one).
-        grad_output = grad_output.to(input.dtype).contiguous(memory_format=torch.channels_last)
+        if grad_output.dtype != input.dtype:
+            grad_output = grad_output.to(input.dtype)
+        grad_output = channels_last(grad_output)
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
-            grad_input = dgrad_cuda(grad_output, weight_spio, layer)
+            grad_input = dgrad_cuda(grad_output, weight_spio, plan)
         if ctx.needs_input_grad[1]:
-            grad_weight = wgrad_cuda(input, grad_output, layer, ctx.weight_channels_last)
+            grad_weight = wgrad_cuda(input, grad_output, plan, ctx.weight_channels_last)
         if ctx.bias_dtype is not None and ctx.needs_input_grad[2]:
             grad_bias = grad_output.float().sum((0, 2, 3)).to(ctx.bias_dtype)
         return grad_input, grad_weight, grad_bias, None

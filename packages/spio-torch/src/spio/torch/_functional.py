@@ -8,7 +8,8 @@ from typing import Any
 import torch
 from spio.kernels.conv2d_gw8 import normalize_padding
 
-from ._conv2d_gw8 import _DTYPES, GROUP_WIDTH, conv2d_gw8_op, layer_params
+from ._conv2d_gw8 import conv2d_gw8_op
+from ._cuda_passes import DTYPES, GROUP_WIDTH, layer_params, layer_plan
 from ._eager import conv2d_gw8_eager, runs_eagerly
 
 
@@ -31,7 +32,7 @@ def _check(input: Any, weight: Any, bias: Any) -> None:
             raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
         if tensor.dim() != 4:
             raise ValueError(f"{name} must be 4-D, got shape {tuple(tensor.shape)}")
-        if tensor.dtype not in _DTYPES:
+        if tensor.dtype not in DTYPES:
             raise TypeError(
                 f"{name} must be float16 or bfloat16 (fp32 accumulation inside), got {tensor.dtype}"
             )
@@ -100,8 +101,12 @@ def conv2d_gw8(
     _check(input, weight, bias)
     kernel_size = (weight.shape[2], weight.shape[3])
     sides = _padding(padding, kernel_size)
-    # Validates the layer (filter sizes, padding ranges, output size) with field-named errors.
-    params = layer_params(input.shape, kernel_size, sides, input.dtype, bias is not None)
+    # Both validate the layer (filter sizes, padding ranges, output size) with field-named
+    # errors, once per layer.
+    has_bias = bias is not None
     if runs_eagerly(input, weight, bias):
-        return conv2d_gw8_eager(input, weight, bias, params)
+        device = input.get_device()
+        plan = layer_plan(input.shape, kernel_size, sides, input.dtype, has_bias, device)
+        return conv2d_gw8_eager(input, weight, bias, plan)
+    layer_params(input.shape, kernel_size, sides, input.dtype, has_bias)
     return conv2d_gw8_op(input, weight, bias, list(sides))

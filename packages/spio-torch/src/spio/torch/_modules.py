@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._conv2d_gw8 import GROUP_WIDTH
+from ._cuda_passes import GROUP_WIDTH
 from ._functional import conv2d_gw8
 
 _MAX_KERNEL = 7

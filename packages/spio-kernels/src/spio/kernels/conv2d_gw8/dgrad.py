@@ -9,6 +9,7 @@ from . import dgrad_spec
 from ._tiling import balance_waves, spread_over_sms, wave_fill
 from .fprop import (
     SOURCE_NAME,
+    ConvLaunch,
     compile_types,
     kernel_source,
     resident_slots,
@@ -31,15 +32,16 @@ def compile_dgrad(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> An
 
 
 @functools.cache
-def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[Any, Any]:
-    """Return (loaded kernel, launch geometry), checked and built once per (params, config)."""
+def dgrad_launch(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> ConvLaunch:
+    """Return the ConvLaunch of dgrad for the layer params and config on device (called as
+    (grad_x, grad_y, w, stream=..., pdl=...)): checked, compiled and loaded once."""
     import spio.jit
 
     dgrad_spec.check_config(params, config)
     arch = spio.jit.device_info(device).arch
     code = compile_dgrad(params, config, arch)
     kernel = code.load(device=device).get_kernel(dgrad_spec.KERNEL_NAME)
-    return kernel, spread_over_sms(kernel, dgrad_spec.launch_geometry(params, config))
+    return ConvLaunch(kernel, spread_over_sms(kernel, dgrad_spec.launch_geometry(params, config)))
 
 
 @functools.cache
@@ -49,7 +51,8 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     import spio.jit
 
     config = dgrad_spec.default_config(params, spio.jit.device_info(device).sm_count)
-    slots = resident_slots(*_plan(params, config, device))
+    launch = dgrad_launch(params, config, device)
+    slots = resident_slots(launch.kernel, launch.geometry)
     return balance_waves(
         config,
         lambda c: dgrad_spec.shorter_walk(params, c),
@@ -59,7 +62,7 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
 
 def get_dgrad_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
     """Return the loaded spio.jit.Kernel of the layer params' dgrad with config (memoised)."""
-    return _plan(params, config, device)[0]
+    return dgrad_launch(params, config, device).kernel
 
 
 def conv2d_gw8_dgrad(
@@ -84,15 +87,4 @@ def conv2d_gw8_dgrad(
     device = resolve_device(device, grad_y)
     if config is None:
         config = default_config_on(params, device)
-    kernel, geometry = _plan(params, config, device)
-    import spio.jit
-
-    spio.jit.launch(
-        kernel,
-        geometry.grid,
-        geometry.block,
-        (grad_x, grad_y, w, 0),
-        shared_mem=geometry.shared_mem,
-        stream=stream,
-        pdl=pdl,
-    )
+    dgrad_launch(params, config, device)(grad_x, grad_y, w, None, stream, pdl)

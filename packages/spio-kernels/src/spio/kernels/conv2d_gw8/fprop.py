@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ._tiling import balance_waves, grid_slots, spread_over_sms, wave_fill
+from ._tiling import LaunchGeometry, balance_waves, grid_slots, spread_over_sms, wave_fill
 from .fprop_spec import (
     KERNEL_NAME,
     FpropConfig,
@@ -81,15 +82,44 @@ def compile_fprop(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> An
     return compile_types(generate_types(params, config), arch)
 
 
+@dataclass(frozen=True)
+class ConvLaunch:
+    """The fprop (or dgrad) kernel of one layer and config, loaded on one device with its
+    launch geometry: calling it launches with no look-up, what a framework's per-step call
+    wants (`fprop_launch`, `dgrad.dgrad_launch`)."""
+
+    kernel: Any
+    geometry: LaunchGeometry
+    has_bias: bool = False
+
+    def __call__(
+        self, y: Any, x: Any, w: Any, bias: Any = None, stream: Any = None, pdl: bool = True
+    ) -> None:
+        """Launch on the arrays (as conv2d_gw8_fprop takes them; dgrad: grad_x, grad_y, w)."""
+        if self.has_bias and bias is None:
+            raise ValueError("params.has_bias is True but bias is None")
+        geometry = self.geometry
+        self.kernel.launch(
+            geometry.grid,
+            geometry.block,
+            (y, x, w, bias if self.has_bias else 0),
+            geometry.shared_mem,
+            stream,
+            pdl,
+        )
+
+
 @functools.cache
-def _plan(params: Conv2dGw8Params, config: FpropConfig, device: int) -> tuple[Any, Any]:
-    """Return (loaded kernel, launch geometry), checked and built once per (params, config)."""
+def fprop_launch(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> ConvLaunch:
+    """Return the ConvLaunch of fprop for params and config on device: checked, compiled
+    (spio.jit cache) and loaded once (memoised)."""
     import spio.jit
 
     check_config(params, config)
     arch = spio.jit.device_info(device).arch
     kernel = compile_fprop(params, config, arch).load(device=device).get_kernel(KERNEL_NAME)
-    return kernel, spread_over_sms(kernel, _launch_geometry(params, config))
+    geometry = spread_over_sms(kernel, _launch_geometry(params, config))
+    return ConvLaunch(kernel, geometry, params.has_bias)
 
 
 def resident_slots(kernel: Any, geometry: Any) -> int:
@@ -114,7 +144,8 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     import spio.jit
 
     config = default_config(params, spio.jit.device_info(device).sm_count)
-    slots = resident_slots(*_plan(params, config, device))
+    launch = fprop_launch(params, config, device)
+    slots = resident_slots(launch.kernel, launch.geometry)
     return balance_waves(
         config,
         lambda c: shorter_walk(params, c),
@@ -124,7 +155,7 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
 
 def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
     """Return the loaded spio.jit.Kernel for params and config on device (memoised)."""
-    return _plan(params, config, device)[0]
+    return fprop_launch(params, config, device).kernel
 
 
 def resolve_device(device: int | None, array: Any) -> int:
@@ -165,20 +196,7 @@ def conv2d_gw8_fprop(
     blocks are placed while the previous kernel in the stream finishes (they wait for it
     before touching memory); False launches it the ordinary way. The result is the same.
     """
-    if params.has_bias and bias is None:
-        raise ValueError("params.has_bias is True but bias is None")
     device = resolve_device(device, x)
     if config is None:
         config = default_config_on(params, device)
-    kernel, geometry = _plan(params, config, device)
-    import spio.jit
-
-    spio.jit.launch(
-        kernel,
-        geometry.grid,
-        geometry.block,
-        (y, x, w, bias if params.has_bias else 0),
-        shared_mem=geometry.shared_mem,
-        stream=stream,
-        pdl=pdl,
-    )
+    fprop_launch(params, config, device)(y, x, w, bias, stream, pdl)

@@ -34,8 +34,9 @@ def compile_wgrad(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> An
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """What a launch needs, checked and built once per (params, config, device)."""
+class WgradLaunch:
+    """The wgrad kernels of one layer and config, loaded on one device with their launch
+    geometry: calling it launches them with no look-up (`wgrad_launch`)."""
 
     main: Any
     reduce: Any
@@ -46,16 +47,47 @@ class _Plan:
     #: laid out as grad_w) and no reduction runs.
     single_partial: bool
 
+    def __call__(
+        self,
+        grad_w: Any,
+        x: Any,
+        grad_y: Any,
+        workspace: Any = None,
+        stream: Any = None,
+        pdl: bool = True,
+    ) -> None:
+        """Launch on the arrays, as conv2d_gw8_wgrad takes them."""
+        if self.single_partial:
+            partials = grad_w  # one partial sum per weight: the main kernel writes grad_w
+        elif workspace is not None:
+            partials = workspace
+        elif device_of(x) is None:
+            raise ValueError(
+                "workspace is None and x is not a torch tensor: pass device memory of "
+                f"wgrad_workspace_bytes(params, config) = {self.workspace_bytes} bytes"
+            )
+        else:
+            partials = _torch_workspace(x, self.workspace_bytes)
+        geometry = self.geometry
+        self.main.launch(
+            geometry.grid, geometry.block, (partials, x, grad_y), geometry.shared_mem, stream, pdl
+        )
+        if not self.single_partial:
+            finish = self.reduce_geometry
+            self.reduce.launch(finish.grid, finish.block, (grad_w, partials), 0, stream, pdl)
+
 
 @functools.cache
-def _plan(params: Conv2dGw8Params, config: WgradConfig, device: int) -> _Plan:
+def wgrad_launch(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> WgradLaunch:
+    """Return the WgradLaunch of the layer params with config on device: checked, compiled
+    (spio.jit cache) and loaded once (memoised)."""
     import spio.jit
 
     wgrad_spec.check_config(params, config)
     arch = spio.jit.device_info(device).arch
     module = compile_wgrad(params, config, arch).load(device=device)
     main = module.get_kernel(wgrad_spec.KERNEL_NAME)
-    return _Plan(
+    return WgradLaunch(
         main,
         module.get_kernel(wgrad_spec.REDUCE_KERNEL_NAME),
         spread_over_sms(main, wgrad_spec.launch_geometry(params, config)),
@@ -80,8 +112,8 @@ def get_wgrad_kernels(
     params: Conv2dGw8Params, config: WgradConfig, device: int = 0
 ) -> tuple[Any, Any]:
     """Return the loaded (main, reduce) spio.jit.Kernels for params and config (memoised)."""
-    plan = _plan(params, config, device)
-    return plan.main, plan.reduce
+    launch = wgrad_launch(params, config, device)
+    return launch.main, launch.reduce
 
 
 def wgrad_workspace_bytes(
@@ -134,33 +166,4 @@ def conv2d_gw8_wgrad(
     device = resolve_device(device, x)
     if config is None:
         config = default_config_on(params, device)
-    plan = _plan(params, config, device)
-    import spio.jit
-
-    if plan.single_partial:
-        partials = grad_w  # one partial sum per weight: the main kernel writes grad_w
-    elif workspace is not None:
-        partials = workspace
-    elif device_of(x) is None:
-        raise ValueError(
-            "workspace is None and x is not a torch tensor: pass device memory of "
-            f"wgrad_workspace_bytes(params, config) = {plan.workspace_bytes} bytes"
-        )
-    else:
-        partials = _torch_workspace(x, plan.workspace_bytes)
-    geometry = plan.geometry
-    spio.jit.launch(
-        plan.main,
-        geometry.grid,
-        geometry.block,
-        (partials, x, grad_y),
-        shared_mem=geometry.shared_mem,
-        stream=stream,
-        pdl=pdl,
-    )
-    if plan.single_partial:
-        return
-    finish = plan.reduce_geometry
-    spio.jit.launch(
-        plan.reduce, finish.grid, finish.block, (grad_w, partials), stream=stream, pdl=pdl
-    )
+    wgrad_launch(params, config, device)(grad_w, x, grad_y, workspace, stream, pdl)
