@@ -3,6 +3,9 @@ registration (fake tensors, autograd, torch.compile) and argument checks."""
 
 from __future__ import annotations
 
+import types
+from typing import Any
+
 import pytest
 import torch
 from conv2d_cases import CASES, Case
@@ -178,3 +181,55 @@ def test_the_weight_gradient_comes_back_in_the_layout_asked_for(channels_last: b
     memory_format = torch.channels_last if channels_last else torch.contiguous_format
     assert grad.is_contiguous(memory_format=memory_format)
     assert torch.equal(grad, grad32.to(torch.bfloat16))
+
+
+def test_a_layer_plan_is_built_once_per_layer_and_device() -> None:
+    from spio.torch._cuda_passes import layer_plan
+
+    first = layer_plan(torch.Size((2, 16, 8, 8)), [3, 3], [1, 1, 1, 1], torch.float16, False, 0)
+    assert layer_plan((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float16, False, 0) is first
+    other = layer_plan((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float16, False, 1)
+    assert other is not first
+    assert other.device == 1
+    with_bias = layer_plan((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float16, True, 0)
+    assert with_bias.params.has_bias
+    assert not with_bias.grad_params.has_bias
+
+
+def test_a_layer_plan_allocates_in_the_kernels_memory_order() -> None:
+    from spio.torch._cuda_passes import layer_plan
+
+    plan = layer_plan((2, 16, 9, 7), (3, 5), (0, 1, 2, 1), torch.bfloat16, False, 0)
+    like = torch.empty(1, dtype=torch.bfloat16)
+    sizes = {"output": (2, 16, 8, 6), "input": (2, 16, 9, 7), "weight": (16, 8, 3, 5)}
+    for name, size in sizes.items():
+        tensor = plan.empty(name, like)
+        assert tensor.shape == size
+        assert tensor.dtype == torch.bfloat16
+        assert tensor.is_contiguous(memory_format=torch.channels_last)
+    assert plan.empty("weight", like, torch.float32).dtype == torch.float32
+
+
+def test_a_layer_plan_chooses_and_loads_each_pass_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spio.torch import _cuda_passes
+
+    plan = _cuda_passes.LayerPlan(
+        _cuda_passes.layer_params((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float16, True),
+        _cuda_passes.layer_params((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float16, False),
+        device=0,
+    )
+    chosen: list[tuple[str, bool]] = []
+
+    def choose(pass_name: str, params: Any, device: int) -> Any:
+        chosen.append((pass_name, params.has_bias))
+        return types.SimpleNamespace(config=f"{pass_name} config")
+
+    monkeypatch.setattr(_cuda_passes, "choose_config", choose)
+    launches = {
+        name: (lambda p, c, d, name=name: (name, c, d)) for name in ("fprop", "dgrad", "wgrad")
+    }
+    monkeypatch.setattr(_cuda_passes, "_LAUNCHES", launches)
+    assert plan.launch("fprop") == ("fprop", "fprop config", 0)
+    assert plan.launch("wgrad") == ("wgrad", "wgrad config", 0)
+    assert plan.launch("fprop") == ("fprop", "fprop config", 0)
+    assert chosen == [("fprop", True), ("wgrad", False)]  # the gradients' params have no bias

@@ -1,4 +1,5 @@
-"""conv2d_gw8_wgrad's launches, with the kernels and the driver stood in for (CPU)."""
+"""The launches of the conv2d_gw8 entries and of their launch callables, with the kernels
+stood in for (CPU)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    ConvLaunch,
+    FpropConfig,
+    WgradConfig,
+    fprop,
+    wgrad,
+)
 from spio.kernels.conv2d_gw8._tiling import LaunchGeometry
 
 PARAMS = Conv2dGw8Params.make(2, 64, 8, 8)
@@ -18,9 +26,11 @@ class _Kernel:
 
     def __init__(self, name: str, calls: list[tuple[Any, ...]]):
         self.name, self.calls = name, calls
+        self.last: tuple[Any, ...] = ()
 
-    def launch(self, grid: int, block: int, args: tuple[Any, ...], *_: Any) -> None:
+    def launch(self, grid: int, block: int, args: tuple[Any, ...], *rest: Any) -> None:
         self.calls.append((self.name, args))
+        self.last = (grid, block, *rest)
 
 
 @pytest.fixture
@@ -59,3 +69,36 @@ def test_a_missing_workspace_is_named_when_it_cannot_be_allocated(
     with pytest.raises(ValueError, match=r"wgrad_workspace_bytes\(params, config\) = 1024 bytes"):
         wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, CONFIG, device=0)  # pointers: no torch
     assert launches == []
+
+
+def test_a_conv_launch_passes_the_arrays_and_its_geometry(launches: list[Any]) -> None:
+    kernel = _Kernel("fprop", launches)
+    launch = ConvLaunch(kernel, LaunchGeometry(64, 256, 4096), has_bias=True)
+    launch(1, 2, 3, 4, stream=7, pdl=False)
+    assert launches == [("fprop", (1, 2, 3, 4))]
+    assert kernel.last == (64, 256, 4096, 7, False)  # grid, block, shared memory, stream, pdl
+    ConvLaunch(kernel, LaunchGeometry(64, 256, 0))(1, 2, 3)  # no bias: a null pointer
+    assert launches[-1] == ("fprop", (1, 2, 3, 0))
+
+
+def test_a_conv_launch_with_bias_needs_one(launches: list[Any]) -> None:
+    launch = ConvLaunch(_Kernel("fprop", launches), LaunchGeometry(64, 256, 0), has_bias=True)
+    with pytest.raises(ValueError, match="has_bias is True but bias is None"):
+        launch(1, 2, 3)
+    assert launches == []
+
+
+def test_the_fprop_entry_launches_through_the_layers_launch(
+    monkeypatch: pytest.MonkeyPatch, launches: list[Any]
+) -> None:
+    config = FpropConfig(block_q=16, block_g=2, warp_g=1, warp_q16=1, block_p=4, prefetch=2)
+    asked: list[Any] = []
+
+    def fprop_launch(*key: Any) -> ConvLaunch:
+        asked.append(key)
+        return ConvLaunch(_Kernel("fprop", launches), LaunchGeometry(8, 64, 0))
+
+    monkeypatch.setattr(fprop, "fprop_launch", fprop_launch)
+    fprop.conv2d_gw8_fprop(10, 20, 30, None, PARAMS, config, device=0)
+    assert asked == [(PARAMS, config, 0)]
+    assert launches == [("fprop", (10, 20, 30, 0))]
