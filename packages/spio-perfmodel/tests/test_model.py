@@ -54,6 +54,17 @@ def test_the_regret_check_fails_a_model_that_learned_nothing() -> None:
     assert evaluation.p95_regret > 0.15, evaluation.report()
 
 
+def test_predictions_are_microseconds_on_the_layers_trained_on() -> None:
+    # The trees learn times relative to each layer's floor; predict_us scales them back.
+    rows = synthetic_rows("fprop", LAYERS[:6], per_layer=80)
+    model = LatencyModel.train(rows, options=FAST)
+    for layer in LAYERS[:6]:
+        layer_rows = [row for row in rows if row.params == layer]
+        measured = np.array([row.median_us for row in layer_rows])
+        predicted = model.predict_us(layer, [row.config for row in layer_rows])
+        assert np.median(np.abs(predicted / measured - 1)) < 0.1, layer
+
+
 def test_save_and_load_give_the_same_predictions(tmp_path: Path) -> None:
     rows = synthetic_rows("wgrad", LAYERS[:4], per_layer=80)
     rows = [dataclasses.replace(row, kernel="0123456789ab") for row in rows]
