@@ -104,6 +104,21 @@ def test_size_mismatch_says_which_types_fit() -> None:
         _packer(8).pack((np.int32(1),))
 
 
+def test_tensor_maps_pass_by_value_as_128_bytes() -> None:
+    """A cuda.core TensorMapDescriptor goes to cuda.core as it is, for a 128-byte parameter
+    (`const __grid_constant__ CUtensorMap`); the GPU tier launches with one (spio-dims'
+    test_arch: TMA loads and stores)."""
+    tensor_map_type = pytest.importorskip("cuda.core").TensorMapDescriptor
+    kind = _args.classify(tensor_map_type)
+    assert (kind.convert, kind.size, kind.framework) == (None, 128, None)
+    assert "TensorMapDescriptor" in kind.description
+
+
+def test_a_pointer_for_a_tensor_map_parameter_names_the_tensor_map() -> None:
+    with pytest.raises(TypeError, match=r"parameter is 128 bytes .* TensorMapDescriptor"):
+        _packer(128).pack((np.int64(0),))
+
+
 def test_int_out_of_64_bits_is_refused() -> None:
     with pytest.raises(ValueError, match="does not fit in 64 bits"):
         _packer(8).pack((2**64,))

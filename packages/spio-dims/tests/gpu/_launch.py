@@ -73,14 +73,17 @@ def run(
 ) -> None:
     """Compile `source` with `defines` (cached), launch extern "C" `kernel`, and wait for it.
 
-    `args` are CUDA tensors, passed as device pointers, and ints, passed as 32-bit ints.
+    `args` are CUDA tensors, passed as device pointers, ints, passed as 32-bit ints, and
+    cuda.core TensorMapDescriptors (TMA tensor maps), passed by value.
     cooperative: a cooperative launch (the whole grid resident at once, or refused).
     """
     for arg in args:
         if isinstance(arg, torch.Tensor) and not arg.is_cuda:
             raise TypeError("kernel tensor arguments must be CUDA tensors")
-        if not isinstance(arg, torch.Tensor | int):
-            raise TypeError(f"kernel arguments are CUDA tensors or ints, got {type(arg).__name__}")
+        if not isinstance(arg, torch.Tensor | int) and type(arg).__name__ != "TensorMapDescriptor":
+            raise TypeError(
+                f"kernel arguments are CUDA tensors, ints or tensor maps, got {type(arg).__name__}"
+            )
     frozen = tuple(sorted((defines or {}).items()))
     torch.cuda.synchronize()  # inputs written by torch are in place
     if LAUNCHER == "spio.jit":
@@ -160,5 +163,12 @@ def _run_cuda_core(
     handle = torch.cuda.current_stream().cuda_stream
     stream = LEGACY_DEFAULT_STREAM if handle == 0 else Stream.from_handle(handle)
     # cuda.core passes a Python int as a pointer-sized integer: tensors go as their address.
-    values = [ctypes.c_int(arg) if isinstance(arg, int) else arg.data_ptr() for arg in args]
+    values = [
+        ctypes.c_int(arg)
+        if isinstance(arg, int)
+        else arg.data_ptr()
+        if isinstance(arg, torch.Tensor)
+        else arg  # a tensor map: cuda.core passes its 128 bytes
+        for arg in args
+    ]
     launch(stream, config, module.get_kernel(kernel), *values)

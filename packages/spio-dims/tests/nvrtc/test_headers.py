@@ -56,7 +56,7 @@ CONCEPTS = {
 
 
 # Headers for sm_90 and newer only (they #error on older architectures).
-SM90_HEADERS = {"spio/arch/cluster.cuh"}
+SM90_HEADERS = {"spio/arch/cluster.cuh", "spio/arch/mbarrier.cuh", "spio/arch/tma.cuh"}
 
 
 def _include_all(arch: str) -> str:
@@ -141,6 +141,76 @@ def test_cluster_header_rejects_pre_hopper() -> None:
     """cluster.cuh says that clusters need sm_90."""
     with pytest.raises(_nvrtc.NvrtcError) as raised:
         _nvrtc.compile_cuda(CLUSTER_KERNEL, arch="sm_89")
+    assert "needs sm_90 or newer" in raised.value.log
+
+
+TMA_KERNEL = """
+#include "spio/arch/tma.cuh"
+extern "C" __global__ void tma_all(const __grid_constant__ spio::arch::TensorMap map, int x) {
+    __shared__ __align__(1024) unsigned char box[4096];
+    __shared__ unsigned long long full;
+    if (threadIdx.x == 0) {
+        spio::arch::mbarrier_init(&full, 1);
+        spio::arch::mbarrier_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        spio::arch::mbarrier_arrive_expect_tx(&full, 5 * 128);
+        spio::arch::tma_load(box, &map, &full, x);
+        spio::arch::tma_load(box + 1024, &map, &full, x, 1);
+        spio::arch::tma_load(box + 2048, &map, &full, x, 1, 2);
+        spio::arch::tma_load(box + 3072, &map, &full, x, 1, 2, 3);
+        spio::arch::tma_load(box + 3584, &map, &full, x, 1, 2, 3, 4);
+    }
+    spio::arch::mbarrier_wait_parity(&full, 0);
+    spio::arch::mbarrier_arrive(&full);
+    spio::arch::fence_proxy_async_shared();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        spio::arch::tma_store(&map, box, x);
+        spio::arch::tma_store(&map, box, x, 1);
+        spio::arch::tma_store(&map, box, x, 1, 2);
+        spio::arch::tma_store(&map, box, x, 1, 2, 3);
+        spio::arch::tma_store(&map, box, x, 1, 2, 3, 4);
+        spio::arch::bulk_commit_group();
+        spio::arch::bulk_wait_group_read<0>();
+        spio::arch::bulk_wait_group<0>();
+    }
+}
+"""
+
+
+def test_tma_wrappers_compile_for_hopper() -> None:
+    """The TMA and mbarrier wrappers become the bulk tensor copies of every rank, the mbarrier
+    operations and the fences."""
+    compiled = _nvrtc.compile_cuda(TMA_KERNEL, arch="sm_90", name="tma.cu")
+    text = "\n".join(_nvrtc.ptx_instructions(compiled.ptx, "tma_all"))
+    expected = [
+        "mbarrier.init.shared::cta.b64",
+        "fence.mbarrier_init.release.cluster",
+        "fence.proxy.async.shared::cta",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "mbarrier.arrive.shared::cta.b64",
+        "cp.async.bulk.commit_group",
+        "cp.async.bulk.wait_group.read 0",
+        "cp.async.bulk.wait_group 0",
+    ]
+    for rank in range(1, 6):
+        expected.append(
+            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        )
+        expected.append(f"cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group")
+    for op in expected:
+        assert op in text, f"{op} missing from the TMA kernel's PTX:\n{text}"
+
+
+@pytest.mark.parametrize("header", ["spio/arch/tma.cuh", "spio/arch/mbarrier.cuh"])
+def test_tma_headers_reject_pre_hopper(header: str) -> None:
+    """tma.cuh and mbarrier.cuh say that they need sm_90."""
+    source = f'#include "{header}"\nextern "C" __global__ void kernel() {{}}\n'
+    with pytest.raises(_nvrtc.NvrtcError) as raised:
+        _nvrtc.compile_cuda(source, arch="sm_89")
     assert "needs sm_90 or newer" in raised.value.log
 
 

@@ -2,7 +2,8 @@
 
 A kernel parameter is a device pointer or a scalar of one C type. Pointers come from torch
 tensors, CuPy arrays, objects with __cuda_array_interface__ or DLPack, cuda.core Buffers,
-or plain Python ints (taken as 64-bit values). Scalars must say their C type: numpy
+or plain Python ints (taken as 64-bit values). A TMA tensor map is a cuda.core
+TensorMapDescriptor, passed by value. Scalars must say their C type: numpy
 scalars, ctypes scalars, or this module's vocabulary (`int32(5)`, `float32(0.5)`, ...).
 A Python float or a Python int for a parameter narrower than 8 bytes is refused, because
 its C type would be a guess.
@@ -24,6 +25,8 @@ from typing import Any
 _DLPACK_CUDA = 2
 _DLPACK_CUDA_HOST = 3
 _DLPACK_CUDA_MANAGED = 13
+#: Bytes of a CUtensorMap (TMA descriptor) parameter.
+TENSOR_MAP_BYTES = 128
 _INT64_MIN = -(1 << 63)
 _UINT64_END = 1 << 64
 
@@ -320,6 +323,9 @@ def _classify(cls: type) -> ArgKind:
         return ArgKind(_dlpack_pointer, 8, None, f"a {cls.__name__} (DLPack)")
     if root == "cuda" and cls.__name__ == "Buffer" and hasattr(cls, "handle"):
         return ArgKind(_buffer_pointer, 8, None, "a cuda.core Buffer (device pointer)")
+    if root == "cuda" and cls.__name__ == "TensorMapDescriptor":
+        # cuda.core passes its 128 bytes by value (a `const __grid_constant__ CUtensorMap`).
+        return ArgKind(None, TENSOR_MAP_BYTES, None, "a cuda.core TensorMapDescriptor")
     return ArgKind(
         _instance_protocols(cls), 8, None, f"a {cls.__name__} (CUDA array interface or DLPack)"
     )
@@ -436,4 +442,6 @@ def _types_of_size(size: int) -> str:
     names = [f"spio.jit.{t.name}(...)" for t in C_TYPES if t.size == size]
     if size == 8:
         names.append("a device pointer")
+    if size == TENSOR_MAP_BYTES:
+        names.append("a cuda.core TensorMapDescriptor (a CUtensorMap parameter)")
     return " or ".join(names) if names else f"a {size}-byte struct (not supported)"

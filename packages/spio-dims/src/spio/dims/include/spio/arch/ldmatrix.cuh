@@ -23,12 +23,9 @@
 #error "spio/arch/ldmatrix.cuh needs sm_80 or newer"
 #endif
 
-namespace spio::arch {
+#include "shared_address.cuh"
 
-// The shared-state-space address of a generic pointer into shared memory.
-__device__ __forceinline__ unsigned shared_address(const void* smem) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(smem));
-}
+namespace spio::arch {
 
 // ldmatrix .x1: one 8 x 8 matrix; lanes 0-7 pass its row addresses.
 __device__ __forceinline__ void ldmatrix(unsigned (&r)[1], const void* smem_row) {
