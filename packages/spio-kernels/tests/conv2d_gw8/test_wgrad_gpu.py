@@ -101,3 +101,67 @@ def test_wgrad_kernels_use_no_local_memory() -> None:
     for config in covering_configs(space, wgrad_spec.default_config(params)):
         for kernel in get_wgrad_kernels(params, config):
             assert kernel.attributes.local_mem == 0, (config, kernel.attributes)
+
+
+# TMA rows against cp.async rows: the same config with and without tma adds the same
+# products in the same order, so grad_w is the same bits. Every tile size of groups, with
+# images side by side (one producer per block or per image), walked images, a short last
+# row chunk, columns past the edge, 1 x 1 to 7 x 7 filters and asymmetric padding.
+TMA_CASES = [
+    (Conv2dGw8Params.make(3, 64, 20, 18), WgradConfig(16, 8, 2, 8, 2, 2)),
+    (Conv2dGw8Params.make(3, 64, 20, 18), WgradConfig(16, 8, 2, 8, 2, 2, image_sync=True)),
+    (Conv2dGw8Params.make(5, 64, 13, 40, dtype="bfloat16"), WgradConfig(32, 8, 2, 8, 1, 1, 2)),
+    (
+        Conv2dGw8Params.make(2, 64, 30, 70, r=3, s=5, padding=(0, 2, 2, 1)),
+        WgradConfig(32, 8, 2, 16, 2, 1),
+    ),
+    (Conv2dGw8Params.make(4, 128, 11, 9, r=1, s=1, padding=0), WgradConfig(16, 8, 2, 8, 2, 4)),
+    (Conv2dGw8Params.make(2, 64, 12, 12, r=5, s=5, padding=2), WgradConfig(16, 8, 1, 8, 1, 1)),
+    (Conv2dGw8Params.make(2, 64, 12, 12, r=7, s=7, padding=3), WgradConfig(16, 2, 1, 8, 1, 1)),
+    (Conv2dGw8Params.make(6, 32, 17, 21), WgradConfig(16, 4, 1, 8, 2, 2, image_sync=True)),
+    (Conv2dGw8Params.make(2, 16, 9, 30), WgradConfig(32, 2, 2, 16, 1, 1)),
+    (Conv2dGw8Params.make(3, 8, 10, 10), WgradConfig(16, 1, 1, 8, 2, 2)),
+    (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, image_sync=True)),
+]
+
+
+@pytest.mark.parametrize(("params", "config"), TMA_CASES, ids=str)
+def test_tma_rows_give_the_same_bits_as_cp_async_rows(
+    params: Conv2dGw8Params, config: WgradConfig
+) -> None:
+    import dataclasses
+
+    import torch
+
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("TMA needs sm_90 (older GPUs load a tma config's rows with cp.async)")
+    x = uniform(params.input_shape, params, 11)
+    grad_y = uniform(params.output_shape, params, 12)
+    with_tma = _run(params, dataclasses.replace(config, tma=True), x, grad_y)
+    assert torch.equal(with_tma, _run(params, config, x, grad_y))
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(with_tma, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
+def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8.wgrad import wgrad_launch
+
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("TMA needs sm_90")
+    params = Conv2dGw8Params.make(2, 64, 16, 16)
+    config = WgradConfig(16, 8, 2, 16, 2, 1, tma=True)
+    launch = wgrad_launch(params, config, torch.cuda.current_device())
+    assert launch.tensor_maps is not None
+    results = []
+    for salt in (1, 2, 1):  # a second pair of arrays, then the first again
+        x = uniform(params.input_shape, params, salt)
+        grad_y = uniform(params.output_shape, params, salt + 10)
+        results.append(_run(params, config, x, grad_y))
+        torch.testing.assert_close(
+            results[-1], wgrad_reference(x, grad_y, params), rtol=1e-4, atol=1e-3
+        )
+    assert torch.equal(results[0], results[2])
+    assert 1 <= len(launch.tensor_maps) <= 3

@@ -53,6 +53,42 @@ def test_image_sync_doubles_the_configs_with_several_images_side_by_side() -> No
     }
 
 
+def test_tma_doubles_the_full_line_tiles_only() -> None:
+    """TMA rows come with the tiles of whole 128-byte pixel lines (8 groups), each with and
+    without; a layer of fewer groups has none."""
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    space = wgrad_spec.config_space(params)
+    with_tma = {c for c in space if c.tma}
+    assert with_tma
+    assert all(c.block_g == wgrad_spec.TMA_BLOCK_G for c in with_tma)
+    assert {dataclasses.replace(c, tma=False) for c in with_tma} == {
+        c for c in space if c.block_g == wgrad_spec.TMA_BLOCK_G and not c.tma
+    }
+    narrow = Conv2dGw8Params.make(32, 32, 64, 64)  # 4 groups
+    assert not any(c.tma for c in wgrad_spec.config_space(narrow))
+
+
+def test_tma_pads_ring_rows_to_whole_swizzles_after_the_barriers() -> None:
+    params = Conv2dGw8Params.make(8, 64, 32, 32)  # 3 x 3: 18 input columns at block_q 16
+    plain = WgradConfig(16, 8, 2, 32, 2, 2, image_sync=True)
+    tma = dataclasses.replace(plain, tma=True)
+    assert wgrad_spec.ring_columns(params, plain) == 18
+    assert wgrad_spec.ring_columns(params, tma) == 24
+    # 4 ring rows x 2 images x 8 groups x 16 bytes x (24 input + 16 grad_y pixels)
+    assert wgrad_spec.ring_bytes(params, tma) == 4 * 2 * 8 * 16 * (24 + 16)
+    assert wgrad_spec.shared_mem_bytes(params, tma) == (
+        wgrad_spec.ring_bytes(params, tma) + wgrad_spec.TMA_BARRIER_BYTES
+    )
+    text = wgrad_spec.generate_types(params, tma)
+    assert "#define CONV2D_GW8_TMA_LOADS 1" in text
+    assert "CONV2D_GW8_TMA_LOADS" not in wgrad_spec.generate_types(params, plain)
+
+
+def test_tma_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="tma must be a bool, got 1"):
+        WgradConfig(tma=1)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("shape", "image_sync"),
     [

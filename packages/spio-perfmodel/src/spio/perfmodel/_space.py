@@ -110,7 +110,8 @@ def _fprop_candidates() -> Columns:
 @functools.cache
 def _wgrad_candidates() -> Columns:
     """Every wgrad config that is well formed on its own, in config_space's order (each tile
-    without image_sync, then with it where it has several images)."""
+    without image_sync, then with it where it has several images; each of those without tma,
+    then with it where the tile has TMA_BLOCK_G groups)."""
     spec = wgrad_spec
     rows = []
     for fields in itertools.product(
@@ -122,9 +123,10 @@ def _wgrad_candidates() -> Columns:
         spec.BLOCK_N_VALUES,
         spec.WALK_N_VALUES,
     ):
-        block_n = fields[5]
+        block_g, block_n = fields[1], fields[5]
         for image_sync in (0, 1) if block_n > 1 else (0,):
-            rows.append((*fields, image_sync))
+            for tma in (0, 1) if block_g == spec.TMA_BLOCK_G else (0,):
+                rows.append((*fields, image_sync, tma))
     columns = Columns.from_rows(WgradConfig, rows)
     several_images = columns.block_n > 1
     well_formed = (
@@ -149,11 +151,13 @@ def _fprop_space(params: Conv2dGw8Params) -> Columns:
 
 
 def wgrad_shared_mem(params: Conv2dGw8Params, columns: Columns) -> np.ndarray:
-    """wgrad_spec.shared_mem_bytes on columns (its max of the rings and the reduction)."""
-    return np.maximum(
+    """wgrad_spec.shared_mem_bytes on columns (its max of the rings and the reduction, and
+    the barriers of tma)."""
+    rings = np.maximum(
         wgrad_spec.ring_bytes(params, columns.as_config()),
         wgrad_spec.reduce_bytes(params, columns.as_config()),
     )
+    return rings + wgrad_spec.TMA_BARRIER_BYTES * columns.tma
 
 
 def _wgrad_space(params: Conv2dGw8Params) -> Columns:

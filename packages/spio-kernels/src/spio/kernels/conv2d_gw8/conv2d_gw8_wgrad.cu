@@ -23,6 +23,14 @@
 
 #include "conv2d_gw8_ring.cuh"  // ring_cell: the rings' pixel-major, group-swizzled rows
 
+// WgradConfig.tma (types.h defines CONV2D_GW8_TMA_LOADS): on sm_90 and newer the rings' rows
+// arrive by TMA; older GPUs load them with cp.async as without it, in the same shared-memory
+// layout.
+#if defined(CONV2D_GW8_TMA_LOADS) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define CONV2D_GW8_TMA 1
+#include "spio/arch/tma.cuh"  // tma_load, mbarriers
+#endif
+
 using Element = TapFrag::element_type;
 
 constexpr int kPairs = AccTile::size<PAIR>().get();
@@ -41,7 +49,7 @@ static_assert(kInputRing == kPrefetch + 2 && kGradRing == kPrefetch + 2,
 static_assert(kColumnPairs == (kCols + 1) / 2 && kPairs == kRows * kColumnPairs,
               "an accumulator per filter row and pair of filter columns");
 static_assert(GradTile::size<BAND>().get() == kRows, "grad_y fragments of the last R rows");
-static_assert(SmemInput::size<X>().get() == BLOCK_X::stride + kCols - 1,
+static_assert(SmemInput::size<X>().get() >= BLOCK_X::stride + kCols - 1,
               "an input ring row holds the block's columns plus the S - 1 halo");
 static_assert(WARP_X::stride == 16, "a warp owns the 16 pixels of one m16n8k16 K step");
 static_assert(ThreadIndex::size() == kThreads, "the block has one thread per thread index");
@@ -76,6 +84,28 @@ __device__ __forceinline__ void sync_image(int image) {
     }
 }
 
+// Shared memory ahead of the rings (wgrad_spec.TMA_BARRIER_BYTES): with WgradConfig.tma the
+// rows' mbarriers, and the rings' start on 1024 bytes, as the 128-byte swizzle needs.
+#ifdef CONV2D_GW8_TMA_LOADS
+constexpr int kBarrierBytes = 1024;
+#endif
+
+#ifdef CONV2D_GW8_TMA
+// TMA row loads: one thread per sync group (the block, or each image's warps with
+// kSplitImages) loads each ring row of its images as one box per image and tensor, completing
+// on the slot's mbarrier. The TMA unit writes the rings' swizzle itself (its 32-, 64- and
+// 128-byte swizzles of rows padded to 8 pixels are ring_slot at 2, 4 and 8 groups per pixel)
+// and zeros for the rows, columns and images outside the tensors. The row barrier stays: a
+// slot is refilled two rows after its last use, as with cp.async. (Pacing the slots by
+// mbarriers instead, the producer waiting for every warp's release, ran slower: H200,
+// 128x64x64x64 37.8 -> 39.4 us.)
+constexpr int kSyncGroups = kSplitImages ? kStepImages : 1;
+constexpr int kProducerImages = kSplitImages ? 1 : kStepImages;
+constexpr unsigned kInputBoxBytes = (BLOCK_X::stride + kCols - 1) * kSlots * 16;
+constexpr unsigned kGradBoxBytes = BLOCK_X::stride * kSlots * 16;
+static_assert(kSyncGroups * kInputRing * 8 <= kBarrierBytes, "the barriers fit their space");
+#endif
+
 // sum += v, element by element.
 __device__ __forceinline__ void add_to(float4& sum, const float4& v) {
     sum.x += v.x;
@@ -92,8 +122,19 @@ __device__ __forceinline__ int column_of(int pair, int half) {
 
 extern "C" __global__ void __launch_bounds__(kThreads)
     conv2d_gw8_wgrad(float* __restrict__ partials_ptr, const Element* __restrict__ x_ptr,
-                     const Element* __restrict__ grad_y_ptr) {
+                     const Element* __restrict__ grad_y_ptr
+#ifdef CONV2D_GW8_TMA
+                     ,
+                     const __grid_constant__ spio::arch::TensorMap x_map,
+                     const __grid_constant__ spio::arch::TensorMap grad_map
+#endif
+    ) {
+#ifdef CONV2D_GW8_TMA_LOADS
+    extern __shared__ __align__(1024) unsigned char smem_base[];
+    unsigned char* const smem = smem_base + kBarrierBytes;
+#else
     extern __shared__ __align__(16) unsigned char smem[];
+#endif
     const auto smem_input = SmemInput(reinterpret_cast<Element*>(smem));
     const auto smem_grad = SmemGrad(reinterpret_cast<Element*>(smem) + SmemInput::storage_size());
 
@@ -204,10 +245,50 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
     };
 
+#ifdef CONV2D_GW8_TMA
+    auto* const bars = reinterpret_cast<unsigned long long*>(smem_base);
+    const int sync_group = kSplitImages ? warp_n.get() : 0;
+    const bool producer = image_thread == 0 && (kSplitImages || warp_n.get() == 0);
+    if (threadIdx.x == 0) {
+        // The swizzles are those of ring_slot only from a 1024-byte boundary, which the
+        // dynamic shared memory of a kernel without static shared memory starts on.
+        if ((spio::arch::shared_address(smem) & 1023) != 0) __trap();
+        for (int i = 0; i < kSyncGroups * kInputRing; ++i) spio::arch::mbarrier_init(&bars[i], 1);
+        spio::arch::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int channel0 = block.get<BLOCK_G>().unfold().get() * 8;
+    // Row J of the walk into its ring slot, for the producer's images.
+    const auto load_rows_tma = [&](int J) {
+        if (J >= walk_rows) return;
+        const int step = kWalkImages == 1 ? 0 : J / input_rows;
+        const int j = J - step * input_rows;
+        const int slot = J % kInputRing;
+        unsigned long long* const bar = &bars[sync_group * kInputRing + slot];
+        const bool grad = j < rows;
+        spio::arch::mbarrier_arrive_expect_tx(
+            bar, kProducerImages * (kInputBoxBytes + (grad ? kGradBoxBytes : 0)));
+#pragma unroll
+        for (int i = 0; i < kProducerImages; ++i) {
+            const N image(kSplitImages ? warp_n.get() : i);
+            const int n = (block_n + N(step * kStepImages) + image).get();
+            spio::arch::tma_load(smem_input[RING(slot)][image].get(), &x_map, bar, channel0,
+                                 input_x0.get(), input_y0.get() + j, n);
+            if (grad) {
+                spio::arch::tma_load(smem_grad[RING(slot)][image].get(), &grad_map, bar, channel0,
+                                     block_x.get(), block_y.get() + j, n);
+            }
+        }
+    };
+    if (producer) {
+        for (int J = 0; J < kPrefetch; ++J) load_rows_tma(J);
+    }
+#else
     for (int J = 0; J < kPrefetch; ++J) {
         load_rows(J);
         spio::arch::cp_async_commit_group();
     }
+#endif
 
     AccFrag acc_data[AccTile::storage_size()];
     const auto acc = AccTile(acc_data);
@@ -234,10 +315,19 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             const int J = J0 + t;
             if (J >= walk_rows) break;
             const int j = kWalkImages == 1 ? J : J % input_rows;
+#ifdef CONV2D_GW8_TMA
+            // Row J + kPrefetch goes to the slot of row J - 2, which every warp of the group
+            // finished before the previous row's barrier.
+            if (producer) load_rows_tma(J + kPrefetch);
+            spio::arch::mbarrier_wait_parity(&bars[sync_group * kInputRing + J % kInputRing],
+                                             (J / kInputRing) & 1);
+            sync_image(warp_n.get());
+#else
             load_rows(J + kPrefetch);
             spio::arch::cp_async_commit_group();
             spio::arch::cp_async_wait_group<kPrefetch>();
             sync_image(warp_n.get());
+#endif
 
             const auto input_row = smem_input[RING(J % kInputRing)][warp_n];
             const auto grad_row = smem_grad[RING(J % kGradRing)][warp_n];

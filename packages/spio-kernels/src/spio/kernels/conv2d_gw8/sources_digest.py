@@ -29,7 +29,7 @@ SHARED_FILES = ("conv2d_gw8_ring.cuh", "_tiling.py", "params.py", "fprop.py")
 PASS_FILES: dict[str, tuple[str, ...]] = {
     "fprop": ("conv2d_gw8_fprop.cu", "fprop_spec.py"),
     "dgrad": ("conv2d_gw8_fprop.cu", "fprop_spec.py", "dgrad_spec.py", "dgrad.py"),
-    "wgrad": ("conv2d_gw8_wgrad.cu", "wgrad_spec.py", "wgrad.py"),
+    "wgrad": ("conv2d_gw8_wgrad.cu", "wgrad_spec.py", "wgrad.py", "_tensor_maps.py"),
 }
 DIGEST_LENGTH = 12
 

@@ -8,6 +8,7 @@ from importlib import resources
 from typing import Any
 
 from . import wgrad_spec
+from ._tensor_maps import TensorMapCache, device_pointer, has_tma, nhwc_row_map
 from ._tiling import LaunchGeometry, spread_over_sms
 from .fprop import compile_requested, device_of, resolve_device, types_request
 from .params import Conv2dGw8Params
@@ -46,6 +47,9 @@ class WgradLaunch:
     #: One partial sum per weight: the main kernel writes grad_w itself (its partials are
     #: laid out as grad_w) and no reduction runs.
     single_partial: bool
+    #: With WgradConfig.tma on sm_90 and newer: the main kernel's tensor maps of (x, grad_y),
+    #: kept per pair of addresses; None where the rows arrive by cp.async.
+    tensor_maps: TensorMapCache | None = None
 
     def __call__(
         self,
@@ -69,9 +73,10 @@ class WgradLaunch:
         else:
             partials = _torch_workspace(x, self.workspace_bytes)
         geometry = self.geometry
-        self.main.launch(
-            geometry.grid, geometry.block, (partials, x, grad_y), geometry.shared_mem, stream, pdl
-        )
+        args: tuple[Any, ...] = (partials, x, grad_y)
+        if self.tensor_maps is not None:
+            args += self.tensor_maps((device_pointer(x), device_pointer(grad_y)))
+        self.main.launch(geometry.grid, geometry.block, args, geometry.shared_mem, stream, pdl)
         if not self.single_partial:
             finish = self.reduce_geometry
             self.reduce.launch(finish.grid, finish.block, (grad_w, partials), 0, stream, pdl)
@@ -94,7 +99,25 @@ def wgrad_launch(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) 
         wgrad_spec.reduce_geometry(params, config),
         wgrad_spec.workspace_bytes(params, config),
         wgrad_spec.partial_count(params, config) == 1,
+        TensorMapCache(_row_maps(params, config)) if config.tma and has_tma(arch) else None,
     )
+
+
+def _row_maps(params: Conv2dGw8Params, config: WgradConfig) -> Any:
+    """A function of (x, grad_y) addresses to the main kernel's two tensor maps: boxes of one
+    ring row of one image (the input's row with the S - 1 halo)."""
+    input_shape = (params.n, params.h, params.w, params.c)
+    output_shape = (params.n, params.p, params.q, params.c)
+    columns = wgrad_spec.input_columns(params, config)
+
+    def make(pointers: tuple[int, ...]) -> tuple[Any, Any]:
+        x, grad_y = pointers
+        return (
+            nhwc_row_map(x, input_shape, columns, config.block_g),
+            nhwc_row_map(grad_y, output_shape, config.block_q, config.block_g),
+        )
+
+    return make
 
 
 @functools.cache

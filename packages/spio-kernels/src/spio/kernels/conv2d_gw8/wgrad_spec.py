@@ -22,7 +22,9 @@ deterministically (the same bits on every run):
   walked) keep the partials few where images are small and channels many (64x1024x16x16 at
   16 columns: 2 images side by side and 2 walked, 16 partials of 295 KB instead of 64).
   With `image_sync` the images side by side do not wait for each other: each image's warps
-  load their own rows and meet at a named barrier of their own.
+  load their own rows and meet at a named barrier of their own. With `tma` (sm_90 and newer)
+  one thread per image (or per block) loads each ring row as a TMA box of a tensor map,
+  completing on an mbarrier, instead of every thread copying 16-byte cells.
 - conv2d_gw8_wgrad_reduce: sums the partials of each weight in a fixed order into grad_w.
 """
 
@@ -85,7 +87,9 @@ class WgradConfig:
     block_n: images per block side by side (a warp owns one); walk_n: such steps of block_n
     images each block walks one after another (block_n * walk_n images per block);
     image_sync (keyword only; block_n > 1 only): each image's warps load their own image's
-    rows and meet at their own barrier instead of the block's.
+    rows and meet at their own barrier instead of the block's; tma (keyword only): the rows
+    arrive by TMA on sm_90 and newer (by cp.async, in the same shared-memory layout, on older
+    GPUs), which the launch gives two tensor maps for.
     """
 
     block_q: int = 64
@@ -96,13 +100,15 @@ class WgradConfig:
     block_n: int = 1
     walk_n: int = 1
     image_sync: bool = dataclasses.field(default=False, kw_only=True)
+    tma: bool = dataclasses.field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
             self, ("block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n", "walk_n")
         )
-        if not isinstance(self.image_sync, bool):
-            raise TypeError(f"image_sync must be a bool, got {self.image_sync!r}")
+        for flag in ("image_sync", "tma"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         if self.image_sync and self.block_n == 1:
             raise ValueError("image_sync=True needs block_n > 1 (images side by side)")
         if self.block_q % TILE_Q != 0:
@@ -165,9 +171,29 @@ def input_columns(params: Conv2dGw8Params, config: WgradConfig) -> int:
     return config.block_q + params.s - 1
 
 
+#: Pixels an input ring row is padded to a multiple of with tma: whole swizzle patterns (8 x
+#: 128 bytes at 8 groups per pixel, 8 x 64 at 4, ...), so that every row starts where the
+#: TMA unit's swizzle does.
+TMA_ROW_PIXELS = 8
+#: Shared memory ahead of the rings with tma: the rows' mbarriers, and the rings' start on
+#: 1024 bytes (the 128-byte swizzle's repeat).
+TMA_BARRIER_BYTES = 1024
+#: The tiles the config space gives TMA loads: whole 128-byte pixel lines (8 groups). With
+#: fewer groups (64-byte and smaller boxes per pixel) TMA lost wherever measured (H200:
+#: 32x64x64x64 12.6 -> 14.4 us, 128x1024x16x16 40.1 -> 49.9, 64x128x32x32 12.3 -> 14.7).
+TMA_BLOCK_G = 8
+
+
+def ring_columns(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Pixels of an input ring row: input_columns, padded to TMA_ROW_PIXELS with tma.
+    (Arithmetic only, so that it runs on columns of configs too.)"""
+    columns = input_columns(params, config)
+    return columns + config.tma * (-columns % TMA_ROW_PIXELS)
+
+
 def ring_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Shared memory of the two rings (pixel-major rows, see conv2d_gw8_ring.cuh)."""
-    inputs = input_ring_rows(params, config) * input_columns(params, config)
+    inputs = input_ring_rows(params, config) * ring_columns(params, config)
     grads = grad_ring_rows(config) * config.block_q
     return _CELL_BYTES * config.block_n * config.block_g * (inputs + grads)
 
@@ -180,8 +206,10 @@ def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Dynamic shared memory of one block: the rings, reused for the reduction."""
-    return max(ring_bytes(params, config), reduce_bytes(params, config))
+    """Dynamic shared memory of one block: the rings, reused for the reduction, after the
+    barriers of tma."""
+    rings = max(ring_bytes(params, config), reduce_bytes(params, config))
+    return rings + TMA_BARRIER_BYTES * config.tma
 
 
 def partial_count(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -257,7 +285,7 @@ def _images_fit(params: Conv2dGw8Params, images: int) -> bool:
 
 def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     """Return every valid config for params, in a fixed order (tiles larger than the image
-    left out, as in fprop)."""
+    left out, as in fprop); tiles of TMA_BLOCK_G groups come with and without tma."""
     configs = []
     for block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n in itertools.product(
         BLOCK_Q_VALUES,
@@ -282,11 +310,20 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
         if block_g % warp_g or warps > MAX_WARPS:
             continue
         for image_sync in (False, True) if block_n > 1 else (False,):
-            config = WgradConfig(
-                block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n, image_sync=image_sync
-            )
-            if _is_valid(params, config):
-                configs.append(config)
+            for tma in (False, True) if block_g == TMA_BLOCK_G else (False,):
+                config = WgradConfig(
+                    block_q,
+                    block_g,
+                    warp_g,
+                    block_p,
+                    prefetch,
+                    block_n,
+                    walk_n,
+                    image_sync=image_sync,
+                    tma=tma,
+                )
+                if _is_valid(params, config):
+                    configs.append(config)
     return configs
 
 
@@ -544,7 +581,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             Dims(
                 ring=input_ring_rows(params, config),
                 n=config.block_n,
-                x=columns,
+                x=ring_columns(params, config),
                 slot=config.block_g,
                 c=8,
             ),
@@ -629,4 +666,11 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
 def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
     """Return the kernels' types.h for params and config (deterministic)."""
     check_config(params, config)
-    return generate(_specs(params, config)) + _constants(params, config)
+    text = generate(_specs(params, config)) + _constants(params, config)
+    # The kernel signature takes the tensor maps only with tma (on sm_90 and newer), so it is
+    # a macro rather than a constant.
+    return text + (
+        "// rows by TMA where the GPU has it\n#define CONV2D_GW8_TMA_LOADS 1\n"
+        if config.tma
+        else ""
+    )
