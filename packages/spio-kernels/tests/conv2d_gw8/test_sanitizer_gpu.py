@@ -4,7 +4,7 @@ Each case runs `python -m spio.kernels.conv2d_gw8.run_once` under one tool and a
 tool's summary reports nothing. The sample: each pass's default on a layer with odd sizes,
 the configs of the covering set that change how blocks load and meet (prefetch, the
 tensor-core K, images side by side with their own barriers, a single partial sum that skips
-the reduction), and a 5 x 3 filter with asymmetric padding and bias. Small layers keep
+the reduction, TMA rows), and a 5 x 3 filter with asymmetric padding and bias. Small layers keep
 racecheck, which serialises the blocks, to seconds per case.
 """
 
@@ -29,6 +29,8 @@ _ODD = "3x64x20x18"
 _FILTER = ["--r", "5", "--s", "3", "--padding", "2", "1", "0", "2"]
 _PREFETCH2_MMA8 = ["prefetch=2", "mma_k=8", "warp_g=2", "block_p=8"]
 _OWN_BARRIERS = ["block_q=16", "block_n=2", "image_sync=1"]
+# TMA rows (sm_90): one producer per block, and one per image with their own barriers.
+_TMA = ["block_q=16", "block_g=8", "warp_g=2", "block_p=8", "prefetch=2", "block_n=2", "tma=1"]
 
 
 def _single_partial_wgrad() -> list[str]:
@@ -51,6 +53,8 @@ CASES = {
     "wgrad-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_OWN_BARRIERS],
     "wgrad-single-partial": ["wgrad", *_single_partial_wgrad()],
     "wgrad-filter": ["wgrad", "3x16x9x7", *_FILTER],
+    "wgrad-tma": ["wgrad", "3x64x20x18", "--config", *_TMA],
+    "wgrad-tma-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_TMA, "image_sync=1"],
 }
 
 

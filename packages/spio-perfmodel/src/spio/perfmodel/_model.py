@@ -31,12 +31,17 @@ from ._features import GpuLimits, columns_matrix, feature_matrix, feature_names
 from ._passes import kernel_pass
 from ._space import space_columns
 
-#: Scoring a whole config space: the model's first SCREEN_TREES trees rank every candidate
-#: and the whole model scores the SCREEN_KEEP best. On 200 sampled layers per pass the shipped
-#: H200 models picked the same config as the whole model on every layer, and the prediction
-#: took 1.1-1.4 ms instead of 1.5-3.5 ms on two cores.
-SCREEN_TREES = 100
-SCREEN_KEEP = 64
+#: Scoring a whole config space: each stage (trees, keep) ranks the candidates left with the
+#: model's first `trees` trees and keeps the `keep` best, where more than 4 x keep are left;
+#: the whole model scores the last ones. On 200 sampled layers per pass the shipped H200
+#: models' one stage of 100 trees picked the same config as the whole model on every layer,
+#: in 1.1-1.4 ms instead of 1.5-3.5 ms on two cores. wgrad's space with TMA tiles (1704
+#: configs at 128x64x64x64) took 1.9 ms in that stage alone. A first stage of 30 trees
+#: keeping 256, and 32 kept by the second, bring the whole choice (features included) to
+#: about 1.8-1.9 ms on two cores; on 150 sampled fprop layers and 184 wgrad layers per GPU
+#: they picked the whole model's config on all fprop layers and 181-182 wgrad layers, the
+#: others predicted at most 0.92% slower.
+SCREEN_STAGES = ((30, 256), (100, 32))
 
 #: Version of the model file's metadata and targets; a file of another version is refused.
 #: (3: targets relative to the layer's floor.)
@@ -100,7 +105,7 @@ class LatencyModel:
         self.kernel = kernel
         #: The fastest config measured on each layer it was trained on.
         self.measured = dict(measured or {})
-        self._screen: Any = None  # the first SCREEN_TREES trees, sliced on first use
+        self._screens: dict[int, Any] = {}  # the first n trees, sliced on first use
 
     def measured_config(self, params: Conv2dGw8Params) -> Any | None:
         """The fastest config measured on params when it was a training layer, else None."""
@@ -171,16 +176,24 @@ class LatencyModel:
         return space.config(self._argmin(features))
 
     def _argmin(self, features: np.ndarray) -> int:
-        """The row of features with the lowest prediction, screened (SCREEN_TREES) where the
+        """The row of features with the lowest prediction, screened (SCREEN_STAGES) where the
         space and the model are large enough for it to pay."""
-        rows = features.shape[0]
-        if rows <= SCREEN_KEEP or self._booster.num_boosted_rounds() <= SCREEN_TREES:
-            return int(np.argmin(self._booster.inplace_predict(features)))
-        if self._screen is None:
-            self._screen = self._booster[:SCREEN_TREES]
-        coarse = self._screen.inplace_predict(features)
-        kept = np.argpartition(coarse, SCREEN_KEEP - 1)[:SCREEN_KEEP]
+        kept = np.arange(features.shape[0])
+        rounds = self._booster.num_boosted_rounds()
+        for trees, keep in SCREEN_STAGES:
+            last = (trees, keep) == SCREEN_STAGES[-1]
+            if len(kept) <= keep or rounds <= trees or (not last and len(kept) <= 4 * keep):
+                continue
+            coarse = self._screen(trees).inplace_predict(features[kept])
+            kept = kept[np.argpartition(coarse, keep - 1)[:keep]]
         return int(kept[np.argmin(self._booster.inplace_predict(features[kept]))])
+
+    def _screen(self, trees: int) -> Any:
+        """The model's first `trees` trees (sliced once)."""
+        screen = self._screens.get(trees)
+        if screen is None:
+            screen = self._screens[trees] = self._booster[:trees]
+        return screen
 
     def save(self, path: str | Path) -> Path:
         """Write the model to path: XGBoost's binary UBJSON where the name ends in .ubj
