@@ -53,3 +53,19 @@ def test_screening_picks_what_the_whole_model_picks(pass_name: str) -> None:
         features = columns_matrix(pass_name, layer, space, model.limits)
         whole = space.config(int(np.argmin(model._booster.inplace_predict(features))))
         assert model.best_config(layer) == whole, layer
+
+
+def test_the_h200_wgrad_model_runs_the_targets_large_layers_with_their_measured_tma_configs() -> (
+    None
+):
+    """The exhaustive 8-group sweep of the targets' large layers (data/nvidia_h200/seed7)
+    found TMA configs fastest there (128x64x64x64 37.9 us, 256x64x64x64 71.5 us against 39.6
+    and 77.9 for the heuristic's); a model trained without those rows would lose that."""
+    from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+
+    model = shipped_model("wgrad", "NVIDIA H200")
+    assert model is not None
+    for n in (128, 256):
+        config = model.measured_config(Conv2dGw8Params.make(n, 64, 64, 64))
+        assert config is not None, n
+        assert config.tma, (n, config)
