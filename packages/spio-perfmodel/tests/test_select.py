@@ -110,7 +110,9 @@ def test_the_environment_turns_the_models_off(
     monkeypatch.setenv(_select.SELECTION_ENV, "heuristic")
     assert choose_config("dgrad", LAYER).source == "heuristic"
     monkeypatch.setenv(_select.SELECTION_ENV, "fastest")
-    with pytest.raises(ValueError, match="SPIO_CONFIG_SELECTION must be one of model, heuristic"):
+    with pytest.raises(
+        ValueError, match="SPIO_CONFIG_SELECTION must be one of model, heuristic, autotune"
+    ):
         choose_config("dgrad", LAYER)
 
 

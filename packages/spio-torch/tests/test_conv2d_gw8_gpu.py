@@ -166,3 +166,19 @@ def test_double_backward_is_refused() -> None:
     (grad_x,) = torch.autograd.grad(output.float().sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match=r"once_differentiable|does not require grad"):
         grad_x.float().sum().backward()
+
+
+def test_autotuned_configs_train_like_fp32_conv2d(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SPIO_CONFIG_SELECTION=autotune: each pass's first call times the model's shortlist on
+    the device (where a model ships for the GPU), and the result is as correct as ever."""
+    from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+    from spio.perfmodel import choose_config, shipped_model
+
+    monkeypatch.setenv("SPIO_CONFIG_SELECTION", "autotune")
+    case = Case(6, 64, 12, 20, 3, 3, (1, 1, 1, 1), torch.float16, True)  # a layer of its own
+    run_case(case, "cuda")
+    gpu = torch.cuda.get_device_name()
+    for pass_name, has_bias in (("fprop", True), ("dgrad", False), ("wgrad", False)):
+        params = Conv2dGw8Params.make(6, 64, 12, 20, padding=1, has_bias=has_bias)
+        expected = "autotune" if shipped_model(pass_name, gpu) is not None else "heuristic"
+        assert choose_config(pass_name, params).source == expected, pass_name

@@ -5,8 +5,9 @@ are read with `read_config_times`; `LatencyModel.train` fits gradient-boosted tr
 (XGBoost) to them, one model per pass and GPU; `LatencyModel.best_config` picks the config
 it predicts fastest for a layer; `evaluate` measures the picks' regret on held-out layers.
 `choose_config` picks a layer's config on a GPU: with the model that ships for that GPU and
-these kernels (`shipped_models`), else with the kernels' heuristic; `compare` times its
-picks against the heuristic's. Training and evaluating touch no GPU.
+these kernels (`shipped_models`), else with the kernels' heuristic; `tune_config` times the
+model's shortlist on the GPU instead (SPIO_CONFIG_SELECTION=autotune makes choose_config
+do so); `compare` times its picks against the heuristic's. Training and evaluating touch no GPU.
 """
 
 from importlib.metadata import version as _version
@@ -17,7 +18,7 @@ from ._evaluate import Evaluation, LayerResult, evaluate
 from ._features import GpuLimits, feature_matrix, feature_names
 from ._model import LatencyModel, TrainingOptions
 from ._passes import PASSES, KernelPass
-from ._select import ConfigChoice, choose_config, heuristic_config
+from ._select import ConfigChoice, choose_config, heuristic_config, tune_config
 from ._shipped import ShippedModel, shipped_model, shipped_models
 
 __version__ = _version("spio-perfmodel")
@@ -46,4 +47,5 @@ __all__ = [
     "read_config_times",
     "shipped_model",
     "shipped_models",
+    "tune_config",
 ]

@@ -175,6 +175,21 @@ class LatencyModel:
         features = columns_matrix(self.pass_name, params, space, self.limits)
         return space.config(self._argmin(features))
 
+    def top_configs(self, params: Conv2dGw8Params, count: int) -> list[Any]:
+        """The `count` configs of the pass's whole space for params with the lowest predicted
+        latency, lowest first (all of them where the space is smaller; the first is
+        best_config's). The whole model scores every config (no screening: a screen keeps the
+        best pick, not necessarily the next ones). ValueError where no config fits or count
+        is not an int >= 1."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"count must be an int >= 1, got {count!r}")
+        space = space_columns(self.pass_name, params)
+        if len(space) == 0:
+            raise ValueError(f"no {self.pass_name} config fits {params}")
+        features = columns_matrix(self.pass_name, params, space, self.limits)
+        predicted = self._booster.inplace_predict(features)
+        return [space.config(int(row)) for row in np.argsort(predicted, kind="stable")[:count]]
+
     def _argmin(self, features: np.ndarray) -> int:
         """The row of features with the lowest prediction, screened (SCREEN_STAGES) where the
         space and the model are large enough for it to pay."""

@@ -13,7 +13,8 @@ the H200, on the targets' layers (whose heuristics were tuned on measurements), 
 predicted 0.1-2.5% faster ran up to 4% slower, while on 13 layers no model had seen the same
 threshold kept the whole geometric-mean gain (docs/perfmodel). The environment variable
 SPIO_CONFIG_SELECTION=heuristic turns the models off; `model` (the default) uses them where
-they fit.
+they fit; `autotune` times the fitting model's shortlist on the device at a layer's first
+call of each pass and runs the fastest (`tune_config`, _autotune).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any, Literal
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
+from ._autotune import AUTOTUNE_CANDIDATES, candidates, time_configs
 from ._model import LatencyModel
 from ._passes import kernel_pass
 from ._shipped import shipped_model
@@ -34,15 +36,16 @@ from ._shipped import shipped_model
 SELECTION_ENV = "SPIO_CONFIG_SELECTION"
 #: The predicted speed-up over the heuristic's config a model's pick needs to be used.
 MIN_PREDICTED_GAIN = 0.03
-SELECTIONS = ("model", "heuristic")
+SELECTIONS = ("model", "heuristic", "autotune")
 
-Source = Literal["measured", "model", "heuristic"]
+Source = Literal["measured", "model", "heuristic", "autotune"]
 
 
 @dataclass(frozen=True)
 class ConfigChoice:
     """A chosen config, who chose it and why: `measured` (the fastest config timed on this
-    very layer, kept with the model), `model` (its prediction) or `heuristic`."""
+    very layer, kept with the model), `model` (its prediction), `heuristic`, or `autotune`
+    (the fastest of the model's shortlist, timed on the device)."""
 
     config: Any
     source: Source
@@ -140,6 +143,17 @@ def _choose_shipped(
     if mode == "heuristic":
         why = f"{SELECTION_ENV}=heuristic"
         return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
+    model, why = _fitting_model(pass_name, device)
+    if model is None:
+        return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
+    if mode == "autotune":
+        return _tune(model, params, device, AUTOTUNE_CANDIDATES, why)
+    return _model_or_heuristic(model, params, device, why)
+
+
+def _fitting_model(pass_name: str, device: int) -> tuple[LatencyModel | None, str]:
+    """The shipped model of pass_name that fits device's GPU and these kernels (None where
+    none does), and why."""
     import spio.jit
     from spio.kernels.conv2d_gw8.sources_digest import sources_digest
 
@@ -147,13 +161,58 @@ def _choose_shipped(
     model = shipped_model(pass_name, gpu)
     kernels = sources_digest(pass_name)
     if model is None:
-        why = f"no {pass_name} model ships for {gpu}"
-    elif model.kernel != kernels:
+        return None, f"no {pass_name} model ships for {gpu}"
+    if model.kernel != kernels:
         why = (
             f"the shipped {pass_name} model for {gpu} timed kernels {model.kernel or '(unknown)'}"
             f"; these are {kernels}"
         )
+        return None, why
+    return model, f"the shipped {pass_name} model for {gpu} (kernels {kernels})"
+
+
+def tune_config(
+    pass_name: str,
+    params: Conv2dGw8Params,
+    device: int = 0,
+    model: LatencyModel | None = None,
+    count: int = AUTOTUNE_CANDIDATES,
+) -> ConfigChoice:
+    """Time the model's shortlist for params on CUDA device `device` and return the fastest
+    (source `autotune`; the reason gives its time and the heuristic's).
+
+    The shortlist (_autotune.candidates): the config measured fastest on this layer where
+    the model was trained on it, the model's `count` best-predicted configs, and the
+    heuristic's. model: one of your own (LatencyModel.load), trusted to fit this GPU and
+    these kernels; None takes the shipped model, and where none fits returns the
+    heuristic's config untimed (source `heuristic`). Every call times anew (choose_config
+    in `autotune` mode keeps the result per layer); the device is synchronized first.
+    """
+    name = kernel_pass(pass_name).name
+    if not isinstance(params, Conv2dGw8Params):
+        raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
+    if model is None:
+        model, why = _fitting_model(name, device)
+        if model is None:
+            config = heuristic_config(name, params, device)
+            return ConfigChoice(config, "heuristic", f"{why}: no shortlist to time")
+    elif model.pass_name != name:
+        raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
     else:
-        why = f"the shipped {pass_name} model for {gpu} (kernels {kernels})"
-        return _model_or_heuristic(model, params, device, why)
-    return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
+        why = f"the given model ({model.gpu})"
+    return _tune(model, params, device, count, why)
+
+
+def _tune(
+    model: LatencyModel, params: Conv2dGw8Params, device: int, count: int, why: str
+) -> ConfigChoice:
+    heuristic = heuristic_config(model.pass_name, params, device)
+    shortlist = candidates(model, params, heuristic, count)
+    times = time_configs(model.pass_name, params, shortlist, device)
+    fastest = min(range(len(shortlist)), key=times.__getitem__)
+    heuristic_us = times[shortlist.index(heuristic)]
+    reason = (
+        f"fastest of {len(shortlist)} configs from {why}, timed on the device: "
+        f"{times[fastest]:.2f} us (the heuristic's {heuristic_us:.2f} us)"
+    )
+    return ConfigChoice(shortlist[fastest], "autotune", reason)

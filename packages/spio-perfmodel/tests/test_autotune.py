@@ -1,0 +1,150 @@
+"""Autotuning: the model's shortlist, timed (here by a stand-in for the GPU's timer), and the
+fastest of it chosen; the whole-space ranking it shortlists from.
+
+No GPU here: as in test_select, the device and the heuristic are stand-ins; the timing runs
+on the GPU tier (test_autotune_gpu.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+import spio.jit
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+from spio.perfmodel import PASSES, _select, choose_config, shipped_model, tune_config
+from spio.perfmodel._autotune import AUTOTUNE_CANDIDATES, candidates
+
+LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
+
+
+@pytest.fixture
+def gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
+    device = SimpleNamespace(name="NVIDIA H200", sm_count=132)
+    monkeypatch.setattr(spio.jit, "device_info", lambda index: device)
+    heuristics = {name: (lambda p, d, name=name: PASSES[name].default_config(p, 132))
+                  for name in PASSES}  # fmt: skip
+    monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
+    monkeypatch.delenv(_select.SELECTION_ENV, raising=False)
+    device.timed = []
+    _select._choose_shipped.cache_clear()
+    yield device
+    _select._choose_shipped.cache_clear()
+
+
+def _timer(device: SimpleNamespace, fastest: Any) -> Any:
+    """A stand-in for time_configs: `fastest` takes 5 us, every other config 10 us; the
+    configs asked for are kept in device.timed."""
+
+    def time_configs(
+        pass_name: str, params: Conv2dGw8Params, configs: Sequence[Any], index: int = 0
+    ) -> list[float]:
+        device.timed.append(list(configs))
+        return [5.0 if config == fastest else 10.0 for config in configs]
+
+    return time_configs
+
+
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_top_configs_rank_the_whole_space_as_best_config_does(pass_name: str) -> None:
+    model = shipped_model(pass_name, "NVIDIA H200")
+    assert model is not None
+    top = model.top_configs(LAYER, 8)
+    assert len(top) == len(set(top)) == 8
+    assert top[0] == model.best_config(LAYER)
+    predicted = model.predict_us(LAYER, top)
+    assert np.all(np.diff(predicted) >= 0), predicted
+    space = PASSES[pass_name].config_space(LAYER)
+    assert set(top) <= set(space)
+    # Nothing outside the eight is predicted faster than the eighth.
+    others = [config for config in space if config not in top]
+    assert min(model.predict_us(LAYER, others)) >= predicted[-1]
+
+
+def test_top_configs_checks_its_count() -> None:
+    model = shipped_model("fprop", "NVIDIA H200")
+    assert model is not None
+    for count in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="count must be an int >= 1"):
+            model.top_configs(LAYER, count)  # type: ignore[arg-type]
+
+
+def test_the_shortlist_is_the_measured_the_top_and_the_heuristic_without_repeats() -> None:
+    model = shipped_model("wgrad", "NVIDIA H200")
+    assert model is not None
+    trained = next(iter(model.measured))
+    heuristic = PASSES["wgrad"].default_config(trained, 132)
+    shortlist = candidates(model, trained, heuristic, 3)
+    assert shortlist[0] == model.measured[trained]
+    assert heuristic in shortlist
+    assert len(shortlist) == len(set(shortlist))
+    assert set(model.top_configs(trained, 3)) <= set(shortlist)
+    # A layer the model never timed: its top picks and the heuristic's.
+    fresh = candidates(model, LAYER, PASSES["wgrad"].default_config(LAYER, 132))
+    assert model.measured_config(LAYER) is None
+    assert fresh[:AUTOTUNE_CANDIDATES] == model.top_configs(LAYER, AUTOTUNE_CANDIDATES)
+    with pytest.raises(ValueError, match="count must be an int >= 1, got 0"):
+        candidates(model, LAYER, heuristic, 0)
+
+
+def test_a_layer_with_bias_shortlists_the_measurement_without() -> None:
+    model = shipped_model("fprop", "NVIDIA H200")
+    assert model is not None
+    trained = next(iter(model.measured))
+    with_bias = dataclasses.replace(trained, has_bias=True)
+    heuristic = PASSES["fprop"].default_config(with_bias, 132)
+    assert candidates(model, with_bias, heuristic)[0] == model.measured[trained]
+
+
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_tuning_runs_the_fastest_timed_config(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, pass_name: str
+) -> None:
+    model = shipped_model(pass_name, "NVIDIA H200")
+    assert model is not None
+    third = model.top_configs(LAYER, 3)[2]
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, third))
+    choice = tune_config(pass_name, LAYER)
+    assert (choice.config, choice.source) == (third, "autotune")
+    assert gpu.timed == [candidates(model, LAYER, PASSES[pass_name].default_config(LAYER, 132))]
+    assert choice.reason.startswith(f"fastest of {len(gpu.timed[0])} configs from the shipped")
+    assert choice.reason.endswith("timed on the device: 5.00 us (the heuristic's 10.00 us)")
+
+
+def test_the_environment_tunes_once_per_layer_and_pass(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heuristic = PASSES["dgrad"].default_config(LAYER, 132)
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, heuristic))
+    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    first = choose_config("dgrad", LAYER)
+    assert (first.config, first.source) == (heuristic, "autotune")
+    assert choose_config("dgrad", LAYER) == first
+    assert len(gpu.timed) == 1
+    monkeypatch.setenv(_select.SELECTION_ENV, "model")
+    assert choose_config("dgrad", LAYER).source != "autotune"
+
+
+def test_without_a_fitting_model_nothing_is_timed(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpu.name = "NVIDIA GeForce RTX 4090"
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, None))
+    choice = tune_config("fprop", LAYER)
+    assert choice.source == "heuristic"
+    assert choice.reason == "no fprop model ships for NVIDIA GeForce RTX 4090: no shortlist to time"
+    assert gpu.timed == []
+
+
+def test_a_given_model_is_checked(gpu: SimpleNamespace) -> None:
+    model = shipped_model("wgrad", "NVIDIA H200")
+    assert model is not None
+    with pytest.raises(ValueError, match="model is a wgrad model; pass_name is 'fprop'"):
+        tune_config("fprop", LAYER, model=model)
+    with pytest.raises(TypeError, match="params must be a Conv2dGw8Params, got tuple"):
+        tune_config("fprop", (1, 8, 4, 4))  # type: ignore[arg-type]
