@@ -40,6 +40,23 @@ def test_the_report_sets_the_default_beside_the_model() -> None:
     assert "chosen regret (choose_config's rule): median" in evaluation.report()
 
 
+def test_the_tuned_regret_is_the_fastest_of_the_shortlist_and_the_default() -> None:
+    rows = synthetic_rows("wgrad", LAYERS[:4], per_layer=40)
+    for layer in LAYERS[:4]:
+        default = PASSES["wgrad"].default_config(layer, 132)
+        rows.append(ConfigTime(GPU, "wgrad", layer, default, synthetic_us("wgrad", layer, default)))
+    one = evaluate(rows, folds=2, options=FAST, shortlist=1)
+    three = evaluate(rows, folds=2, options=FAST, shortlist=3)
+    every = evaluate(rows, folds=2, options=FAST, shortlist=41)
+    for a, b, c in zip(one.layers, three.layers, every.layers, strict=True):
+        # The shortlist of one is the pick, and the default beside it.
+        assert a.tuned_regret == min(a.regret, a.default_regret or 0.0)
+        assert 0.0 == c.tuned_regret <= b.tuned_regret <= a.tuned_regret
+    assert "tuned regret (the fastest of the model's 3 best and the default)" in three.report()
+    with pytest.raises(ValueError, match="shortlist must be an int >= 1, got 0"):
+        evaluate(rows, folds=2, options=FAST, shortlist=0)
+
+
 def test_the_regret_check_fails_a_model_that_learned_nothing() -> None:
     # The thresholds above can fail: the same rows with their times shuffled among them
     # teach a model nothing about configs, and its picks fall far from the best.

@@ -1,6 +1,6 @@
 """The `spio-perfmodel` command: evaluate, train and query latency models from config times.
 
-    spio-perfmodel evaluate TIMES.csv ... --pass wgrad [--gpu NAME] [--folds 5]
+    spio-perfmodel evaluate TIMES.csv ... --pass wgrad [--gpu NAME] [--folds 5] [--shortlist 4]
     spio-perfmodel train TIMES.csv ... --pass wgrad --out wgrad.json [--gpu NAME] [--sm-count 132]
     spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
     spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--batches N ...]
@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
+from ._autotune import AUTOTUNE_CANDIDATES
 from ._campaign import BATCHES, campaign_layers, collect
 from ._compare import compare, report, write_csv
 from ._data import LatencyTable, layer_key, read_config_times
@@ -60,7 +61,8 @@ def _rows(args: argparse.Namespace) -> LatencyTable:
 def _evaluate(args: argparse.Namespace) -> None:
     rows = _rows(args).rows
     limits = GpuLimits(sm_count=args.sm_count)
-    print(evaluate(list(rows), folds=args.folds, limits=limits).report())
+    evaluation = evaluate(list(rows), folds=args.folds, limits=limits, shortlist=args.shortlist)
+    print(evaluation.report())
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -141,6 +143,10 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--kernel", help="the kernels' version (sources digest) of the rows")
         if name == "evaluate":
             sub.add_argument("--folds", type=int, default=5)
+            sub.add_argument(
+                "--shortlist", type=_positive, default=AUTOTUNE_CANDIDATES,
+                help="best-predicted configs autotuning times (default %(default)s)",
+            )  # fmt: skip
         else:
             sub.add_argument("--out", required=True, help="model file to write (.json)")
     pick = commands.add_parser("pick", help="the config a model predicts fastest for a layer")

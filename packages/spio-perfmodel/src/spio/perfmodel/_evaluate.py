@@ -6,7 +6,9 @@ among the fold's measured configs. The regret of a layer is the picked config's 
 time over the fastest measured one, minus 1. Beside it stand the regret of what
 choose_config would run among those configs (the model's pick only where it is predicted
 MIN_PREDICTED_GAIN faster than the default, else the default), and the regret of the spec's
-`default_config` for the GPU's SM count, where the data holds its time. (A launch without a
+`default_config` for the GPU's SM count, where the data holds its time, and the regret of
+autotuning's pick: the fastest of the model's `shortlist` best-predicted configs among the
+fold's and the default (tune_config times them on the device). (A launch without a
 config runs `default_config_on`, which for fprop and dgrad may shorten the walk after
 asking the device for its occupancy; a campaign times that one, and where it differs the
 spec's default may be missing from the data.) The best is the best measured: with sampled
@@ -24,6 +26,7 @@ import numpy as np
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
+from ._autotune import AUTOTUNE_CANDIDATES
 from ._data import ConfigTime, by_layer, layer_key, measured_times
 from ._features import GpuLimits
 from ._model import LatencyModel, TrainingOptions
@@ -43,6 +46,8 @@ class LayerResult:
     default_us: float | None
     #: What choose_config would run among the measured configs (the pick or the default).
     chosen_us: float
+    #: The fastest of the model's shortlist and the default (autotuning's pick).
+    tuned_us: float
 
     @property
     def layer(self) -> str:
@@ -57,6 +62,10 @@ class LayerResult:
         return self.chosen_us / self.best_us - 1.0
 
     @property
+    def tuned_regret(self) -> float:
+        return self.tuned_us / self.best_us - 1.0
+
+    @property
     def default_regret(self) -> float | None:
         return None if self.default_us is None else self.default_us / self.best_us - 1.0
 
@@ -67,6 +76,8 @@ class Evaluation:
 
     pass_name: str
     layers: tuple[LayerResult, ...]
+    #: How many best-predicted configs autotuning's pick was the fastest of (with the default).
+    shortlist: int = AUTOTUNE_CANDIDATES
 
     @property
     def median_regret(self) -> float:
@@ -84,6 +95,14 @@ class Evaluation:
     def chosen_p95_regret(self) -> float:
         return float(np.percentile([r.chosen_regret for r in self.layers], 95))
 
+    @property
+    def tuned_median_regret(self) -> float:
+        return float(np.median([r.tuned_regret for r in self.layers]))
+
+    @property
+    def tuned_p95_regret(self) -> float:
+        return float(np.percentile([r.tuned_regret for r in self.layers], 95))
+
     def default_regrets(self) -> list[float]:
         """The spec default's regret on the layers whose data holds its time."""
         return [r.default_regret for r in self.layers if r.default_regret is not None]
@@ -92,13 +111,14 @@ class Evaluation:
         """A plain-text table of the layers and the summary."""
         lines = [f"{self.pass_name}: {len(self.layers)} held-out layers"]
         lines.append(
-            f"{'layer':<24} {'configs':>7} {'best us':>9} {'model':>8} {'chosen':>8} {'default':>8}"
+            f"{'layer':<24} {'configs':>7} {'best us':>9} {'model':>8} {'chosen':>8} "
+            f"{'tuned':>8} {'default':>8}"
         )
         for r in self.layers:
             default = "-" if r.default_regret is None else f"{100 * r.default_regret:.1f}%"
             lines.append(
                 f"{r.layer:<24} {r.configs:>7} {r.best_us:>9.2f} {100 * r.regret:>7.1f}% "
-                f"{100 * r.chosen_regret:>7.1f}% {default:>8}"
+                f"{100 * r.chosen_regret:>7.1f}% {100 * r.tuned_regret:>7.1f}% {default:>8}"
             )
         lines.append(
             f"model regret: median {100 * self.median_regret:.1f}%, "
@@ -107,6 +127,10 @@ class Evaluation:
         lines.append(
             f"chosen regret (choose_config's rule): median "
             f"{100 * self.chosen_median_regret:.1f}%, p95 {100 * self.chosen_p95_regret:.1f}%"
+        )
+        lines.append(
+            f"tuned regret (the fastest of the model's {self.shortlist} best and the default): "
+            f"median {100 * self.tuned_median_regret:.1f}%, p95 {100 * self.tuned_p95_regret:.1f}%"
         )
         defaults = self.default_regrets()
         if defaults:
@@ -123,12 +147,16 @@ def evaluate(
     folds: int = 5,
     limits: GpuLimits | None = None,
     options: TrainingOptions | None = None,
+    shortlist: int = AUTOTUNE_CANDIDATES,
 ) -> Evaluation:
     """Cross-validate a model on rows of one pass and GPU, by layer (see the module doc).
 
     folds is the number of layer folds (at most the number of layers; as many as layers is
-    leave-one-layer-out). Raises ValueError with fewer than two layers.
+    leave-one-layer-out); shortlist, how many best-predicted configs autotuning's pick is
+    the fastest of. Raises ValueError with fewer than two layers, or a shortlist below 1.
     """
+    if isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1:
+        raise ValueError(f"shortlist must be an int >= 1, got {shortlist!r}")
     from sklearn.model_selection import GroupKFold
 
     limits = limits or GpuLimits()
@@ -144,21 +172,28 @@ def evaluate(
     for train_rows, test_rows in splitter.split(np.zeros(len(rows)), groups=groups):
         model = LatencyModel.train([rows[i] for i in train_rows], limits, options)
         for params, layer_rows in by_layer(rows[i] for i in test_rows).items():
-            results.append(_layer_result(model, params, layer_rows, limits))
+            results.append(_layer_result(model, params, layer_rows, limits, shortlist))
     results.sort(key=lambda result: index[result.params])
-    return Evaluation(rows[0].pass_name, tuple(results))
+    return Evaluation(rows[0].pass_name, tuple(results), shortlist)
 
 
 def _layer_result(
-    model: LatencyModel, params: Conv2dGw8Params, rows: Sequence[ConfigTime], limits: GpuLimits
+    model: LatencyModel,
+    params: Conv2dGw8Params,
+    rows: Sequence[ConfigTime],
+    limits: GpuLimits,
+    shortlist: int,
 ) -> LayerResult:
     times = measured_times(rows)
     configs = list(times)
-    picked = model.best_config(params, configs)
+    predicted = model.predict_us(params, configs)
+    ranked = [configs[i] for i in np.argsort(predicted, kind="stable")]
+    picked = ranked[0]  # best_config(params, configs): the first of the lowest
     default = kernel_pass(model.pass_name).default_config(params, limits.sm_count)
     chosen = picked
     if default in times and predicted_gain(model, params, default, picked) < MIN_PREDICTED_GAIN:
         chosen = default
+    tuned = ranked[:shortlist] + ([default] if default in times else [])
     return LayerResult(
         params,
         len(configs),
@@ -167,4 +202,5 @@ def _layer_result(
         times[picked],
         times.get(default),
         times[chosen],
+        min(times[config] for config in tuned),
     )
