@@ -182,3 +182,26 @@ def test_autotuned_configs_train_like_fp32_conv2d(monkeypatch: pytest.MonkeyPatc
         params = Conv2dGw8Params.make(6, 64, 12, 20, padding=1, has_bias=has_bias)
         expected = "autotune" if shipped_model(pass_name, gpu) is not None else "heuristic"
         assert choose_config(pass_name, params).source == expected, pass_name
+
+
+def test_autotuning_refuses_to_start_inside_cuda_graph_capture(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SPIO_CONFIG_SELECTION", "autotune")
+    case = Case(5, 64, 12, 20, 3, 3, (1, 1, 1, 1), torch.float16, False)  # a layer of its own
+    x, weight, _ = (t.detach() if t is not None else None for t in case.make("cuda"))
+    refused = torch.cuda.CUDAGraph()
+    with (
+        pytest.raises(RuntimeError, match="run the model once before capturing"),
+        torch.cuda.graph(refused),
+    ):
+        spio_f.conv2d_gw8(x, weight, padding=1)
+    torch.cuda.synchronize()
+    # Outside capture the same layer tunes, runs, and then captures.
+    expected = spio_f.conv2d_gw8(x, weight, padding=1)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = spio_f.conv2d_gw8(x, weight, padding=1)
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(captured, expected, atol=0, rtol=0)

@@ -18,7 +18,13 @@ from ._evaluate import Evaluation, LayerResult, evaluate
 from ._features import GpuLimits, feature_matrix, feature_names
 from ._model import LatencyModel, TrainingOptions
 from ._passes import PASSES, KernelPass
-from ._select import ConfigChoice, choose_config, heuristic_config, tune_config
+from ._select import (
+    ConfigChoice,
+    choose_config,
+    heuristic_config,
+    selection_mode,
+    tune_config,
+)
 from ._shipped import ShippedModel, shipped_model, shipped_models
 
 __version__ = _version("spio-perfmodel")
@@ -45,6 +51,7 @@ __all__ = [
     "heuristic_config",
     "layer_key",
     "read_config_times",
+    "selection_mode",
     "shipped_model",
     "shipped_models",
     "tune_config",

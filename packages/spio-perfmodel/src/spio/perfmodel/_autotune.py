@@ -12,8 +12,9 @@ Timing: every candidate runs on the same buffers, allocated on the device for th
 zero-filled (a config's time does not depend on the values). Before each repetition a wait
 kernel holds the stream while the host queues TIMING_LAUNCHES launches behind it, so that
 the events time the GPU alone: a small layer's kernel is shorter than a launch's host cost,
-and a loop of host launches would time the host. Each candidate's time is the median of
-TIMING_REPS repetitions, after TIMING_WARMUP launches.
+and a loop of host launches would time the host. Where the wait was over before the host
+had queued them all, the repetition is timed again with a wait twice as long. Each
+candidate's time is the median of TIMING_REPS repetitions, after TIMING_WARMUP launches.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ AUTOTUNE_CANDIDATES = 4
 TIMING_LAUNCHES = 10
 TIMING_REPS = 5
 TIMING_WARMUP = 2
-#: How long the wait kernel holds the stream while the host queues a repetition's launches
-#: (a launch costs the host 5-20 us).
-WAIT_NS = 1_000_000
+#: How long the wait kernel first holds the stream while the host queues a repetition's
+#: launches (a launch costs the host 5-20 us); doubled, up to WAIT_DOUBLINGS times, while the
+#: host is slower than that.
+WAIT_NS = 250_000
+WAIT_DOUBLINGS = 4
 #: Bytes of an activation or weight element (float16 and bfloat16, Conv2dGw8Params' dtypes).
 ELEMENT_BYTES = 2
 
@@ -106,15 +109,21 @@ def _time_one(launch: Any, pointers: list[int], wait: Any, stream: Any) -> float
     timing = EventOptions(timing_enabled=True)
     for _ in range(TIMING_WARMUP):
         launch(*pointers, stream=stream)
-    times = []
-    for _ in range(TIMING_REPS):
-        wait.launch(1, 1, (WAIT_NS,), 0, stream)
+    times: list[float] = []
+    wait_ns = WAIT_NS
+    while len(times) < TIMING_REPS:
+        wait.launch(1, 1, (wait_ns,), 0, stream)
         start = stream.record(options=timing)
         for _ in range(TIMING_LAUNCHES):
             launch(*pointers, stream=stream)
+        # The wait kernel still running: the launches were all queued before the first ran.
+        queued_in_time = not start.is_done
         end = stream.record(options=timing)
         end.sync()
-        times.append((end - start) * 1000.0 / TIMING_LAUNCHES)
+        if queued_in_time or wait_ns >= WAIT_NS << WAIT_DOUBLINGS:
+            times.append((end - start) * 1000.0 / TIMING_LAUNCHES)
+        else:
+            wait_ns *= 2
     return statistics.median(times)
 
 

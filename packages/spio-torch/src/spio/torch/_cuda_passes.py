@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, dgrad_launch, fprop_launch, wgrad_launch
-from spio.perfmodel import choose_config
+from spio.perfmodel import choose_config, selection_mode
 
 from ._layout import bias32, weight_to_torch
 
@@ -114,6 +114,7 @@ class LayerPlan:
         launch = self._launches.get(pass_name)
         if launch is None:
             params = self.params if pass_name == "fprop" else self.grad_params
+            _check_not_capturing_a_tuning(pass_name, params)
             config = choose_config(pass_name, params, self.device).config
             launch = _LAUNCHES[pass_name](params, config, self.device)
             self._launches[pass_name] = launch
@@ -121,6 +122,18 @@ class LayerPlan:
 
 
 _LAUNCHES = {"fprop": fprop_launch, "dgrad": dgrad_launch, "wgrad": wgrad_launch}
+
+
+def _check_not_capturing_a_tuning(pass_name: str, params: Conv2dGw8Params) -> None:
+    """Raise RuntimeError where autotuning would start inside CUDA-graph capture: it
+    synchronizes the device and times launches, which capture forbids (and a failed call
+    would invalidate the capture)."""
+    if selection_mode() == "autotune" and torch.cuda.is_current_stream_capturing():
+        raise RuntimeError(
+            f"SPIO_CONFIG_SELECTION=autotune times {pass_name} configs for {params} on the "
+            "device at the layer's first call, which CUDA-graph capture does not allow: run "
+            "the model once before capturing it (as with torch.backends.cudnn.benchmark)"
+        )
 
 
 def layer_plan(
