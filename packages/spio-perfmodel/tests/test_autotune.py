@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import spio.jit
+import spio.kernels.conv2d_gw8.sources_digest as digest_module
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params
 from spio.perfmodel import PASSES, _select, choose_config, shipped_model, tune_config
-from spio.perfmodel._autotune import AUTOTUNE_CANDIDATES, candidates
+from spio.perfmodel._autotune import AUTOTUNE_CANDIDATES, PROXY_CANDIDATES, candidates
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
 
@@ -130,14 +131,33 @@ def test_the_environment_tunes_once_per_layer_and_pass(
     assert choose_config("dgrad", LAYER).source != "autotune"
 
 
-def test_without_a_fitting_model_nothing_is_timed(
+def test_a_gpu_without_a_model_tunes_with_the_nearest_gpus_model(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    gpu.name = "NVIDIA GeForce RTX 4090"
+    gpu.name, gpu.sm_count = "NVIDIA GeForce RTX 4090", 128
     monkeypatch.setattr(_select, "time_configs", _timer(gpu, None))
     choice = tune_config("fprop", LAYER)
+    assert choice.source == "autotune"
+    # Both shipped GPUs have 132 SMs: the first by name stands in.
+    proxy = shipped_model("fprop", "NVIDIA H100 80GB HBM3")
+    assert proxy is not None
+    assert (
+        "no fprop model ships for NVIDIA GeForce RTX 4090; the shipped fprop model for "
+        "NVIDIA H100 80GB HBM3" in choice.reason
+    )
+    heuristic = PASSES["fprop"].default_config(LAYER, 132)
+    assert gpu.timed == [candidates(proxy, LAYER, heuristic, PROXY_CANDIDATES)]
+    assert len(gpu.timed[0]) >= PROXY_CANDIDATES
+
+
+def test_kernels_no_model_timed_get_the_heuristic_untimed(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(digest_module, "sources_digest", lambda _pass_name: "feedfacecafe")
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, None))
+    choice = tune_config("wgrad", LAYER)
     assert choice.source == "heuristic"
-    assert choice.reason == "no fprop model ships for NVIDIA GeForce RTX 4090: no shortlist to time"
+    assert choice.reason.endswith("these are feedfacecafe: no shortlist to time")
     assert gpu.timed == []
 
 

@@ -33,6 +33,10 @@ from ._model import LatencyModel
 #: layer the model was trained on, the config measured fastest there). Held out, top 4 and
 #: the heuristic gave p95 regret 2.2-6.7%; top 2, 5.9-9.8%; top 8, 0.0-2.8% (docs/perfmodel).
 AUTOTUNE_CANDIDATES = 4
+#: The shortlist where the model is another GPU's (no model ships for this one). Held out,
+#: the H200's model shortlisting for the H100 and the H100's for the H200: p95 regret 3.7-7.7%
+#: with 4 and the heuristic, 0.0-3.9% with 8 (docs/perfmodel).
+PROXY_CANDIDATES = 8
 TIMING_LAUNCHES = 10
 TIMING_REPS = 5
 TIMING_WARMUP = 2

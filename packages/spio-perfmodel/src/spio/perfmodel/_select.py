@@ -28,10 +28,10 @@ from typing import Any, Literal
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
-from ._autotune import AUTOTUNE_CANDIDATES, candidates, time_configs
+from ._autotune import AUTOTUNE_CANDIDATES, PROXY_CANDIDATES, candidates, time_configs
 from ._model import LatencyModel
 from ._passes import kernel_pass
-from ._shipped import shipped_model
+from ._shipped import shipped_model, shipped_models
 
 SELECTION_ENV = "SPIO_CONFIG_SELECTION"
 #: The predicted speed-up over the heuristic's config a model's pick needs to be used.
@@ -143,11 +143,11 @@ def _choose_shipped(
     if mode == "heuristic":
         why = f"{SELECTION_ENV}=heuristic"
         return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
+    if mode == "autotune":
+        return tune_config(pass_name, params, device)
     model, why = _fitting_model(pass_name, device)
     if model is None:
         return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
-    if mode == "autotune":
-        return _tune(model, params, device, AUTOTUNE_CANDIDATES, why)
     return _model_or_heuristic(model, params, device, why)
 
 
@@ -171,6 +171,25 @@ def _fitting_model(pass_name: str, device: int) -> tuple[LatencyModel | None, st
     return model, f"the shipped {pass_name} model for {gpu} (kernels {kernels})"
 
 
+def _proxy_model(pass_name: str, device: int) -> LatencyModel | None:
+    """For a GPU no model ships for: the shipped model of pass_name for these kernels whose
+    GPU's SM count is nearest the device's (the first by name among equals), or None."""
+    import spio.jit
+    from spio.kernels.conv2d_gw8.sources_digest import sources_digest
+
+    sm_count = spio.jit.device_info(device).sm_count
+    kernels = sources_digest(pass_name)
+    fitting = [
+        shipped_model(entry.pass_name, entry.gpu)
+        for entry in shipped_models()
+        if entry.pass_name == pass_name and entry.kernel == kernels
+    ]
+    models = [model for model in fitting if model is not None]
+    if not models:
+        return None
+    return min(models, key=lambda model: (abs(model.limits.sm_count - sm_count), model.gpu))
+
+
 def tune_config(
     pass_name: str,
     params: Conv2dGw8Params,
@@ -183,10 +202,13 @@ def tune_config(
 
     The shortlist (_autotune.candidates): the config measured fastest on this layer where
     the model was trained on it, the model's `count` best-predicted configs, and the
-    heuristic's. model: one of your own (LatencyModel.load), trusted to fit this GPU and
-    these kernels; None takes the shipped model, and where none fits returns the
-    heuristic's config untimed (source `heuristic`). Every call times anew (choose_config
-    in `autotune` mode keeps the result per layer); the device is synchronized first.
+    heuristic's. model: one of your own (LatencyModel.load), trusted to fit these kernels;
+    None takes the shipped model of this GPU, or where none ships, the shipped model of the
+    GPU with the nearest SM count (for these kernels) with a shortlist of PROXY_CANDIDATES
+    (held out, the H200's model shortlisting for the H100 and back did as well as their
+    own, docs/perfmodel); where no model fits the kernels, the heuristic's config untimed
+    (source `heuristic`). Every call times anew (choose_config in `autotune` mode keeps
+    the result per layer); the device is synchronized first.
     """
     name = kernel_pass(pass_name).name
     if not isinstance(params, Conv2dGw8Params):
@@ -194,8 +216,12 @@ def tune_config(
     if model is None:
         model, why = _fitting_model(name, device)
         if model is None:
-            config = heuristic_config(name, params, device)
-            return ConfigChoice(config, "heuristic", f"{why}: no shortlist to time")
+            proxy = _proxy_model(name, device)
+            if proxy is None:
+                config = heuristic_config(name, params, device)
+                return ConfigChoice(config, "heuristic", f"{why}: no shortlist to time")
+            model, count = proxy, max(count, PROXY_CANDIDATES)
+            why = f"{why}; the shipped {name} model for {proxy.gpu}"
     elif model.pass_name != name:
         raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
     else:
