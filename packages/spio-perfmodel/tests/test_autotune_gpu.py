@@ -75,3 +75,15 @@ def test_the_environment_tunes_each_layer_once(monkeypatch: pytest.MonkeyPatch) 
         assert choose_config("wgrad", LAYERS[0]) is first
     finally:
         _select._choose_shipped.cache_clear()
+
+
+def test_a_gpu_without_a_model_tunes_with_another_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a GPU no model ships for: the nearest shipped GPU's model shortlists 8."""
+    _model("fprop")
+    monkeypatch.setattr(_select, "_fitting_model", lambda name, device: (None, "no model (test)"))
+    layer = LAYERS[2]
+    choice = tune_config("fprop", layer)
+    assert choice.source == "autotune"
+    assert choice.reason.startswith("fastest of ")
+    assert "no model (test); the shipped fprop model for " in choice.reason
+    assert choice.config in PASSES["fprop"].config_space(layer)
