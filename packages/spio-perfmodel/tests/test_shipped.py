@@ -54,29 +54,49 @@ def test_screening_picks_what_the_whole_model_picks(pass_name: str) -> None:
         space = space_columns(pass_name, layer)
         features = columns_matrix(pass_name, layer, space, model.limits)
         whole = space.config(int(np.argmin(model._booster.inplace_predict(features))))
-        assert model.best_config(layer) == whole, layer
+        screened = model.best_config(layer)
+        if screened != whole:
+            # The screens keep the best pick or one the whole model predicts nearly as fast.
+            whole_us, screened_us = model.predict_us(layer, [whole, screened])
+            assert screened_us <= 1.01 * whole_us, (layer, whole, screened)
 
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 
-@pytest.mark.parametrize("gpu", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
-def test_the_wgrad_models_run_the_targets_large_layers_with_their_fastest_measured_configs(
-    gpu: str,
+#: Layers whose every config (of a pass; for wgrad every 8-group config) was timed:
+#: data/*/seed7 (wgrad) and data/nvidia_h200/seed8 (fprop and dgrad).
+SWEPT = [
+    ("NVIDIA H200", "wgrad", (128, 256)),
+    ("NVIDIA H100 80GB HBM3", "wgrad", (128, 256)),
+    ("NVIDIA H200", "fprop", (128,)),
+    ("NVIDIA H200", "dgrad", (128,)),
+]
+
+
+@pytest.mark.parametrize(("gpu", "pass_name", "batches"), SWEPT)
+def test_the_models_run_the_swept_target_layers_with_their_fastest_measured_configs(
+    gpu: str, pass_name: str, batches: tuple[int, ...]
 ) -> None:
-    """Every 8-group config of the targets' large layers was timed on both GPUs (data/*/seed7:
-    TMA configs fastest on the H200 at N = 128 and 256, 37.9 and 71.5 us against the
-    heuristic's 39.6 and 77.9; on the H100 at N = 128): the shipped model runs the fastest
-    config of all its GPU's rows there, which a model trained without the sweep would miss."""
+    """The sweeps found configs faster than the campaigns' samples (H200 wgrad: TMA configs,
+    37.9 and 71.5 us at N = 128 and 256 against the heuristic's 39.6 and 77.9; fprop and
+    dgrad at N = 128: 37.3 us, 84.9% of copy): the shipped model runs the fastest config of
+    all its GPU's rows there, which a model trained without the sweep would miss."""
     from spio.kernels.conv2d_gw8 import Conv2dGw8Params
     from spio.perfmodel import read_config_times
 
-    model = shipped_model("wgrad", gpu)
+    model = shipped_model(pass_name, gpu)
     assert model is not None
-    rows = read_config_times(sorted((DATA / gpu_folder(gpu)).glob("seed*/*_wgrad.csv"))).rows
-    for n in (128, 256):
+    files = sorted((DATA / gpu_folder(gpu)).glob(f"seed*/*_{pass_name}.csv"))
+    rows = read_config_times(files).rows
+    for n in batches:
         layer = Conv2dGw8Params.make(n, 64, 64, 64)
-        fastest = min((row for row in rows if row.params == layer), key=lambda r: r.median_us)
-        assert model.measured_config(layer) == fastest.config, (gpu, n)
-        if gpu == "NVIDIA H200":
-            assert fastest.config.tma, (n, fastest)
+        # A config timed in several campaigns counts at its mean, as in training.
+        times: dict[object, list[float]] = {}
+        for row in rows:
+            if row.params == layer:
+                times.setdefault(row.config, []).append(row.median_us)
+        fastest = min(times, key=lambda config: sum(times[config]) / len(times[config]))
+        assert model.measured_config(layer) == fastest, (gpu, pass_name, n)
+        if (gpu, pass_name) == ("NVIDIA H200", "wgrad"):
+            assert fastest.tma, (n, fastest)  # type: ignore[attr-defined]
