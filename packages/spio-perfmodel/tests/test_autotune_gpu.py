@@ -87,3 +87,17 @@ def test_a_gpu_without_a_model_tunes_with_another_gpus(monkeypatch: pytest.Monke
     assert choice.reason.startswith("fastest of ")
     assert "no model (test); the shipped fprop model for " in choice.reason
     assert choice.config in PASSES["fprop"].config_space(layer)
+
+
+def test_the_callers_current_context_is_left_as_it_was() -> None:
+    from cuda.bindings import driver
+
+    config = heuristic_config("fprop", LAYERS[0])
+    _, original = driver.cuCtxGetCurrent()
+    driver.cuCtxSetCurrent(driver.CUcontext(0))  # no context current, as before any CUDA call
+    try:
+        time_configs("fprop", LAYERS[0], [config])
+        _, after = driver.cuCtxGetCurrent()
+        assert int(after) == 0
+    finally:
+        driver.cuCtxSetCurrent(original)

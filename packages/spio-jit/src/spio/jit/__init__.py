@@ -31,7 +31,7 @@ from spio.jit._args import (
 from spio.jit._cache import CacheInfo, cache_info, clear_cache
 from spio.jit._compile import CompiledCode, CompileRequest, compile
 from spio.jit._compile_many import compile_many
-from spio.jit._driver import DeviceInfo, device_count, device_info
+from spio.jit._driver import DeviceInfo, device_count, device_info, using_device
 from spio.jit._env import ENV_VARS, EnvVar
 from spio.jit._errors import (
     CompileError,
@@ -108,4 +108,5 @@ __all__ = [
     "uint16",
     "uint32",
     "uint64",
+    "using_device",
 ]

@@ -84,11 +84,22 @@ def time_configs(
     """GPU microseconds of one launch of each config of pass_name on params (see the module
     doc for how). Compiles and loads each config (spio.jit's cache), and synchronizes the
     device first, so that work queued before does not run beside the timing."""
+    import spio.jit
+
+    # The calling thread's current context (PyTorch's current device, for one) is restored
+    # after: the device's primary context is current only for the timing.
+    with spio.jit.using_device(device):
+        return _time_on(pass_name, params, configs, device)
+
+
+def _time_on(
+    pass_name: str, params: Conv2dGw8Params, configs: Sequence[Any], device: int
+) -> list[float]:
     from cuda.core import Device
 
     launch_of, buffer_sizes = _PASS_LAUNCHES[pass_name]
     gpu = Device(device)
-    gpu.set_current()
+    gpu.set_current()  # the primary context that using_device made current: cuda.core's handle
     stream = gpu.create_stream()
     launches = [launch_of(params, config, device) for config in configs]
     sizes = buffer_sizes(params, configs, device)
