@@ -3,9 +3,33 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 # tests/ holds synthetic.py; pytest's importlib mode does not put it on sys.path.
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+
+@pytest.fixture
+def gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
+    """A stand-in H200 for choose_config and tune_config, with no GPU: spio.jit.device_info
+    returns it, and the heuristic (which compiles and loads the kernel to count its resident
+    blocks) the spec's default; the selection mode is the default one, the choices not yet
+    memoised. device.timed collects what a stand-in timer was asked to time."""
+    import spio.jit
+    from spio.perfmodel import PASSES, _select
+
+    device = SimpleNamespace(name="NVIDIA H200", sm_count=132, timed=[])
+    monkeypatch.setattr(spio.jit, "device_info", lambda index: device)
+    heuristics = {name: (lambda p, d, name=name: PASSES[name].default_config(p, 132))
+                  for name in PASSES}  # fmt: skip
+    monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
+    monkeypatch.delenv(_select.SELECTION_ENV, raising=False)
+    _select._choose_shipped.cache_clear()
+    yield device
+    _select._choose_shipped.cache_clear()

@@ -8,30 +8,15 @@ stand-in that returns the spec's default.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
 
-import spio.jit
 import spio.kernels.conv2d_gw8.sources_digest as digest_module
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params
 from spio.perfmodel import PASSES, _select, choose_config, shipped_model
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
-
-
-@pytest.fixture
-def gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
-    device = SimpleNamespace(name="NVIDIA H200", sm_count=132)
-    monkeypatch.setattr(spio.jit, "device_info", lambda index: device)
-    heuristics = {name: (lambda p, d, name=name: PASSES[name].default_config(p, 132))
-                  for name in PASSES}  # fmt: skip
-    monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
-    monkeypatch.delenv(_select.SELECTION_ENV, raising=False)
-    _select._choose_shipped.cache_clear()
-    yield device
-    _select._choose_shipped.cache_clear()
 
 
 @pytest.mark.parametrize("pass_name", sorted(PASSES))

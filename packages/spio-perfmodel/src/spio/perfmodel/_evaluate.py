@@ -79,29 +79,35 @@ class Evaluation:
     #: How many best-predicted configs autotuning's pick was the fastest of (with the default).
     shortlist: int = AUTOTUNE_CANDIDATES
 
+    def regrets(self, kind: str = "model") -> list[float]:
+        """Every layer's regret of `model` (its pick), `chosen` (choose_config's rule) or
+        `tuned` (autotuning's pick)."""
+        attribute = {"model": "regret", "chosen": "chosen_regret", "tuned": "tuned_regret"}
+        return [getattr(r, attribute[kind]) for r in self.layers]
+
     @property
     def median_regret(self) -> float:
-        return float(np.median([r.regret for r in self.layers]))
+        return float(np.median(self.regrets("model")))
 
     @property
     def p95_regret(self) -> float:
-        return float(np.percentile([r.regret for r in self.layers], 95))
+        return float(np.percentile(self.regrets("model"), 95))
 
     @property
     def chosen_median_regret(self) -> float:
-        return float(np.median([r.chosen_regret for r in self.layers]))
+        return float(np.median(self.regrets("chosen")))
 
     @property
     def chosen_p95_regret(self) -> float:
-        return float(np.percentile([r.chosen_regret for r in self.layers], 95))
+        return float(np.percentile(self.regrets("chosen"), 95))
 
     @property
     def tuned_median_regret(self) -> float:
-        return float(np.median([r.tuned_regret for r in self.layers]))
+        return float(np.median(self.regrets("tuned")))
 
     @property
     def tuned_p95_regret(self) -> float:
-        return float(np.percentile([r.tuned_regret for r in self.layers], 95))
+        return float(np.percentile(self.regrets("tuned"), 95))
 
     def default_regrets(self) -> list[float]:
         """The spec default's regret on the layers whose data holds its time."""
