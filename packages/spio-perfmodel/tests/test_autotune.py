@@ -153,3 +153,35 @@ def test_a_given_model_is_checked(gpu: SimpleNamespace) -> None:
         tune_config("fprop", LAYER, model=model)
     with pytest.raises(TypeError, match="params must be a Conv2dGw8Params, got tuple"):
         tune_config("fprop", (1, 8, 4, 4))  # type: ignore[arg-type]
+
+
+def _out_of_memory(*args: object) -> list[float]:
+    raise MemoryError("timing fprop configs needs 99 bytes of memory on device 0: out of memory")
+
+
+def test_no_memory_for_the_timing_runs_the_models_choice_untimed(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_select, "time_configs", _out_of_memory)
+    choice = tune_config("fprop", LAYER)
+    monkeypatch.delenv(_select.SELECTION_ENV, raising=False)
+    untimed = choose_config("fprop", LAYER)
+    assert (choice.config, choice.source) == (untimed.config, untimed.source)
+    assert choice.reason == f"{untimed.reason}; not timed: timing fprop configs needs 99 " + (
+        "bytes of memory on device 0: out of memory"
+    )
+
+
+def test_no_memory_with_another_gpus_model_runs_the_heuristic(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpu.name = "NVIDIA GeForce RTX 4090"
+    monkeypatch.setattr(_select, "time_configs", _out_of_memory)
+    choice = tune_config("fprop", LAYER)
+    assert (choice.config, choice.source) == (
+        PASSES["fprop"].default_config(LAYER, 132),
+        "heuristic",
+    )
+    assert choice.reason.endswith(
+        "; not timed: timing fprop configs needs 99 bytes of memory on device 0: out of memory"
+    )

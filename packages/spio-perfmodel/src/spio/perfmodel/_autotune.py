@@ -83,7 +83,9 @@ def time_configs(
 ) -> list[float]:
     """GPU microseconds of one launch of each config of pass_name on params (see the module
     doc for how). Compiles and loads each config (spio.jit's cache), and synchronizes the
-    device first, so that work queued before does not run beside the timing."""
+    device first, so that work queued before does not run beside the timing. MemoryError
+    where the device has no room for the layer's buffers (they come from cuda.core's memory
+    pool, not PyTorch's)."""
     import spio.jit
 
     # The calling thread's current context (PyTorch's current device, for one) is restored
@@ -100,11 +102,19 @@ def _time_on(
     launch_of, buffer_sizes = _PASS_LAUNCHES[pass_name]
     gpu = Device(device)
     gpu.set_current()  # the primary context that using_device made current: cuda.core's handle
-    stream = gpu.create_stream()
     launches = [launch_of(params, config, device) for config in configs]
-    sizes = buffer_sizes(params, configs, device)
-    buffers = [gpu.allocate(max(size, 16), stream=stream) for size in sizes]
+    sizes = [max(size, 16) for size in buffer_sizes(params, configs, device)]
+    stream = gpu.create_stream()
+    buffers: list[Any] = []
     try:
+        try:
+            for size in sizes:
+                buffers.append(gpu.allocate(size, stream=stream))
+        except Exception as error:  # cuda.core's CUDAError: out of memory, as a rule
+            raise MemoryError(
+                f"timing {pass_name} configs for {params} needs {sum(sizes)} bytes of memory "
+                f"on device {device}: {error}"
+            ) from error
         for buffer in buffers:
             buffer.fill(0, stream=stream)
         wait = _wait_kernel(device)

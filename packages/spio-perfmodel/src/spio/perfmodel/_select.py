@@ -220,21 +220,36 @@ def tune_config(
             if proxy is None:
                 config = heuristic_config(name, params, device)
                 return ConfigChoice(config, "heuristic", f"{why}: no shortlist to time")
-            model, count = proxy, max(count, PROXY_CANDIDATES)
             why = f"{why}; the shipped {name} model for {proxy.gpu}"
+            return _tune(proxy, params, device, max(count, PROXY_CANDIDATES), why, own=False)
     elif model.pass_name != name:
         raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
     else:
         why = f"the given model ({model.gpu})"
-    return _tune(model, params, device, count, why)
+    return _tune(model, params, device, count, why, own=True)
 
 
 def _tune(
-    model: LatencyModel, params: Conv2dGw8Params, device: int, count: int, why: str
+    model: LatencyModel,
+    params: Conv2dGw8Params,
+    device: int,
+    count: int,
+    why: str,
+    own: bool,
 ) -> ConfigChoice:
+    """The fastest of model's shortlist, timed. Where the device has no memory for the
+    timing, what choose_config's `model` mode runs (own: the model is this GPU's), else the
+    heuristic's config, untimed."""
     heuristic = heuristic_config(model.pass_name, params, device)
     shortlist = candidates(model, params, heuristic, count)
-    times = time_configs(model.pass_name, params, shortlist, device)
+    try:
+        times = time_configs(model.pass_name, params, shortlist, device)
+    except MemoryError as error:
+        if own:
+            untimed = _model_or_heuristic(model, params, device, why)
+        else:
+            untimed = ConfigChoice(heuristic, "heuristic", why)
+        return dataclasses.replace(untimed, reason=f"{untimed.reason}; not timed: {error}")
     fastest = min(range(len(shortlist)), key=times.__getitem__)
     heuristic_us = times[shortlist.index(heuristic)]
     reason = (
