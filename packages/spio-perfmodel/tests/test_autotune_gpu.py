@@ -101,3 +101,20 @@ def test_the_callers_current_context_is_left_as_it_was() -> None:
         assert int(after) == 0
     finally:
         driver.cuCtxSetCurrent(original)
+
+
+def test_a_device_without_room_for_the_timing_runs_the_layer_untimed() -> None:
+    torch = pytest.importorskip("torch")
+    _model("fprop")
+    layer = Conv2dGw8Params.make(512, 128, 128, 64)  # 2.1 GB of input and output
+    heuristic_config("fprop", layer)  # compiled and loaded before the memory is taken
+    free, _ = torch.cuda.mem_get_info()
+    hold = torch.empty(free - (1 << 30), dtype=torch.uint8, device="cuda")  # leaves 1 GiB
+    try:
+        choice = tune_config("fprop", layer)
+    finally:
+        del hold
+        torch.cuda.empty_cache()
+    assert choice.source != "autotune"
+    assert "; not timed: timing fprop configs for " in choice.reason
+    assert "bytes of memory on device 0" in choice.reason

@@ -102,7 +102,6 @@ def _time_on(
     launch_of, buffer_sizes = _PASS_LAUNCHES[pass_name]
     gpu = Device(device)
     gpu.set_current()  # the primary context that using_device made current: cuda.core's handle
-    launches = [launch_of(params, config, device) for config in configs]
     sizes = [max(size, 16) for size in buffer_sizes(params, configs, device)]
     stream = gpu.create_stream()
     buffers: list[Any] = []
@@ -115,6 +114,7 @@ def _time_on(
                 f"timing {pass_name} configs for {params} needs {sum(sizes)} bytes of memory "
                 f"on device {device}: {error}"
             ) from error
+        launches = [launch_of(params, config, device) for config in configs]
         for buffer in buffers:
             buffer.fill(0, stream=stream)
         wait = _wait_kernel(device)
