@@ -16,11 +16,12 @@ if _TESTS not in sys.path:
 
 
 @pytest.fixture
-def gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
+def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNamespace]:
     """A stand-in H200 for choose_config and tune_config, with no GPU: spio.jit.device_info
     returns it, and the heuristic (which compiles and loads the kernel to count its resident
     blocks) the spec's default; the selection mode is the default one, the choices not yet
-    memoised. device.timed collects what a stand-in timer was asked to time."""
+    memoised, and kept tunings go to an empty directory of the test's. device.timed collects
+    what a stand-in timer was asked to time."""
     import spio.jit
     from spio.perfmodel import PASSES, _select
 
@@ -30,6 +31,8 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
                   for name in PASSES}  # fmt: skip
     monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
     monkeypatch.delenv(_select.SELECTION_ENV, raising=False)
+    monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SPIO_JIT_DISABLE_CACHE", raising=False)
     _select._choose_shipped.cache_clear()
     yield device
     _select._choose_shipped.cache_clear()

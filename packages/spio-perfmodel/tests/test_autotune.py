@@ -8,6 +8,7 @@ on the GPU tier (test_autotune_gpu.py).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -19,6 +20,7 @@ import spio.kernels.conv2d_gw8.sources_digest as digest_module
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params
 from spio.perfmodel import PASSES, _select, choose_config, shipped_model, tune_config
 from spio.perfmodel._autotune import AUTOTUNE_CANDIDATES, PROXY_CANDIDATES, candidates
+from spio.perfmodel._tunings import tunings_dir
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
 
@@ -185,3 +187,59 @@ def test_no_memory_with_another_gpus_model_runs_the_heuristic(
     assert choice.reason.endswith(
         "; not timed: timing fprop configs needs 99 bytes of memory on device 0: out of memory"
     )
+
+
+def _tune_in_a_new_process(pass_name: str) -> Any:
+    """choose_config in autotune mode as a new process would call it (nothing memoised)."""
+    _select._choose_shipped.cache_clear()
+    return choose_config(pass_name, LAYER)
+
+
+def test_a_tuning_is_kept_for_the_next_process(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = shipped_model("wgrad", "NVIDIA H200")
+    assert model is not None
+    second = model.top_configs(LAYER, 2)[1]
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, second))
+    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    first = _tune_in_a_new_process("wgrad")
+    assert (first.config, first.source, len(gpu.timed)) == (second, "autotune", 1)
+    files = list(tunings_dir().rglob("*.json"))  # type: ignore[union-attr]
+    assert len(files) == 1
+    again = _tune_in_a_new_process("wgrad")
+    assert (again.config, again.source, len(gpu.timed)) == (second, "autotune", 1)
+    assert again.reason == f"kept from an earlier tuning on NVIDIA H200 ({files[0]})"
+    # Another layer, pass or kernels version is another entry.
+    monkeypatch.setattr(digest_module, "sources_digest", lambda _pass_name: "feedfacecafe")
+    _tune_in_a_new_process("wgrad")
+    assert len(gpu.timed) == 1  # no model for these kernels: the heuristic, untimed
+
+
+def test_a_damaged_tuning_is_timed_again(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heuristic = PASSES["fprop"].default_config(LAYER, 132)
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, heuristic))
+    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    _tune_in_a_new_process("fprop")
+    [path] = list(tunings_dir().rglob("*.json"))  # type: ignore[union-attr]
+    record = json.loads(path.read_text())
+    for damage in ("{not json", json.dumps({**record, "config": {"block_q": -1}}), ""):
+        path.write_text(damage)
+        choice = _tune_in_a_new_process("fprop")
+        assert (choice.config, choice.source) == (heuristic, "autotune")
+        assert json.loads(path.read_text()) == record  # timed again and rewritten
+    assert len(gpu.timed) == 4
+
+
+def test_nothing_is_kept_with_the_cache_turned_off(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPIO_JIT_DISABLE_CACHE", "1")
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, None))
+    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    _tune_in_a_new_process("dgrad")
+    _tune_in_a_new_process("dgrad")
+    assert len(gpu.timed) == 2
+    assert tunings_dir() is None

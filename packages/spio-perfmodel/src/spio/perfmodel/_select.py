@@ -32,6 +32,7 @@ from ._autotune import AUTOTUNE_CANDIDATES, PROXY_CANDIDATES, candidates, time_c
 from ._model import LatencyModel
 from ._passes import kernel_pass
 from ._shipped import shipped_model, shipped_models
+from ._tunings import load_tuning, store_tuning, tuning_key
 
 SELECTION_ENV = "SPIO_CONFIG_SELECTION"
 #: The predicted speed-up over the heuristic's config a model's pick needs to be used.
@@ -144,7 +145,7 @@ def _choose_shipped(
         why = f"{SELECTION_ENV}=heuristic"
         return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
     if mode == "autotune":
-        return tune_config(pass_name, params, device)
+        return _tuned(pass_name, params, device)
     model, why = _fitting_model(pass_name, device)
     if model is None:
         return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
@@ -213,20 +214,52 @@ def tune_config(
     name = kernel_pass(pass_name).name
     if not isinstance(params, Conv2dGw8Params):
         raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
-    if model is None:
-        model, why = _fitting_model(name, device)
-        if model is None:
-            proxy = _proxy_model(name, device)
-            if proxy is None:
-                config = heuristic_config(name, params, device)
-                return ConfigChoice(config, "heuristic", f"{why}: no shortlist to time")
-            why = f"{why}; the shipped {name} model for {proxy.gpu}"
-            return _tune(proxy, params, device, max(count, PROXY_CANDIDATES), why, own=False)
-    elif model.pass_name != name:
-        raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
-    else:
-        why = f"the given model ({model.gpu})"
-    return _tune(model, params, device, count, why, own=True)
+    if model is not None:
+        if model.pass_name != name:
+            raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
+        return _tune(model, params, device, count, f"the given model ({model.gpu})", own=True)
+    shortlister, count, why, own = _shortlister(name, device, count)
+    if shortlister is None:
+        config = heuristic_config(name, params, device)
+        return ConfigChoice(config, "heuristic", f"{why}: no shortlist to time")
+    return _tune(shortlister, params, device, count, why, own)
+
+
+def _shortlister(
+    pass_name: str, device: int, count: int
+) -> tuple[LatencyModel | None, int, str, bool]:
+    """The shipped model that shortlists pass_name's configs on device, the shortlist's
+    length, why, and whether the model is this GPU's: this GPU's model with count, else the
+    nearest GPU's with at least PROXY_CANDIDATES, else None."""
+    model, why = _fitting_model(pass_name, device)
+    if model is not None:
+        return model, count, why, True
+    proxy = _proxy_model(pass_name, device)
+    if proxy is None:
+        return None, count, why, False
+    why = f"{why}; the shipped {pass_name} model for {proxy.gpu}"
+    return proxy, max(count, PROXY_CANDIDATES), why, False
+
+
+def _tuned(pass_name: str, params: Conv2dGw8Params, device: int) -> ConfigChoice:
+    """choose_config's `autotune` mode: the tuning kept on disk for this GPU, kernels, layer
+    and shortlist (_tunings), else tune_config's, kept for the next process."""
+    import spio.jit
+    from spio.kernels.conv2d_gw8.sources_digest import sources_digest
+
+    shortlister, count, _, _ = _shortlister(pass_name, device, AUTOTUNE_CANDIDATES)
+    if shortlister is None:
+        return tune_config(pass_name, params, device)
+    gpu = spio.jit.device_info(device).name
+    key = tuning_key(pass_name, gpu, sources_digest(pass_name), params, shortlister.gpu, count)
+    kept = load_tuning(key)
+    if kept is not None:
+        config, path = kept
+        return ConfigChoice(config, "autotune", f"kept from an earlier tuning on {gpu} ({path})")
+    choice = tune_config(pass_name, params, device)
+    if choice.source == "autotune":
+        store_tuning(key, choice.config, choice.reason)
+    return choice
 
 
 def _tune(
