@@ -4,6 +4,7 @@ the fastest config of it is chosen; its times track the configs' real speed."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -65,14 +66,22 @@ def test_times_follow_the_work() -> None:
     assert 2.5 < t_large / t_small < 6, (t_small, t_large)
 
 
-def test_the_environment_tunes_each_layer_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_tunes_each_layer_once_and_keeps_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     _model("wgrad")
     monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(tmp_path))
     _select._choose_shipped.cache_clear()
     try:
         first = choose_config("wgrad", LAYERS[0])
         assert first.source == "autotune"
+        assert first.reason.startswith("fastest of ")
         assert choose_config("wgrad", LAYERS[0]) is first
+        _select._choose_shipped.cache_clear()  # as a new process: the tuning on disk
+        kept = choose_config("wgrad", LAYERS[0])
+        assert (kept.config, kept.source) == (first.config, "autotune")
+        assert kept.reason.startswith("kept from an earlier tuning on ")
     finally:
         _select._choose_shipped.cache_clear()
 
