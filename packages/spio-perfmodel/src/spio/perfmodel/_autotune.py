@@ -1,12 +1,12 @@
 """Autotuning: a latency model shortlists a layer's configs, and the GPU times the shortlist.
 
 A model's single pick is a prediction, and on a few layers in twenty it is 10-40% off
-(held-out p95 regret 13.7-22.1%, docs/perfmodel). The fastest of its AUTOTUNE_CANDIDATES
+(held-out p95 regret 13.5-22.1%, docs/perfmodel). The fastest of its AUTOTUNE_CANDIDATES
 best-predicted configs and the heuristic's, timed on the device, held out: p95 2.2-6.7% on
 both GPUs and every pass (median 0.0%). That costs a layer's first call of each pass a
-compile per candidate (cached on disk after the first run) and some milliseconds of GPU
-time, once per process, so it is opt-in: `SPIO_CONFIG_SELECTION=autotune` (choose_config),
-or `tune_config` on request.
+compile per candidate (side by side in threads; cached on disk after the first run) and
+some milliseconds of GPU time, once per process, so it is opt-in:
+`SPIO_CONFIG_SELECTION=autotune` (choose_config), or `tune_config` on request.
 
 Timing: every candidate runs on the same buffers, allocated on the device for the layer and
 zero-filled (a config's time does not depend on the values). Before each repetition a wait
@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import statistics
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
@@ -45,6 +47,8 @@ TIMING_WARMUP = 2
 #: host is slower than that.
 WAIT_NS = 250_000
 WAIT_DOUBLINGS = 4
+#: Threads that compile a shortlist's kernels side by side on a cold cache.
+COMPILE_THREADS = 8
 #: Bytes of an activation or weight element (float16 and bfloat16, Conv2dGw8Params' dtypes).
 ELEMENT_BYTES = 2
 
@@ -114,6 +118,7 @@ def _time_on(
                 f"timing {pass_name} configs for {params} needs {sum(sizes)} bytes of memory "
                 f"on device {device}: {error}"
             ) from error
+        _compile_side_by_side(pass_name, params, configs, device)
         launches = [launch_of(params, config, device) for config in configs]
         for buffer in buffers:
             buffer.fill(0, stream=stream)
@@ -126,6 +131,29 @@ def _time_on(
         for buffer in buffers:
             buffer.close()
         stream.close()
+
+
+def _compile_side_by_side(
+    pass_name: str, params: Conv2dGw8Params, configs: Sequence[Any], device: int
+) -> None:
+    """Compile the configs' kernels in threads (NVRTC lets go of the GIL: on two cores four
+    fprop configs took 0.81 s instead of 1.16), so that loading them one by one finds them in
+    spio.jit's cache. Nothing to gain where the cache is off, or with one config."""
+    import spio.jit
+    from spio.kernels.conv2d_gw8 import dgrad, fprop, wgrad
+
+    workers = min(len(configs), os.cpu_count() or 1, COMPILE_THREADS)
+    if workers < 2 or not spio.jit.cache_info().enabled:
+        return
+    request_of: Callable[[Conv2dGw8Params, Any, str], Any] = {
+        "fprop": fprop.compile_request,
+        "dgrad": dgrad.compile_request,
+        "wgrad": wgrad.compile_request,
+    }[pass_name]
+    arch = spio.jit.device_info(device).arch
+    requests = [request_of(params, config, arch) for config in configs]
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(fprop.compile_requested, requests))
 
 
 def _time_one(launch: Any, pointers: list[int], wait: Any, stream: Any) -> float:
