@@ -145,11 +145,12 @@ def _compile_side_by_side(
     workers = min(len(configs), os.cpu_count() or 1, COMPILE_THREADS)
     if workers < 2 or not spio.jit.cache_info().enabled:
         return
-    request_of: Callable[[Conv2dGw8Params, Any, str], Any] = {
+    requests_of: dict[str, Callable[[Conv2dGw8Params, Any, str], Any]] = {
         "fprop": fprop.compile_request,
         "dgrad": dgrad.compile_request,
         "wgrad": wgrad.compile_request,
-    }[pass_name]
+    }
+    request_of = requests_of[pass_name]
     arch = spio.jit.device_info(device).arch
     requests = [request_of(params, config, arch) for config in configs]
     with ThreadPoolExecutor(workers) as pool:
