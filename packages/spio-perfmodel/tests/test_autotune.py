@@ -155,6 +155,10 @@ def test_a_given_model_is_checked(gpu: SimpleNamespace) -> None:
         tune_config("fprop", LAYER, model=model)
     with pytest.raises(TypeError, match="params must be a Conv2dGw8Params, got tuple"):
         tune_config("fprop", (1, 8, 4, 4))  # type: ignore[arg-type]
+    gpu.name = "NVIDIA GeForce RTX 4090"  # a proxy's shortlist is longer, but 0 is still 0
+    for count in (0, 2.5, True):
+        with pytest.raises(ValueError, match="count must be an int >= 1"):
+            tune_config("fprop", LAYER, count=count)  # type: ignore[arg-type]
 
 
 def _out_of_memory(*args: object) -> list[float]:

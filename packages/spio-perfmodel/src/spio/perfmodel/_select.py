@@ -214,6 +214,8 @@ def tune_config(
     name = kernel_pass(pass_name).name
     if not isinstance(params, Conv2dGw8Params):
         raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be an int >= 1, got {count!r}")
     if model is not None:
         if model.pass_name != name:
             raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
