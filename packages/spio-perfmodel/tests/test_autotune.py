@@ -247,3 +247,17 @@ def test_nothing_is_kept_with_the_cache_turned_off(
     _tune_in_a_new_process("dgrad")
     assert len(gpu.timed) == 2
     assert tunings_dir() is None
+
+
+def test_the_command_line_tunes_a_layer(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spio.perfmodel._cli import main
+
+    heuristic = PASSES["wgrad"].default_config(LAYER, 132)
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, heuristic))
+    main(["tune", "48x128x28x28", "--pass", "wgrad", "--candidates", "2"])
+    out = capsys.readouterr().out
+    assert out.startswith(f"{heuristic} (autotune: fastest of ")
+    assert len(gpu.timed) == 1
+    assert set(shipped_model("wgrad", "NVIDIA H200").top_configs(LAYER, 2)) <= set(gpu.timed[0])  # type: ignore[union-attr]

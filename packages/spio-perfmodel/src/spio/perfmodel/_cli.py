@@ -7,12 +7,14 @@
     spio-perfmodel layers [--layers 24] [--seed 0] [--batches N ...]
     spio-perfmodel compare [--layers 16] [--seed 1] [--exclude TIMES.csv ...] [--out CSV]
     spio-perfmodel shipped
+    spio-perfmodel tune 128x64x64x64 --pass wgrad [--device 0] [--candidates 4] [--r 3 ...]
 
 collect times a campaign of layers on this machine's GPU (see _campaign; it needs torch
 and spio-kernels[bench]); layers prints the campaign's layers without timing anything.
 compare times the config choose_config picks against the heuristic's on a campaign's
 layers (those in --exclude's files left out: the model's training layers); shipped lists
-the models that ship with spio-perfmodel.
+the models that ship with spio-perfmodel; tune times a model's shortlist for one layer on
+the GPU (tune_config) and prints the fastest.
 
 TIMES.csv files are written by `python -m spio.kernels.bench conv2d_gw8 --all-configs --out DIR`.
 """
@@ -35,6 +37,7 @@ from ._evaluate import evaluate
 from ._features import GpuLimits
 from ._model import LatencyModel
 from ._passes import PASSES
+from ._select import tune_config
 from ._shipped import shipped_models
 
 
@@ -91,6 +94,14 @@ def _pick(args: argparse.Namespace) -> None:
     elapsed_ms = 1e3 * (time.perf_counter() - start)
     predicted = float(model.predict_us(params, [config])[0])
     print(f"{config} (predicted {predicted:.1f} us on {model.gpu}; chosen in {elapsed_ms:.1f} ms)")
+
+
+def _tune(args: argparse.Namespace) -> None:
+    params = _layer(args, args.shape)
+    start = time.perf_counter()
+    choice = tune_config(args.pass_name, params, args.device, count=args.candidates)
+    elapsed_ms = 1e3 * (time.perf_counter() - start)
+    print(f"{choice.config} ({choice.source}: {choice.reason}; in {elapsed_ms:.0f} ms)")
 
 
 def _layers(args: argparse.Namespace) -> None:
@@ -179,6 +190,15 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
     sub.add_argument("--out", help="CSV file to write")
     commands.add_parser("shipped", help="list the models that ship")
+    tune = commands.add_parser("tune", help="time a model's shortlist for a layer (GPU)")
+    tune.add_argument("shape", help="N x C x H x W, e.g. 128x64x64x64")
+    tune.add_argument("--pass", dest="pass_name", required=True, choices=sorted(PASSES))
+    tune.add_argument("--device", type=int, default=0, help="CUDA device (default 0)")
+    tune.add_argument(
+        "--candidates", type=_positive, default=AUTOTUNE_CANDIDATES,
+        help="best-predicted configs to time (default %(default)s)",
+    )  # fmt: skip
+    _add_layer_options(tune)
     return parser
 
 
@@ -209,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "layers": _layers,
             "compare": _compare,
             "shipped": _shipped,
+            "tune": _tune,
         }
         commands[args.command](args)
     except (ValueError, FileNotFoundError) as error:
