@@ -261,3 +261,25 @@ def test_the_command_line_tunes_a_layer(
     assert out.startswith(f"{heuristic} (autotune: fastest of ")
     assert len(gpu.timed) == 1
     assert set(shipped_model("wgrad", "NVIDIA H200").top_configs(LAYER, 2)) <= set(gpu.timed[0])  # type: ignore[union-attr]
+
+
+def test_the_command_line_lists_and_forgets_kept_tunings(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spio.perfmodel._cli import main
+
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, None))
+    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    _tune_in_a_new_process("fprop")
+    _tune_in_a_new_process("wgrad")
+    main(["tunings"])
+    assert capsys.readouterr().out == f"2 tunings kept in {tunings_dir()}\n"
+    main(["tunings", "--forget"])
+    assert capsys.readouterr().out == f"forgot 2 tunings in {tunings_dir()}\n"
+    main(["tunings"])
+    assert capsys.readouterr().out.startswith("0 tunings kept in ")
+    _tune_in_a_new_process("fprop")
+    assert len(gpu.timed) == 3  # forgotten: timed again
+    monkeypatch.setenv("SPIO_JIT_DISABLE_CACHE", "1")
+    main(["tunings"])
+    assert "no tunings are kept" in capsys.readouterr().out

@@ -8,13 +8,15 @@
     spio-perfmodel compare [--layers 16] [--seed 1] [--exclude TIMES.csv ...] [--out CSV]
     spio-perfmodel shipped
     spio-perfmodel tune 128x64x64x64 --pass wgrad [--device 0] [--candidates 4] [--r 3 ...]
+    spio-perfmodel tunings [--forget]
 
 collect times a campaign of layers on this machine's GPU (see _campaign; it needs torch
 and spio-kernels[bench]); layers prints the campaign's layers without timing anything.
 compare times the config choose_config picks against the heuristic's on a campaign's
 layers (those in --exclude's files left out: the model's training layers); shipped lists
 the models that ship with spio-perfmodel; tune times a model's shortlist for one layer on
-the GPU (tune_config) and prints the fastest.
+the GPU (tune_config) and prints the fastest; tunings says how many of choose_config's
+tunings are kept on disk and where (--forget deletes them).
 
 TIMES.csv files are written by `python -m spio.kernels.bench conv2d_gw8 --all-configs --out DIR`.
 """
@@ -39,6 +41,7 @@ from ._model import LatencyModel
 from ._passes import PASSES
 from ._select import tune_config
 from ._shipped import shipped_models
+from ._tunings import forget_tunings, kept_tunings, tunings_dir
 
 
 def _rows(args: argparse.Namespace) -> LatencyTable:
@@ -102,6 +105,16 @@ def _tune(args: argparse.Namespace) -> None:
     choice = tune_config(args.pass_name, params, args.device, count=args.candidates)
     elapsed_ms = 1e3 * (time.perf_counter() - start)
     print(f"{choice.config} ({choice.source}: {choice.reason}; in {elapsed_ms:.0f} ms)")
+
+
+def _tunings(args: argparse.Namespace) -> None:
+    directory = tunings_dir()
+    if directory is None:
+        print("no tunings are kept: spio-jit's cache is turned off (SPIO_JIT_DISABLE_CACHE)")
+    elif args.forget:
+        print(f"forgot {forget_tunings()} tunings in {directory}")
+    else:
+        print(f"{len(kept_tunings())} tunings kept in {directory}")
 
 
 def _layers(args: argparse.Namespace) -> None:
@@ -190,6 +203,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
     sub.add_argument("--out", help="CSV file to write")
     commands.add_parser("shipped", help="list the models that ship")
+    tunings = commands.add_parser("tunings", help="where autotuning keeps its choices")
+    tunings.add_argument("--forget", action="store_true", help="delete them all")
     tune = commands.add_parser("tune", help="time a model's shortlist for a layer (GPU)")
     tune.add_argument("shape", help="N x C x H x W, e.g. 128x64x64x64")
     tune.add_argument("--pass", dest="pass_name", required=True, choices=sorted(PASSES))
@@ -230,6 +245,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "compare": _compare,
             "shipped": _shipped,
             "tune": _tune,
+            "tunings": _tunings,
         }
         commands[args.command](args)
     except (ValueError, FileNotFoundError) as error:

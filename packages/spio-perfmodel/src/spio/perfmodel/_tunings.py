@@ -9,8 +9,8 @@ named by a hash of everything the choice depends on: the GPU's name, the pass, t
 sources digest, the layer, the model whose shortlist was timed and its length, and this
 format. Entries are written atomically (a temporary file renamed over the name), so readers
 in other processes see the old entry or the new one; one that cannot be read or does not
-hold a valid config counts as absent and is timed again. Delete the directory to forget
-every tuning.
+hold a valid config counts as absent and is timed again. `spio-perfmodel tunings --forget`
+(forget_tunings) deletes them all.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,21 @@ def store_tuning(key: dict[str, Any], config: Any, reason: str) -> None:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
+
+
+def kept_tunings() -> list[Path]:
+    """The files of every kept tuning (none where spio-jit's cache is turned off)."""
+    directory = tunings_dir()
+    return sorted(directory.glob("*/*.json")) if directory is not None else []
+
+
+def forget_tunings() -> int:
+    """Delete every kept tuning (and leftover temporaries); return how many there were."""
+    directory = tunings_dir()
+    kept = len(kept_tunings())
+    if directory is not None and directory.is_dir():
+        shutil.rmtree(directory, ignore_errors=True)
+    return kept
 
 
 def _fields(layer: dict[str, Any]) -> dict[str, Any]:
