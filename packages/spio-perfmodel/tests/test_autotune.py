@@ -38,6 +38,12 @@ def _timer(device: SimpleNamespace, fastest: Any) -> Any:
     return time_configs
 
 
+def _autotuning(gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, fastest: Any) -> None:
+    """choose_config in autotune mode, with a stand-in timer that times `fastest` fastest."""
+    monkeypatch.setattr(_select, "time_configs", _timer(gpu, fastest))
+    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+
+
 @pytest.mark.parametrize("pass_name", sorted(PASSES))
 def test_top_configs_rank_the_whole_space_as_best_config_does(pass_name: str) -> None:
     model = shipped_model(pass_name, "NVIDIA H200")
@@ -108,8 +114,7 @@ def test_the_environment_tunes_once_per_layer_and_pass(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     heuristic = PASSES["dgrad"].default_config(LAYER, 132)
-    monkeypatch.setattr(_select, "time_configs", _timer(gpu, heuristic))
-    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    _autotuning(gpu, monkeypatch, heuristic)
     first = choose_config("dgrad", LAYER)
     assert (first.config, first.source) == (heuristic, "autotune")
     assert choose_config("dgrad", LAYER) == first
@@ -205,8 +210,7 @@ def test_a_tuning_is_kept_for_the_next_process(
     model = shipped_model("wgrad", "NVIDIA H200")
     assert model is not None
     second = model.top_configs(LAYER, 2)[1]
-    monkeypatch.setattr(_select, "time_configs", _timer(gpu, second))
-    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    _autotuning(gpu, monkeypatch, second)
     first = _tune_in_a_new_process("wgrad")
     assert (first.config, first.source, len(gpu.timed)) == (second, "autotune", 1)
     files = list(tunings_dir().rglob("*.json"))  # type: ignore[union-attr]
@@ -224,8 +228,7 @@ def test_a_damaged_tuning_is_timed_again(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     heuristic = PASSES["fprop"].default_config(LAYER, 132)
-    monkeypatch.setattr(_select, "time_configs", _timer(gpu, heuristic))
-    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    _autotuning(gpu, monkeypatch, heuristic)
     _tune_in_a_new_process("fprop")
     [path] = list(tunings_dir().rglob("*.json"))  # type: ignore[union-attr]
     record = json.loads(path.read_text())
@@ -241,8 +244,7 @@ def test_nothing_is_kept_with_the_cache_turned_off(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SPIO_JIT_DISABLE_CACHE", "1")
-    monkeypatch.setattr(_select, "time_configs", _timer(gpu, None))
-    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    _autotuning(gpu, monkeypatch, None)
     _tune_in_a_new_process("dgrad")
     _tune_in_a_new_process("dgrad")
     assert len(gpu.timed) == 2
@@ -268,8 +270,7 @@ def test_the_command_line_lists_and_forgets_kept_tunings(
 ) -> None:
     from spio.perfmodel._cli import main
 
-    monkeypatch.setattr(_select, "time_configs", _timer(gpu, None))
-    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    _autotuning(gpu, monkeypatch, None)
     _tune_in_a_new_process("fprop")
     _tune_in_a_new_process("wgrad")
     main(["tunings"])
