@@ -222,9 +222,16 @@ def tune_config(
         return _tune(model, params, device, count, f"the given model ({model.gpu})", own=True)
     shortlister, count, why, own = _shortlister(name, device, count)
     if shortlister is None:
-        config = heuristic_config(name, params, device)
-        return ConfigChoice(config, "heuristic", f"{why}: no shortlist to time")
+        return _nothing_to_time(name, params, device, why)
     return _tune(shortlister, params, device, count, why, own)
+
+
+def _nothing_to_time(
+    pass_name: str, params: Conv2dGw8Params, device: int, why: str
+) -> ConfigChoice:
+    """The heuristic's config, where no model fits these kernels to shortlist from."""
+    config = heuristic_config(pass_name, params, device)
+    return ConfigChoice(config, "heuristic", f"{why}: no shortlist to time")
 
 
 def _shortlister(
@@ -245,20 +252,21 @@ def _shortlister(
 
 def _tuned(pass_name: str, params: Conv2dGw8Params, device: int) -> ConfigChoice:
     """choose_config's `autotune` mode: the tuning kept on disk for this GPU, kernels, layer
-    and shortlist (_tunings), else tune_config's, kept for the next process."""
+    and shortlist (_tunings), else a tuning as tune_config's, kept for the next process."""
     import spio.jit
     from spio.kernels.conv2d_gw8.sources_digest import sources_digest
 
-    shortlister, count, _, _ = _shortlister(pass_name, device, AUTOTUNE_CANDIDATES)
+    shortlister, count, why, own = _shortlister(pass_name, device, AUTOTUNE_CANDIDATES)
     if shortlister is None:
-        return tune_config(pass_name, params, device)
+        return _nothing_to_time(pass_name, params, device, why)
     gpu = spio.jit.device_info(device).name
     key = tuning_key(pass_name, gpu, sources_digest(pass_name), params, shortlister.gpu, count)
     kept = load_tuning(key)
     if kept is not None:
         config, path = kept
         return ConfigChoice(config, "autotune", f"kept from an earlier tuning on {gpu} ({path})")
-    choice = tune_config(pass_name, params, device)
+    # The shortlister found above times it (tune_config would look it up again).
+    choice = _tune(shortlister, params, device, count, why, own)
     if choice.source == "autotune":
         store_tuning(key, choice.config, choice.reason)
     return choice
