@@ -4,7 +4,8 @@ Each case runs `python -m spio.kernels.conv2d_gw8.run_once` under one tool and a
 tool's summary reports nothing. The sample: each pass's default on a layer with odd sizes,
 the configs of the covering set that change how blocks load and meet (prefetch, the
 tensor-core K, images side by side with their own barriers, a single partial sum that skips
-the reduction, TMA rows), and a 5 x 3 filter with asymmetric padding and bias. Small layers keep
+the reduction, TMA rows, images paired in each K step), and a 5 x 3 filter with asymmetric
+padding and bias. Small layers keep
 racecheck, which serialises the blocks, to seconds per case.
 """
 
@@ -55,6 +56,18 @@ CASES = {
     "wgrad-filter": ["wgrad", "3x16x9x7", *_FILTER],
     "wgrad-tma": ["wgrad", "3x64x20x18", "--config", *_TMA],
     "wgrad-tma-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_TMA, "image_sync=1"],
+    # Images paired in each K step (the default on images at most 8 wide): an odd batch
+    # walked in two steps, and warp rows on their own barriers, with cp.async and TMA rows.
+    "wgrad-paired": ["wgrad", "5x64x8x8", "--config", "block_g=2", "walk_n=2"],
+    "wgrad-paired-own-barriers": ["wgrad", "7x64x7x6", "--config", "image_sync=1"],
+    "wgrad-paired-tma-own-barriers": [
+        "wgrad",
+        "7x64x7x6",
+        "--config",
+        "block_g=8",
+        "tma=1",
+        "image_sync=1",
+    ],
 }
 
 

@@ -95,12 +95,44 @@ def test_wgrad_allocates_its_workspace_from_torch() -> None:
     torch.testing.assert_close(grad_w, wgrad_reference(x, grad_y, params), rtol=1e-4, atol=1e-4)
 
 
+# Paired images (block_q = 8: each K step is 8 columns of two images): an odd batch (the last
+# pair half past it), images narrower than 8, 1 x 1 to 7 x 7 filters, asymmetric padding, a
+# short last row chunk, both dtypes; every value of every field of the paired configs.
+PAIRED_SHAPES = [
+    Conv2dGw8Params.make(5, 64, 8, 8),
+    Conv2dGw8Params.make(3, 32, 7, 7, r=7, s=7, padding=3, dtype="bfloat16"),
+    Conv2dGw8Params.make(6, 16, 11, 5, r=2, s=3, padding=(1, 0, 2, 0)),
+    Conv2dGw8Params.make(9, 64, 4, 4, r=1, s=1, padding=0),
+]
+PAIRED_CASES = [
+    (params, config)
+    for params in PAIRED_SHAPES
+    for config in covering_configs(
+        [c for c in wgrad_spec.config_space(params) if c.block_q == wgrad_spec.PAIRED_BLOCK_Q],
+        next(c for c in wgrad_spec.config_space(params) if c.block_q == wgrad_spec.PAIRED_BLOCK_Q),
+    )
+]
+
+
+@pytest.mark.parametrize(("params", "config"), PAIRED_CASES, ids=str)
+def test_paired_images_match_reference(params: Conv2dGw8Params, config: WgradConfig) -> None:
+    import torch
+
+    x = uniform(params.input_shape, params, 13)
+    grad_y = uniform(params.output_shape, params, 14)
+    grad_w = _run(params, config, x, grad_y)
+    assert not torch.isnan(grad_w).any(), "the kernels left weights or partials unwritten"
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
 def test_wgrad_kernels_use_no_local_memory() -> None:
-    params = Conv2dGw8Params.make(128, 64, 64, 64)
-    space = wgrad_spec.config_space(params)
-    for config in covering_configs(space, wgrad_spec.default_config(params)):
-        for kernel in get_wgrad_kernels(params, config):
-            assert kernel.attributes.local_mem == 0, (config, kernel.attributes)
+    for params in (Conv2dGw8Params.make(128, 64, 64, 64), Conv2dGw8Params.make(64, 256, 8, 8)):
+        space = wgrad_spec.config_space(params)
+        for config in covering_configs(space, wgrad_spec.default_config(params)):
+            for kernel in get_wgrad_kernels(params, config):
+                assert kernel.attributes.local_mem == 0, (config, kernel.attributes)
 
 
 # TMA rows against cp.async rows: the same config with and without tma adds the same
@@ -122,6 +154,8 @@ TMA_CASES = [
     (Conv2dGw8Params.make(2, 16, 9, 30), WgradConfig(32, 2, 2, 16, 1, 1)),
     (Conv2dGw8Params.make(3, 8, 10, 10), WgradConfig(16, 1, 1, 8, 2, 2)),
     (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, image_sync=True)),
+    (Conv2dGw8Params.make(5, 64, 8, 8), WgradConfig(8, 8, 2, 8, 2, 2, 2)),
+    (Conv2dGw8Params.make(7, 64, 7, 6), WgradConfig(8, 8, 1, 8, 1, 4, image_sync=True)),
 ]
 
 

@@ -22,12 +22,14 @@ SHAPES = [
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"block_q": 24}, "block_q must be a multiple of 16, got 24"),
+        ({"block_q": 24}, "block_q must be 8 or a multiple of 16, got 24"),
+        ({"block_q": 8, "block_n": 3}, "block_q = 8 pairs images in each warp, so block_n must"),
         ({"block_g": 3, "warp_g": 2}, "block_g must be a multiple of warp_g = 2, got 3"),
         ({"prefetch": 0}, "prefetch must be >= 1, got 0"),
         ({"walk_n": 0}, "walk_n must be >= 1, got 0"),
         ({"block_q": 64, "block_g": 8, "warp_g": 1}, "warps = .* must be at most 16"),
-        ({"image_sync": True}, r"image_sync=True needs block_n > 1"),
+        ({"image_sync": True}, r"image_sync=True needs several warp rows"),
+        ({"block_q": 8, "block_n": 2, "image_sync": True}, r"image_sync=True needs several"),
     ],
 )
 def test_config_value_errors(kwargs: dict, match: str) -> None:
@@ -256,6 +258,16 @@ COMPILE_CASES = [
     for config in covering_configs(
         wgrad_spec.config_space(params), wgrad_spec.default_config(params)
     )[:14]
+] + [
+    # Paired images (block_q = 8), each paired field value: images side by side and walked,
+    # per-row barriers, TMA rows.
+    (Conv2dGw8Params.make(8, 64, 8, 8), config)
+    for config in (
+        WgradConfig(8, 1, 1, 8, 1, 2),
+        WgradConfig(8, 8, 2, 8, 2, 4, 2, image_sync=True),
+        WgradConfig(8, 8, 1, 8, 2, 2, 4, tma=True),
+        WgradConfig(8, 8, 2, 8, 1, 4, image_sync=True, tma=True),
+    )
 ]
 
 
@@ -316,6 +328,13 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
         (Conv2dGw8Params.make(32, 1024, 16, 16), WgradConfig(16, 4, 2, 16, 2, 2, image_sync=True)),
         # Partials 18% of the bytes and blocks to spare: four steps.
         (Conv2dGw8Params.make(512, 256, 14, 14), WgradConfig(16, 4, 2, 16, 2, 2, 4)),
+        # Images at most 8 wide: the tiles' 32 columns as 8 of each of four images, two to a
+        # warp's K step (the H200 sweep's best config).
+        (Conv2dGw8Params.make(256, 1024, 8, 8), WgradConfig(8, 4, 2, 8, 2, 4, 4)),
+        # ... and the small-grid tile so (the sweep's best too).
+        (Conv2dGw8Params.make(8, 256, 8, 8), WgradConfig(8, 1, 1, 8, 2, 4)),
+        # One image: nothing to pair.
+        (Conv2dGw8Params.make(1, 256, 8, 8), WgradConfig(16, 1, 1, 8, 2, 1)),
     ],
     ids=str,
 )
@@ -329,3 +348,34 @@ def test_default_config_fits_large_filters() -> None:
     config = wgrad_spec.default_config(params)
     wgrad_spec.check_config(params, config)
     assert config.warp_g == 1
+
+
+def test_paired_configs_put_two_images_in_each_warp() -> None:
+    config = WgradConfig(block_q=8, block_g=4, warp_g=2, block_p=8, prefetch=2, block_n=4)
+    assert (config.warp_images, config.warp_rows, config.warps_q, config.warps) == (2, 2, 1, 4)
+    unpaired = WgradConfig(block_q=32, block_g=4, warp_g=2, block_p=8, prefetch=2, block_n=2)
+    assert (unpaired.warp_images, unpaired.warp_rows, unpaired.warps) == (1, 2, 8)
+    params = Conv2dGw8Params.make(8, 64, 8, 8)
+    # One slab of reduction memory per warp row: two here, each the block's weights in f32.
+    assert wgrad_spec.reduce_bytes(params, config) == 2 * 4 * 8 * 9 * 8 * 4
+
+
+def test_only_images_at_most_8_wide_get_paired_configs() -> None:
+    def paired(params: Conv2dGw8Params) -> list[WgradConfig]:
+        return [c for c in wgrad_spec.config_space(params) if c.block_q == 8]
+
+    narrow = paired(Conv2dGw8Params.make(4, 64, 9, 8))
+    assert narrow
+    assert all(c.block_n % 2 == 0 for c in narrow)
+    assert all(c.warp_rows > 1 for c in narrow if c.image_sync)
+    assert not paired(Conv2dGw8Params.make(4, 64, 8, 9))  # 9 output columns
+    assert not paired(Conv2dGw8Params.make(1, 64, 8, 8))  # one image: nothing to pair
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 64])
+@pytest.mark.parametrize("r", [1, 3, 7])
+def test_paired_defaults_are_in_the_space(n: int, r: int) -> None:
+    params = Conv2dGw8Params.make(n, 64, 7, 7, r=r, s=r, padding=r // 2)
+    config = wgrad_spec.default_config(params)
+    assert config.block_q == wgrad_spec.PAIRED_BLOCK_Q
+    assert config in wgrad_spec.config_space(params)

@@ -40,8 +40,11 @@ from ._space import space_columns
 #: keeping 256, and 32 kept by the second, bring the whole choice (features included) to
 #: about 1.8-1.9 ms on two cores; on 150 sampled fprop layers and 184 wgrad layers per GPU
 #: they picked the whole model's config on all fprop layers and 181-182 wgrad layers, the
-#: others predicted at most 0.92% slower.
-SCREEN_STAGES = ((30, 256), (100, 32))
+#: others predicted at most 0.92% slower. The wgrad models trained with paired-image configs
+#: (thirteenth session) screened one layer of the tests 1.2% off the whole model's pick with
+#: those stages; keeping 384 and 48 picks the whole model's config on it and on 60 random
+#: layers per GPU (256 and 32 missed one of them by 0.4%), in the same ~1.8 ms.
+SCREEN_STAGES = ((30, 384), (100, 48))
 
 #: Version of the model file's metadata and targets; a file of another version is refused.
 #: (3: targets relative to the layer's floor.)

@@ -110,8 +110,8 @@ def _fprop_candidates() -> Columns:
 @functools.cache
 def _wgrad_candidates() -> Columns:
     """Every wgrad config that is well formed on its own, in config_space's order (each tile
-    without image_sync, then with it where it has several images; each of those without tma,
-    then with it where the tile has TMA_BLOCK_G groups)."""
+    without image_sync, then with it where it has several warp rows; each of those without
+    tma, then with it where the tile has TMA_BLOCK_G groups)."""
     spec = wgrad_spec
     rows = []
     for fields in itertools.product(
@@ -123,14 +123,17 @@ def _wgrad_candidates() -> Columns:
         spec.BLOCK_N_VALUES,
         spec.WALK_N_VALUES,
     ):
-        block_g, block_n = fields[1], fields[5]
-        for image_sync in (0, 1) if block_n > 1 else (0,):
+        block_q, block_g, block_n = fields[0], fields[1], fields[5]
+        warp_rows = block_n // (2 if block_q == spec.PAIRED_BLOCK_Q else 1)
+        for image_sync in (0, 1) if warp_rows > 1 else (0,):
             for tma in (0, 1) if block_g == spec.TMA_BLOCK_G else (0,):
                 rows.append((*fields, image_sync, tma))
     columns = Columns.from_rows(WgradConfig, rows)
     several_images = columns.block_n > 1
+    paired = columns.block_q == spec.PAIRED_BLOCK_Q
     well_formed = (
-        (columns.block_g % columns.warp_g == 0)
+        (~paired | (columns.block_n % 2 == 0))
+        & (columns.block_g % columns.warp_g == 0)
         & (columns.warps <= spec.MAX_WARPS)
         & (~several_images | (columns.block_q * columns.block_n <= spec.MAX_BLOCK_COLUMNS))
     )
@@ -164,8 +167,10 @@ def _wgrad_space(params: Conv2dGw8Params) -> Columns:
     spec = wgrad_spec
     c = _wgrad_candidates()
     images_cap = next_power_of_two(params.n)
-    fits_image = (c.block_q <= max(spec.TILE_Q, next_power_of_two(params.q))) & (
-        c.block_p <= max(spec.BLOCK_P_VALUES[0], next_power_of_two(params.p))
+    fits_image = (
+        (c.block_q <= max(spec.TILE_Q, next_power_of_two(params.q)))
+        & (c.block_p <= max(spec.BLOCK_P_VALUES[0], next_power_of_two(params.p)))
+        & ((c.block_q != spec.PAIRED_BLOCK_Q) | (params.q <= spec.PAIRED_BLOCK_Q))
     )
     images = ((c.block_n == 1) | (c.block_n <= images_cap)) & (
         (c.walk_n == 1) | (c.block_n * c.walk_n <= images_cap)

@@ -8,8 +8,10 @@ deterministically (the same bits on every run):
   images (one image per warp row) and walks `block_p` output rows down them, with the
   input rows in a shared-memory ring as in fprop (one in use, `prefetch` loading, one
   retiring) and the grad_y rows in a second ring. A warp owns 16 columns x `warp_g`
-  groups of one image and visits each input row once: per group and pair of filter
-  columns it loads a 16 x 16 A fragment, rows = (column of the pair, input channel),
+  groups of one image (with `block_q` = 8, for images at most 8 wide: 8 columns of each of
+  two images, so that no K step is half zeros) and visits each input row once: per group
+  and pair of filter columns it loads a 16 x 16 A fragment, rows = (column of the pair,
+  input channel),
   columns = its 16 pixels shifted by each column (ldmatrix .trans from the input ring), and
   multiplies it (m16n8k16), for each filter row r, by the 16 pixels x 8 output channels of
   grad_y row j - r (B fragments, ldmatrix .trans once per grad_y row and kept in registers
@@ -51,8 +53,12 @@ from .params import GROUP_WIDTH, Conv2dGw8Params
 KERNEL_NAME = "conv2d_gw8_wgrad"
 REDUCE_KERNEL_NAME = "conv2d_gw8_wgrad_reduce"
 WARP_SIZE = 32
-#: Pixels of one m16n8k16 K step: a warp's columns.
+#: Pixels of one m16n8k16 K step: a warp's columns (of one image, or of two: PAIRED_BLOCK_Q).
 TILE_Q = 16
+#: The block width at which a warp's K step is 8 columns of each of two images side by side,
+#: for images at most this wide: with 16 columns of one image, half of every K step of an
+#: 8-pixel-wide image would be zeros.
+PAIRED_BLOCK_Q = 8
 MAX_WARPS = 16
 #: f32 accumulator registers per thread (warp_g * ceil(R * S / 2) fragments of 4).
 MAX_ACC_REGISTERS = 112
@@ -63,7 +69,7 @@ REDUCE_THREADS = 256
 MAX_REDUCE_SLICES = 32
 REDUCE_BATCH = 8
 
-BLOCK_Q_VALUES = (16, 32, 64)
+BLOCK_Q_VALUES = (16, 32, 64, PAIRED_BLOCK_Q)
 BLOCK_G_VALUES = (1, 2, 4, 8)
 WARP_G_VALUES = (1, 2)
 BLOCK_P_VALUES = (8, 16, 32, 64)
@@ -81,13 +87,14 @@ _F32_BYTES = 4
 class WgradConfig:
     """Tiling of the wgrad kernel; see the module doc for what each field means.
 
-    block_q: output columns per block (a multiple of 16; a warp owns 16);
-    block_g: groups per block (divides the groups); warp_g: groups per warp (divides
-    block_g); block_p: output rows a block walks; prefetch: rows loading ahead of use;
-    block_n: images per block side by side (a warp owns one); walk_n: such steps of block_n
-    images each block walks one after another (block_n * walk_n images per block);
-    image_sync (keyword only; block_n > 1 only): each image's warps load their own image's
-    rows and meet at their own barrier instead of the block's; tma (keyword only): the rows
+    block_q: output columns per block (a multiple of 16, a warp owning 16; or
+    PAIRED_BLOCK_Q = 8, a warp owning 8 columns of each of two images); block_g: groups per
+    block (divides the groups); warp_g: groups per warp (divides block_g); block_p: output
+    rows a block walks; prefetch: rows loading ahead of use; block_n: images per block side by
+    side (a warp row owns one, or two with block_q 8: then block_n is even); walk_n: such
+    steps of block_n images each block walks one after another (block_n * walk_n images per
+    block); image_sync (keyword only; several warp rows only): each warp row loads its own
+    images' rows and meets at its own barrier instead of the block's; tma (keyword only): the rows
     arrive by TMA on sm_90 and newer (by cp.async, in the same shared-memory layout, on older
     GPUs), which the launch gives two tensor maps for.
     """
@@ -109,10 +116,20 @@ class WgradConfig:
         for flag in ("image_sync", "tma"):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
-        if self.image_sync and self.block_n == 1:
-            raise ValueError("image_sync=True needs block_n > 1 (images side by side)")
-        if self.block_q % TILE_Q != 0:
-            raise ValueError(f"block_q must be a multiple of {TILE_Q}, got {self.block_q}")
+        if self.block_q != PAIRED_BLOCK_Q and self.block_q % TILE_Q != 0:
+            raise ValueError(
+                f"block_q must be {PAIRED_BLOCK_Q} or a multiple of {TILE_Q}, got {self.block_q}"
+            )
+        if self.block_n % self.warp_images != 0:
+            raise ValueError(
+                f"block_q = {PAIRED_BLOCK_Q} pairs images in each warp, so block_n must be even, "
+                f"got {self.block_n}"
+            )
+        if self.image_sync and self.warp_rows == 1:
+            raise ValueError(
+                "image_sync=True needs several warp rows (block_n > 1, or > 2 with block_q = "
+                f"{PAIRED_BLOCK_Q})"
+            )
         if self.block_g % self.warp_g != 0:
             raise ValueError(
                 f"block_g must be a multiple of warp_g = {self.warp_g}, got {self.block_g}"
@@ -129,8 +146,20 @@ class WgradConfig:
         return self.block_n * self.walk_n
 
     @property
+    def warp_images(self) -> int:
+        """Images a warp's K step spans: 2 with block_q = PAIRED_BLOCK_Q, else 1. (Arithmetic
+        only, so that it runs on columns of configs too.)"""
+        return 1 + (self.block_q == PAIRED_BLOCK_Q)
+
+    @property
+    def warp_rows(self) -> int:
+        """Rows of warps: the block's images side by side, warp_images to a row."""
+        return self.block_n // self.warp_images
+
+    @property
     def warps_q(self) -> int:
-        return self.block_q // TILE_Q
+        """Column strips of warps (one with block_q = PAIRED_BLOCK_Q)."""
+        return (self.block_q + TILE_Q - 1) // TILE_Q
 
     @property
     def warps_g(self) -> int:
@@ -138,7 +167,7 @@ class WgradConfig:
 
     @property
     def warps(self) -> int:
-        return self.warps_q * self.warps_g * self.block_n
+        return self.warps_q * self.warps_g * self.warp_rows
 
     @property
     def threads(self) -> int:
@@ -200,8 +229,8 @@ def ring_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Shared memory of the block's reduction (after the walk, in the same memory as the
-    rings): the block's weights in f32 for each image and column strip of warps."""
-    slabs = config.block_n * config.warps_q
+    rings): the block's weights in f32 for each warp row and column strip of warps."""
+    slabs = config.warp_rows * config.warps_q
     return slabs * config.block_g * GROUP_WIDTH * params.r * params.s * GROUP_WIDTH * _F32_BYTES
 
 
@@ -285,7 +314,8 @@ def _images_fit(params: Conv2dGw8Params, images: int) -> bool:
 
 def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     """Return every valid config for params, in a fixed order (tiles larger than the image
-    left out, as in fprop); tiles of TMA_BLOCK_G groups come with and without tma."""
+    left out, as in fprop; PAIRED_BLOCK_Q only for images at most that wide); tiles of
+    TMA_BLOCK_G groups come with and without tma."""
     configs = []
     for block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n in itertools.product(
         BLOCK_Q_VALUES,
@@ -298,6 +328,9 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
+        paired = block_q == PAIRED_BLOCK_Q
+        if paired and (params.q > PAIRED_BLOCK_Q or block_n % 2):
+            continue
         if block_p > max(BLOCK_P_VALUES[0], next_power_of_two(params.p)):
             continue
         if block_n > 1 and (
@@ -306,10 +339,11 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
             continue
         if walk_n > 1 and not _images_fit(params, block_n * walk_n):
             continue
-        warps = (block_q // TILE_Q) * (block_g // max(1, warp_g)) * block_n
+        warp_rows = block_n // (1 + paired)
+        warps = ceil_div(block_q, TILE_Q) * (block_g // max(1, warp_g)) * warp_rows
         if block_g % warp_g or warps > MAX_WARPS:
             continue
-        for image_sync in (False, True) if block_n > 1 else (False,):
+        for image_sync in (False, True) if warp_rows > 1 else (False,):
             for tma in (False, True) if block_g == TMA_BLOCK_G else (False,):
                 config = WgradConfig(
                     block_q,
@@ -386,16 +420,29 @@ def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig |
     """Return the ladder tile `fields` shrunk to params, or None where it cannot fit.
 
     Columns and rows no larger than the layer's; images narrower than the tile take more
-    images per block (the same pixel columns, so the same number of partials); groups that
+    images per block (the same pixel columns, so the same number of partials), two to a
+    warp's K step where _pairs_images (up to four images side by side); groups that
     divide the layer's; then, until it fits, one group per warp, one row of prefetch and
     fewer groups per block (large filters need many accumulators and reduction memory).
     """
     tile_q, block_g, warp_g, block_p, prefetch, block_n = fields
-    block_q = min(tile_q, max(TILE_Q, next_power_of_two(params.q)))
     block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
-    block_n = min(
-        block_n * (tile_q // block_q), next_power_of_two(params.n), MAX_BLOCK_COLUMNS // block_q
-    )
+    if _pairs_images(params):
+        # The tile's pixel columns as 8 of each image, at most BLOCK_N_VALUES' largest and the
+        # batch rounded up to a power of two.
+        block_q = PAIRED_BLOCK_Q
+        block_n = min(
+            max(2, block_n * tile_q // PAIRED_BLOCK_Q),
+            BLOCK_N_VALUES[-1],
+            next_power_of_two(params.n),
+        )
+    else:
+        block_q = min(tile_q, max(TILE_Q, next_power_of_two(params.q)))
+        block_n = min(
+            block_n * (tile_q // block_q),
+            next_power_of_two(params.n),
+            MAX_BLOCK_COLUMNS // block_q,
+        )
     while params.groups % block_g:
         block_g //= 2
     for groups in (g for g in (block_g, block_g // 2, block_g // 4) if g >= 1):
@@ -408,6 +455,19 @@ def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig |
                 if _is_valid(params, config):
                     return config
     return None
+
+
+def _pairs_images(params: Conv2dGw8Params) -> bool:
+    """Whether the heuristic's tiles pair images in each K step (block_q = PAIRED_BLOCK_Q):
+    wherever the images are at most 8 wide and there are two or more of them.
+
+    From H200 and H100 sweeps of every config (3 x 3 unless noted; paired best against
+    unpaired best, H200): 256x1024x8x8 25.1 against 40.4 us, 512x256x7x7 11.7 against 18.0,
+    64x512x7x7 5.5 against 7.0, 32x1024x8x8 5.9 against 7.2, 64x256x4x4 3.6 against 4.2,
+    128x256x8x8 5 x 5 9.6 against 13.3, 256x512x7x7 7 x 7 47.0 against 71.4; small layers
+    (8x256x8x8, 16x128x7x7) within 2%. The H100's are alike.
+    """
+    return params.q <= PAIRED_BLOCK_Q and params.n >= 2
 
 
 def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -499,8 +559,9 @@ def _partials_call_for_walking(params: Conv2dGw8Params, config: WgradConfig) -> 
 
 
 def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
-    """config with image_sync where it has several images side by side and its row chunks
-    cover the output rows exactly, or one chunk covers them and it walks one step.
+    """config with image_sync where it has several images side by side, one to a warp row
+    (paired tiles keep the block's barrier: their sweeps' fastest configs mostly do), and its
+    row chunks cover the output rows exactly, or one chunk covers them and it walks one step.
 
     From alternating H200 runs. Whole row chunks gained: 32x64x64x64 15.0 -> 13.2 us,
     64x128x32x32 15.0 -> 13.4, 64x1024x16x16 26.3 -> 25.8, 128x1024x16x16 44.3 -> 43.2;
@@ -513,7 +574,7 @@ def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfi
     """
     whole_chunks = params.p % config.block_p == 0
     one_chunk = config.block_p >= params.p and config.walk_n == 1
-    if config.block_n > 1 and (whole_chunks or one_chunk):
+    if config.warp_images == 1 and config.block_n > 1 and (whole_chunks or one_chunk):
         return dataclasses.replace(config, image_sync=True)
     return config
 
@@ -541,10 +602,11 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             ),
             init="blockIdx.x",
         ),
-        # n: the warp's image within the block.
+        # n: the warp's row of images within the block (its image; with block_q =
+        # PAIRED_BLOCK_Q images 2n and 2n + 1).
         CompoundIndex(
             "ThreadIndex",
-            Dims(n=config.block_n, warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
+            Dims(n=config.warp_rows, warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
             init="threadIdx.x",
         ),
         # Global memory: NHWC activations; grad_w and its partial sums in Spio's weight
@@ -598,12 +660,12 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             ),
         ),
         # After the walk (in the rings' memory): every warp's accumulators in grad_w's order,
-        # one slab of the block's weights per image and column strip of warps.
+        # one slab of the block's weights per warp row and column strip of warps.
         Tensor(
             "SmemPartials",
             dtype.float,
             Dims(
-                n=config.block_n,
+                n=config.warp_rows,
                 warp_x=config.warps_q,
                 g=config.block_g,
                 k=8,
@@ -651,6 +713,7 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kColumnPairs", column_pairs(params), "A fragments per group and input row"),
         ("kPrefetch", config.prefetch, "rows loading ahead of the one needed next"),
         ("kWalkImages", config.walk_n, "steps of images a block walks one after another"),
+        ("kWarpImages", config.warp_images, "images a warp's K step spans (8 columns each if 2)"),
         ("kImageSync", int(config.image_sync), "each image's warps load and meet on their own"),
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
