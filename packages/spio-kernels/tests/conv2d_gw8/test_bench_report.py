@@ -522,3 +522,27 @@ def test_main_all_configs_writes_a_config_times_csv_per_pass(
             ("3", "3", "1 1 0 0", "float16")
         }
     assert "configs" in capsys.readouterr().out
+
+
+def test_bench_pass_times_cudnn_in_benchmark_mode_and_restores_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """cuDNN is timed with torch.backends.cudnn.benchmark on whoever calls bench_pass (the
+    method of TARGETS.md), and the caller's setting comes back."""
+    torch = pytest.importorskip("torch")
+    from spio.kernels.conv2d_gw8 import bench
+
+    seen: list[bool] = []
+
+    def fake_time_us(run: Any, launches: int, repetitions: int, graph: bool) -> float:
+        seen.append(torch.backends.cudnn.benchmark)
+        return 1.0
+
+    monkeypatch.setattr(bench, "time_us", fake_time_us)
+    monkeypatch.setattr(bench, "_cudnn_launcher", lambda pass_, params, buffers: None)
+    monkeypatch.setattr(bench, "_spio_launcher", lambda *args: None)
+    monkeypatch.setattr(torch.backends.cudnn, "benchmark", False)
+    params = Conv2dGw8Params.make(2, 64, 8, 8)
+    bench.bench_pass("wgrad", params, ["a config"], None, 20, 9)
+    assert seen == [False, True]  # Spio's config, then cuDNN
+    assert torch.backends.cudnn.benchmark is False
