@@ -22,6 +22,16 @@ SHAPES = [
     Conv2dGw8Params.make(128, 64, 64, 64),
 ]
 
+# Images at most 8 wide, whose spaces hold paired-image configs (block_q = 8): an odd batch
+# (the last pair half past it), images narrower than 8, 1 x 1 to 7 x 7 filters, asymmetric
+# padding, a short last row chunk, bias, both dtypes.
+PAIRED_SHAPES = [
+    Conv2dGw8Params.make(5, 64, 8, 8, has_bias=True),
+    Conv2dGw8Params.make(3, 32, 7, 7, r=7, s=7, padding=3, dtype="bfloat16"),
+    Conv2dGw8Params.make(6, 16, 11, 5, r=2, s=3, padding=(1, 0, 2, 0)),
+    Conv2dGw8Params.make(9, 64, 4, 4, r=1, s=1, padding=0),
+]
+
 #: Shapes whose space is larger than this run a covering subset (every value of every field).
 MAX_CONFIGS = 48
 
@@ -36,6 +46,13 @@ def covering_configs(space: Sequence[Any], default: Any) -> list[Any]:
             if not any(getattr(c, field.name) == value for c in chosen):
                 chosen.append(next(c for c in space if getattr(c, field.name) == value))
     return chosen
+
+
+def paired_configs(space: Sequence[Any]) -> list[Any]:
+    """A covering subset (covering_configs) of the paired-image configs (block_q = 8) of
+    space."""
+    paired = [config for config in space if config.block_q == 8]
+    return covering_configs(paired, paired[0])
 
 
 def uniform(shape: Sequence[int], params: Conv2dGw8Params, salt: int) -> Any:

@@ -1,7 +1,16 @@
 """dgrad on a GPU against the fp32 reference (autograd), grad_x poisoned with NaN."""
 
+import dataclasses
+
 import pytest
-from gw8_cases import SHAPES, assert_close_16bit, covering_configs, uniform
+from gw8_cases import (
+    PAIRED_SHAPES,
+    SHAPES,
+    assert_close_16bit,
+    covering_configs,
+    paired_configs,
+    uniform,
+)
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, conv2d_gw8_dgrad, dgrad_spec
 from spio.kernels.conv2d_gw8.dgrad import get_dgrad_kernel
@@ -14,6 +23,14 @@ CASES = [
     for params in SHAPES
     for config in covering_configs(
         dgrad_spec.config_space(params), dgrad_spec.default_config(params)
+    )
+] + [
+    # Paired images (block_q = 8: 8 columns of each of two images per block). dgrad has no
+    # bias.
+    (dataclasses.replace(params, has_bias=False), config)
+    for params in PAIRED_SHAPES
+    for config in paired_configs(
+        dgrad_spec.config_space(dataclasses.replace(params, has_bias=False))
     )
 ]
 

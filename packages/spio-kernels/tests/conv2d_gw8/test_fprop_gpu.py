@@ -4,7 +4,14 @@ import dataclasses
 from typing import Any
 
 import pytest
-from gw8_cases import SHAPES, assert_close_16bit, covering_configs, uniform
+from gw8_cases import (
+    PAIRED_SHAPES,
+    SHAPES,
+    assert_close_16bit,
+    covering_configs,
+    paired_configs,
+    uniform,
+)
 
 from spio.kernels.conv2d_gw8 import (
     Conv2dGw8Params,
@@ -28,6 +35,11 @@ CASES = [
     (params, config)
     for params in SHAPES
     for config in covering_configs(config_space(params), default_config(params))
+] + [
+    # Paired images (block_q = 8: 8 columns of each of two images per block).
+    (params, config)
+    for params in PAIRED_SHAPES
+    for config in paired_configs(config_space(params))
 ]
 
 

@@ -106,6 +106,14 @@ COMPILE_CASES = [
         Conv2dGw8Params.make(1, 16, 6, 6, r=5, s=4, padding=(2, 1, 0, 3), has_bias=True),
     )
     for config in _covering_configs(params)
+] + [
+    # Paired images (block_q = 8): an odd batch of 8-wide images with bias, and the dtypes.
+    (params, config)
+    for params in (
+        Conv2dGw8Params.make(5, 64, 8, 8, has_bias=True),
+        Conv2dGw8Params.make(4, 32, 7, 5, r=3, s=5, padding=(1, 1, 2, 2), dtype="bfloat16"),
+    )
+    for config in config_space(params)[-4:]
 ]
 
 
@@ -181,3 +189,18 @@ def test_ptx_uses_no_local_memory(params: Conv2dGw8Params, config: FpropConfig) 
 def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
     for config in config_space(params):
         compile_fprop(params, config, "sm_90")
+
+
+def test_default_config_pairs_narrow_images() -> None:
+    # 8 columns of each of two images (the H200 sweep's best tile but for mma_k, 1% off).
+    params = Conv2dGw8Params.make(256, 1024, 8, 8)
+    assert default_config(params) == FpropConfig(8, 8, 2, 1, 8, 2, 16)
+    # One image: nothing to pair.
+    assert default_config(Conv2dGw8Params.make(1, 1024, 8, 8)).block_q == 16
+    # Every narrow default is in the space, odd batches and large filters included.
+    for n in (2, 3, 5, 64):
+        for r in (1, 3, 7):
+            layer = Conv2dGw8Params.make(n, 64, 7, 7, r=r, s=r, padding=r // 2)
+            config = default_config(layer)
+            assert config.block_q == 8
+            assert config in config_space(layer)

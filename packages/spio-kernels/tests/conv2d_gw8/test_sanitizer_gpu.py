@@ -56,6 +56,10 @@ CASES = {
     "wgrad-filter": ["wgrad", "3x16x9x7", *_FILTER],
     "wgrad-tma": ["wgrad", "3x64x20x18", "--config", *_TMA],
     "wgrad-tma-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_TMA, "image_sync=1"],
+    # fprop and dgrad with images paired in each A fragment: an odd batch (the last pair
+    # half past it), bias, a 5 x 3 filter.
+    "fprop-paired": ["fprop", "5x64x8x8", "--bias", "--config", "block_q=8", "warp_q16=1"],
+    "dgrad-paired": ["dgrad", "3x16x7x7", *_FILTER, "--config", "block_q=8", "warp_q16=1"],
     # Images paired in each K step (the default on images at most 8 wide): an odd batch
     # walked in two steps, and warp rows on their own barriers, with cp.async and TMA rows.
     "wgrad-paired": ["wgrad", "5x64x8x8", "--config", "block_g=2", "walk_n=2"],

@@ -5,7 +5,7 @@ the kernels leave unwritten shows as NaN in grad_w.
 """
 
 import pytest
-from gw8_cases import SHAPES, covering_configs, uniform
+from gw8_cases import PAIRED_SHAPES, SHAPES, covering_configs, paired_configs, uniform
 
 from spio.kernels.conv2d_gw8 import (
     Conv2dGw8Params,
@@ -95,22 +95,12 @@ def test_wgrad_allocates_its_workspace_from_torch() -> None:
     torch.testing.assert_close(grad_w, wgrad_reference(x, grad_y, params), rtol=1e-4, atol=1e-4)
 
 
-# Paired images (block_q = 8: each K step is 8 columns of two images): an odd batch (the last
-# pair half past it), images narrower than 8, 1 x 1 to 7 x 7 filters, asymmetric padding, a
-# short last row chunk, both dtypes; every value of every field of the paired configs.
-PAIRED_SHAPES = [
-    Conv2dGw8Params.make(5, 64, 8, 8),
-    Conv2dGw8Params.make(3, 32, 7, 7, r=7, s=7, padding=3, dtype="bfloat16"),
-    Conv2dGw8Params.make(6, 16, 11, 5, r=2, s=3, padding=(1, 0, 2, 0)),
-    Conv2dGw8Params.make(9, 64, 4, 4, r=1, s=1, padding=0),
-]
+# Paired images (block_q = 8: each K step is 8 columns of two images), every value of every
+# field of the paired configs.
 PAIRED_CASES = [
     (params, config)
     for params in PAIRED_SHAPES
-    for config in covering_configs(
-        [c for c in wgrad_spec.config_space(params) if c.block_q == wgrad_spec.PAIRED_BLOCK_Q],
-        next(c for c in wgrad_spec.config_space(params) if c.block_q == wgrad_spec.PAIRED_BLOCK_Q),
-    )
+    for config in paired_configs(wgrad_spec.config_space(params))
 ]
 
 

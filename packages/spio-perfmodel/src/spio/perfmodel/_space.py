@@ -99,9 +99,10 @@ def _fprop_candidates() -> Columns:
         spec.MMA_K_VALUES,
     )
     columns = Columns.from_rows(FpropConfig, list(rows))
+    paired = (columns.block_q == spec.PAIRED_BLOCK_Q) & (columns.warp_q16 == 1)
     well_formed = (
         (columns.block_g % columns.warp_g == 0)
-        & (columns.block_q % (spec.TILE_Q * columns.warp_q16) == 0)
+        & (paired | (columns.block_q % (spec.TILE_Q * columns.warp_q16) == 0))
         & (columns.warps <= spec.MAX_WARPS)
     )
     return columns.take(well_formed)
@@ -143,8 +144,11 @@ def _wgrad_candidates() -> Columns:
 def _fprop_space(params: Conv2dGw8Params) -> Columns:
     spec = fprop_spec
     c = _fprop_candidates()
-    fits_image = (c.block_q <= max(spec.TILE_Q, next_power_of_two(params.q))) & (
-        c.block_p <= max(spec.BLOCK_P_VALUES[0], next_power_of_two(params.p))
+    narrow = params.q <= spec.PAIRED_BLOCK_Q and params.n >= 2
+    fits_image = (
+        (c.block_q <= max(spec.TILE_Q, next_power_of_two(params.q)))
+        & (c.block_p <= max(spec.BLOCK_P_VALUES[0], next_power_of_two(params.p)))
+        & ((c.block_q != spec.PAIRED_BLOCK_Q) | narrow)
     )
     registers = spec.weight_registers(params, c.as_config()) <= spec.MAX_WEIGHT_REGISTERS
     accumulators = 4 * params.r * c.warp_g * c.warp_q16 <= spec.MAX_ACC_REGISTERS

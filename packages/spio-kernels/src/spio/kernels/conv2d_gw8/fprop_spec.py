@@ -7,7 +7,9 @@ memory (one in use, `prefetch` rows loading ahead, one being retired), each row
 `warp_g` groups: per input row and group of `mma_k / 8` filter columns it loads an A fragment
 (16 pixels x 8 input channels per filter column; one column per m16n8k8, two per m16n8k16)
 with ldmatrix once and multiplies it by each filter row's weights for those columns
-(registers) into the R output rows it feeds (R accumulator bands).
+(registers) into the R output rows it feeds (R accumulator bands). With `block_q` = 8
+(images at most 8 wide) a block owns 8 columns of each of two images side by side: each
+16-pixel A fragment is 8 columns of the same row of both, so that no fragment is half zeros.
 """
 
 from __future__ import annotations
@@ -44,13 +46,16 @@ DGRAD_KERNEL_NAME = "conv2d_gw8_dgrad"
 WARP_SIZE = 32
 #: Fragment columns: one m16n8k8 A fragment covers 16 output columns.
 TILE_Q = 16
+#: The block width at which the 16 columns of an A fragment are 8 of each of two images (for
+#: images at most this wide), as in wgrad.
+PAIRED_BLOCK_Q = 8
 MAX_WARPS = 16
 #: Weight registers per thread (warp_g * R * S) the config space allows.
 MAX_WEIGHT_REGISTERS = 64
 #: f32 accumulator registers per thread (R bands * warp_g * warp_q16 * 4) the space allows.
 MAX_ACC_REGISTERS = 64
 
-BLOCK_Q_VALUES = (16, 32, 64)
+BLOCK_Q_VALUES = (16, 32, 64, PAIRED_BLOCK_Q)
 BLOCK_G_VALUES = (1, 2, 4, 8)
 WARP_G_VALUES = (1, 2)
 WARP_Q16_VALUES = (1, 2, 4)
@@ -65,7 +70,8 @@ _CELL_BYTES = 16
 class FpropConfig:
     """Tiling of the fprop kernel; see the module doc for what each field means.
 
-    block_q: output columns per block (a multiple of 16 * warp_q16);
+    block_q: output columns per block (a multiple of 16 * warp_q16; or PAIRED_BLOCK_Q = 8
+    with warp_q16 = 1: 8 columns of each of two images);
     block_g: groups per block (block_c = 8 * block_g channels; divides the groups);
     warp_g: groups per warp (divides block_g); warp_q16: 16-column tiles per warp;
     block_p: output rows a block walks; prefetch: input rows loading ahead of use;
@@ -88,10 +94,11 @@ class FpropConfig:
         )
         if self.mma_k not in MMA_K_VALUES:
             raise ValueError(f"mma_k must be one of {MMA_K_VALUES}, got {self.mma_k}")
-        if self.block_q % (TILE_Q * self.warp_q16) != 0:
+        paired = self.block_q == PAIRED_BLOCK_Q and self.warp_q16 == 1
+        if not paired and self.block_q % (TILE_Q * self.warp_q16) != 0:
             raise ValueError(
-                f"block_q must be a multiple of 16 * warp_q16 = {TILE_Q * self.warp_q16}, "
-                f"got {self.block_q}"
+                f"block_q must be a multiple of 16 * warp_q16 = {TILE_Q * self.warp_q16} "
+                f"(or {PAIRED_BLOCK_Q} with warp_q16 = 1), got {self.block_q}"
             )
         if self.block_g % self.warp_g != 0:
             raise ValueError(
@@ -109,8 +116,14 @@ class FpropConfig:
         return GROUP_WIDTH * self.block_g
 
     @property
+    def warp_images(self) -> int:
+        """Images a block's columns (and each A fragment) span: 2 with block_q =
+        PAIRED_BLOCK_Q, else 1. (Arithmetic only, so that it runs on columns of configs too.)"""
+        return 1 + (self.block_q == PAIRED_BLOCK_Q)
+
+    @property
     def warps_q(self) -> int:
-        return self.block_q // (TILE_Q * self.warp_q16)
+        return self.block_q * self.warp_images // (TILE_Q * self.warp_q16)
 
     @property
     def warps_g(self) -> int:
@@ -178,13 +191,15 @@ def shared_mem_bytes(params: Conv2dGw8Params, config: FpropConfig) -> int:
     ldmatrix'ed into registers)."""
     ring = ring_rows(params, config) * config.block_g * smem_columns(params, config)
     stage = STAGE_ROWS * config.block_q * config.block_g
-    return _CELL_BYTES * (ring + stage + weight_cells(params, config))
+    images = config.warp_images
+    return _CELL_BYTES * (images * (ring + stage) + weight_cells(params, config))
 
 
 def grid_blocks(params: Conv2dGw8Params, config: FpropConfig) -> int:
-    """Blocks in the grid: n x row chunks x column strips x group slices."""
+    """Blocks in the grid: images (pairs of them with block_q = PAIRED_BLOCK_Q) x row chunks
+    x column strips x group slices."""
     return (
-        params.n
+        ceil_div(params.n, config.warp_images)
         * ceil_div(params.p, config.block_p)
         * ceil_div(params.q, config.block_q)
         * (params.groups // config.block_g)
@@ -225,7 +240,8 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
     """Return every valid config for params, in a fixed order.
 
     Tiles larger than the image are left out (block_q up to the next power of two >= q,
-    block_p up to the next power of two >= p), as are configs check_config refuses.
+    block_p up to the next power of two >= p; PAIRED_BLOCK_Q only for images at most that
+    wide, two or more of them), as are configs check_config refuses.
     """
     configs = []
     for block_q, block_g, warp_g, warp_q16, block_p, prefetch, mma_k in itertools.product(
@@ -239,11 +255,14 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
+        paired = block_q == PAIRED_BLOCK_Q
+        if paired and (params.q > PAIRED_BLOCK_Q or params.n < 2 or warp_q16 != 1):
+            continue
         if block_p > max(BLOCK_P_VALUES[0], next_power_of_two(params.p)):
             continue
-        if block_g % warp_g or block_q % (TILE_Q * warp_q16):
+        if block_g % warp_g or (not paired and block_q % (TILE_Q * warp_q16)):
             continue
-        if (block_q // (TILE_Q * warp_q16)) * (block_g // warp_g) > MAX_WARPS:
+        if (block_q * (1 + paired) // (TILE_Q * warp_q16)) * (block_g // warp_g) > MAX_WARPS:
             continue
         config = FpropConfig(block_q, block_g, warp_g, warp_q16, block_p, prefetch, mma_k)
         if _is_valid(params, config):
@@ -309,13 +328,29 @@ def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
     return grid_blocks(params, config) * config.warps
 
 
+def pairs_images(params: Conv2dGw8Params) -> bool:
+    """Whether the heuristic's tiles pair images (block_q = PAIRED_BLOCK_Q): wherever the
+    images are at most 8 wide and there are two or more of them.
+
+    From H200 and H100 sweeps of every config (paired best against unpaired best, H200,
+    fprop; dgrad alike): 256x1024x8x8 23.6 against 36.9 us, 512x256x7x7 9.2 against 16.3,
+    512x512x4x4 13.6 against 24.2, 128x256x8x8 5 x 5 6.3 against 11.2, 256x512x7x7 7 x 7
+    35.0 against 66.0; small layers (8x256x8x8, 16x128x7x7) within 2% either way.
+    """
+    return params.q <= PAIRED_BLOCK_Q and params.n >= 2
+
+
 def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...], mma_k: int) -> FpropConfig | None:
     """Return the ladder tile `fields` shrunk to params (columns and rows no larger than the
-    image, groups that divide the layer's, one group per warp where two need too many
-    weight registers), or None where it still does not fit."""
+    image, or 8 columns of each of two images where pairs_images; groups that divide the
+    layer's, one group per warp where two need too many weight registers), or None where it
+    still does not fit."""
     block_q, block_g, warp_g, warp_q16, block_p, prefetch = fields
-    block_q = min(block_q, max(TILE_Q, next_power_of_two(params.q)))
-    warp_q16 = min(warp_q16, block_q // TILE_Q)
+    if pairs_images(params):
+        block_q, warp_q16 = PAIRED_BLOCK_Q, 1
+    else:
+        block_q = min(block_q, max(TILE_Q, next_power_of_two(params.q)))
+        warp_q16 = min(warp_q16, block_q // TILE_Q)
     block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
     while params.groups % block_g:
         block_g //= 2
@@ -375,8 +410,14 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
     row, within = ("c", "k") if dgrad else ("k", "c")
     weight_dims = {"g": groups, row: 8, "r": params.r, "s": params.s, within: 8}
     block_weight_dims = {**weight_dims, "g": config.block_g}
+    paired = config.warp_images > 1
+    # With paired images the block index counts pairs of images, and the block's rings,
+    # staging rows and copies have an image dimension.
+    images = {"n": config.warp_images} if paired else {}
+    block_images = {"block_n": ceil_div(params.n, 2)} if paired else {"n": params.n}
     return [
         # Block and warp tiles: folds of the output's rows (Y), columns (X) and groups (G).
+        *([Fold("block_n", "n", 2)] if paired else []),
         Fold("block_y", "y", config.block_p),
         Fold("block_x", "x", config.block_q),
         Fold("block_g", "g", config.block_g),
@@ -385,7 +426,7 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
         CompoundIndex(
             "BlockIndex",
             Dims(
-                n=params.n,
+                **block_images,
                 block_y=ceil_div(params.p, config.block_p),
                 block_x=ceil_div(params.q, config.block_q),
                 block_g=groups // config.block_g,
@@ -411,21 +452,21 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
         Tensor(
             "SmemInput",
             element,
-            Dims(ring=ring_rows(params, config), x=columns, slot=config.block_g, c=8),
+            Dims(ring=ring_rows(params, config), **images, x=columns, slot=config.block_g, c=8),
         ),
         Tensor(
             "SmemOutput",
             element,
-            Dims(buf=STAGE_ROWS, x=config.block_q, slot=config.block_g, k=8),
+            Dims(buf=STAGE_ROWS, **images, x=config.block_q, slot=config.block_g, k=8),
         ),
         # The block's weights, same layout as global (16-byte rows, R * S cells apart):
         # one ldmatrix per B fragment.
         Tensor("SmemWeights", element, Dims(**block_weight_dims)),
-        CompoundIndex("LoadIndex", Dims(x=columns, g=config.block_g)),
+        CompoundIndex("LoadIndex", Dims(**images, x=columns, g=config.block_g)),
         CompoundIndex(
             "WeightLoadIndex", Dims(**{k: v for k, v in block_weight_dims.items() if k != within})
         ),
-        CompoundIndex("StoreIndex", Dims(x=config.block_q, g=config.block_g)),
+        CompoundIndex("StoreIndex", Dims(**images, x=config.block_q, g=config.block_g)),
         # Tensor cores: A = 16 pixels x 8 input channels, B = 8 x 8 weights of one tap,
         # C = 16 pixels x 8 output channels.
         # TC is K of the mma: (filter column of the tap group, input channel).
@@ -463,6 +504,9 @@ def _constants(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> str
         "// the kernel's entry point",
         f"#define CONV2D_GW8_KERNEL {DGRAD_KERNEL_NAME if dgrad else KERNEL_NAME}",
     ]
+    if config.warp_images > 1:
+        # A macro, not a constant, so that unpaired configs' headers stay as they were.
+        lines += ["// two images side by side, 8 columns of each", "#define CONV2D_GW8_PAIRED 1"]
     return "\n".join(lines) + "\n"
 
 
