@@ -25,6 +25,12 @@ CASES = [
     for config in covering_configs(
         wgrad_spec.config_space(params), wgrad_spec.default_config(params)
     )
+] + [
+    # Paired images (block_q = 8: each K step is 8 columns of two images), every value of
+    # every field of the paired configs.
+    (params, config)
+    for params in PAIRED_SHAPES
+    for config in paired_configs(wgrad_spec.config_space(params))
 ]
 
 
@@ -93,28 +99,6 @@ def test_wgrad_allocates_its_workspace_from_torch() -> None:
     grad_w = torch.empty(params.weight_shape, device="cuda", dtype=torch.float32)
     conv2d_gw8_wgrad(grad_w, x, grad_y, params)
     torch.testing.assert_close(grad_w, wgrad_reference(x, grad_y, params), rtol=1e-4, atol=1e-4)
-
-
-# Paired images (block_q = 8: each K step is 8 columns of two images), every value of every
-# field of the paired configs.
-PAIRED_CASES = [
-    (params, config)
-    for params in PAIRED_SHAPES
-    for config in paired_configs(wgrad_spec.config_space(params))
-]
-
-
-@pytest.mark.parametrize(("params", "config"), PAIRED_CASES, ids=str)
-def test_paired_images_match_reference(params: Conv2dGw8Params, config: WgradConfig) -> None:
-    import torch
-
-    x = uniform(params.input_shape, params, 13)
-    grad_y = uniform(params.output_shape, params, 14)
-    grad_w = _run(params, config, x, grad_y)
-    assert not torch.isnan(grad_w).any(), "the kernels left weights or partials unwritten"
-    depth = params.n * params.p * params.q
-    expected = wgrad_reference(x, grad_y, params)
-    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
 def test_wgrad_kernels_use_no_local_memory() -> None:
