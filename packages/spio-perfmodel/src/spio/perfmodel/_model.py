@@ -43,7 +43,8 @@ from ._space import space_columns
 #: others predicted at most 0.92% slower. The wgrad models trained with paired-image configs
 #: (thirteenth session) screened one layer of the tests 1.2% off the whole model's pick with
 #: those stages; keeping 384 and 48 picks the whole model's config on it and on 60 random
-#: layers per GPU (256 and 32 missed one of them by 0.4%), in the same ~1.8 ms.
+#: layers per GPU (256 and 32 missed one of them by 0.4%), for about 0.2 ms more on wgrad's
+#: largest spaces (2.2 against 2.0 ms at 128x64x64x64 on two cores).
 SCREEN_STAGES = ((30, 384), (100, 48))
 
 #: Version of the model file's metadata and targets; a file of another version is refused.
