@@ -22,7 +22,8 @@ SHAPES = [
     Conv2dGw8Params.make(128, 64, 64, 64),
 ]
 
-# Images at most 8 wide, whose spaces hold paired-image configs (block_q = 8): an odd batch
+# Images at most 8 wide, whose spaces hold configs with images side by side (block_q = 8 or
+# 4; "paired" here for both): an odd batch
 # (the last pair half past it), images narrower than 8, 1 x 1 to 7 x 7 filters, asymmetric
 # padding, a short last row chunk, bias, both dtypes.
 PAIRED_SHAPES = [
@@ -30,6 +31,7 @@ PAIRED_SHAPES = [
     Conv2dGw8Params.make(3, 32, 7, 7, r=7, s=7, padding=3, dtype="bfloat16"),
     Conv2dGw8Params.make(6, 16, 11, 5, r=2, s=3, padding=(1, 0, 2, 0)),
     Conv2dGw8Params.make(9, 64, 4, 4, r=1, s=1, padding=0),
+    Conv2dGw8Params.make(5, 32, 3, 3, dtype="bfloat16", has_bias=True),
 ]
 
 #: Shapes whose space is larger than this run a covering subset (every value of every field).
@@ -49,10 +51,13 @@ def covering_configs(space: Sequence[Any], default: Any) -> list[Any]:
 
 
 def paired_configs(space: Sequence[Any]) -> list[Any]:
-    """A covering subset (covering_configs) of the paired-image configs (block_q = 8) of
-    space."""
-    paired = [config for config in space if config.block_q == 8]
-    return covering_configs(paired, paired[0])
+    """A covering subset (covering_configs) of the configs of space with images side by side,
+    for each block_q below 16 (8 and 4) on its own."""
+    chosen = []
+    for block_q in sorted({config.block_q for config in space if config.block_q < 16}):
+        narrow = [config for config in space if config.block_q == block_q]
+        chosen += covering_configs(narrow, narrow[0])
+    return chosen
 
 
 def uniform(shape: Sequence[int], params: Conv2dGw8Params, salt: int) -> Any:

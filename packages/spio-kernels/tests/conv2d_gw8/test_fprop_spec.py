@@ -112,6 +112,8 @@ COMPILE_CASES = [
     for params in (
         Conv2dGw8Params.make(5, 64, 8, 8, has_bias=True),
         Conv2dGw8Params.make(4, 32, 7, 5, r=3, s=5, padding=(1, 1, 2, 2), dtype="bfloat16"),
+        # Four images side by side (block_q = 4), the last block one image short.
+        Conv2dGw8Params.make(7, 64, 4, 3, has_bias=True),
     )
     for config in config_space(params)[-4:]
 ]

@@ -60,6 +60,9 @@ CASES = {
     # half past it), bias, a 5 x 3 filter.
     "fprop-paired": ["fprop", "5x64x8x8", "--bias", "--config", "block_q=8", "warp_q16=1"],
     "dgrad-paired": ["dgrad", "3x16x7x7", *_FILTER, "--config", "block_q=8", "warp_q16=1"],
+    # Four images side by side (images at most 4 wide), the last block one image short.
+    "fprop-quad": ["fprop", "7x64x4x3", "--bias", "--config", "block_q=4", "warp_q16=1"],
+    "wgrad-quad": ["wgrad", "7x64x4x3", "--config", "block_q=4", "block_n=4"],
     # Images paired in each K step (the default on images at most 8 wide): an odd batch
     # walked in two steps, and warp rows on their own barriers, with cp.async and TMA rows.
     "wgrad-paired": ["wgrad", "5x64x8x8", "--config", "block_g=2", "walk_n=2"],

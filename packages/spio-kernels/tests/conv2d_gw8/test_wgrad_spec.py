@@ -22,8 +22,13 @@ SHAPES = [
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"block_q": 24}, "block_q must be 8 or a multiple of 16, got 24"),
-        ({"block_q": 8, "block_n": 3}, "block_q = 8 pairs images in each warp, so block_n must"),
+        ({"block_q": 24}, r"block_q must be one of \(8, 4\) or a multiple of 16, got 24"),
+        ({"block_q": 8, "block_n": 3}, "block_q = 8 puts 2 images in each warp, so block_n must"),
+        ({"block_q": 4, "block_n": 2}, "block_q = 4 puts 4 images in each warp, so block_n must"),
+        (
+            {"block_q": 4, "block_g": 8, "block_n": 4, "tma": True},
+            "tma=True needs block_q a multiple of 8",
+        ),
         ({"block_g": 3, "warp_g": 2}, "block_g must be a multiple of warp_g = 2, got 3"),
         ({"prefetch": 0}, "prefetch must be >= 1, got 0"),
         ({"walk_n": 0}, "walk_n must be >= 1, got 0"),
@@ -248,27 +253,35 @@ def test_wgrad_reference_matches_torch_grad() -> None:
     torch.testing.assert_close(wgrad_reference(x, grad_y, params), expected, rtol=1e-5, atol=1e-5)
 
 
-COMPILE_CASES = [
-    (params, config)
-    for params in (
-        Conv2dGw8Params.make(8, 64, 64, 64),
-        Conv2dGw8Params.make(1, 8, 7, 9, r=1, s=7, padding=(0, 0, 3, 2), dtype="bfloat16"),
-        Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
-    )
-    for config in covering_configs(
-        wgrad_spec.config_space(params), wgrad_spec.default_config(params)
-    )[:14]
-] + [
-    # Paired images (block_q = 8), each paired field value: images side by side and walked,
-    # per-row barriers, TMA rows.
-    (Conv2dGw8Params.make(8, 64, 8, 8), config)
-    for config in (
-        WgradConfig(8, 1, 1, 8, 1, 2),
-        WgradConfig(8, 8, 2, 8, 2, 4, 2, image_sync=True),
-        WgradConfig(8, 8, 1, 8, 2, 2, 4, tma=True),
-        WgradConfig(8, 8, 2, 8, 1, 4, image_sync=True, tma=True),
-    )
-]
+COMPILE_CASES = (
+    [
+        (params, config)
+        for params in (
+            Conv2dGw8Params.make(8, 64, 64, 64),
+            Conv2dGw8Params.make(1, 8, 7, 9, r=1, s=7, padding=(0, 0, 3, 2), dtype="bfloat16"),
+            Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
+        )
+        for config in covering_configs(
+            wgrad_spec.config_space(params), wgrad_spec.default_config(params)
+        )[:14]
+    ]
+    + [
+        # Paired images (block_q = 8), each paired field value: images side by side and walked,
+        # per-row barriers, TMA rows.
+        (Conv2dGw8Params.make(8, 64, 8, 8), config)
+        for config in (
+            WgradConfig(8, 1, 1, 8, 1, 2),
+            WgradConfig(8, 8, 2, 8, 2, 4, 2, image_sync=True),
+            WgradConfig(8, 8, 1, 8, 2, 2, 4, tma=True),
+            WgradConfig(8, 8, 2, 8, 1, 4, image_sync=True, tma=True),
+        )
+    ]
+    + [
+        # Four images side by side (block_q = 4), walked, with odd images.
+        (Conv2dGw8Params.make(7, 64, 4, 3), config)
+        for config in (WgradConfig(4, 1, 1, 8, 2, 4), WgradConfig(4, 8, 2, 8, 1, 4, 2))
+    ]
+)
 
 
 def test_compile_cases_cover_every_value() -> None:

@@ -99,10 +99,10 @@ def _fprop_candidates() -> Columns:
         spec.MMA_K_VALUES,
     )
     columns = Columns.from_rows(FpropConfig, list(rows))
-    paired = (columns.block_q == spec.PAIRED_BLOCK_Q) & (columns.warp_q16 == 1)
+    narrow = (columns.block_q < spec.TILE_Q) & (columns.warp_q16 == 1)
     well_formed = (
         (columns.block_g % columns.warp_g == 0)
-        & (paired | (columns.block_q % (spec.TILE_Q * columns.warp_q16) == 0))
+        & (narrow | (columns.block_q % (spec.TILE_Q * columns.warp_q16) == 0))
         & (columns.warps <= spec.MAX_WARPS)
     )
     return columns.take(well_formed)
@@ -112,7 +112,8 @@ def _fprop_candidates() -> Columns:
 def _wgrad_candidates() -> Columns:
     """Every wgrad config that is well formed on its own, in config_space's order (each tile
     without image_sync, then with it where it has several warp rows; each of those without
-    tma, then with it where the tile has TMA_BLOCK_G groups)."""
+    tma, then with it where the tile has TMA_BLOCK_G groups and whole TMA_ROW_PIXELS
+    columns)."""
     spec = wgrad_spec
     rows = []
     for fields in itertools.product(
@@ -125,15 +126,15 @@ def _wgrad_candidates() -> Columns:
         spec.WALK_N_VALUES,
     ):
         block_q, block_g, block_n = fields[0], fields[1], fields[5]
-        warp_rows = block_n // (2 if block_q == spec.PAIRED_BLOCK_Q else 1)
+        warp_rows = block_n // -(-spec.TILE_Q // block_q)
         for image_sync in (0, 1) if warp_rows > 1 else (0,):
-            for tma in (0, 1) if block_g == spec.TMA_BLOCK_G else (0,):
+            tma_rows = block_g == spec.TMA_BLOCK_G and block_q % spec.TMA_ROW_PIXELS == 0
+            for tma in (0, 1) if tma_rows else (0,):
                 rows.append((*fields, image_sync, tma))
     columns = Columns.from_rows(WgradConfig, rows)
     several_images = columns.block_n > 1
-    paired = columns.block_q == spec.PAIRED_BLOCK_Q
     well_formed = (
-        (~paired | (columns.block_n % 2 == 0))
+        (columns.block_n % columns.warp_images == 0)
         & (columns.block_g % columns.warp_g == 0)
         & (columns.warps <= spec.MAX_WARPS)
         & (~several_images | (columns.block_q * columns.block_n <= spec.MAX_BLOCK_COLUMNS))
@@ -144,11 +145,12 @@ def _wgrad_candidates() -> Columns:
 def _fprop_space(params: Conv2dGw8Params) -> Columns:
     spec = fprop_spec
     c = _fprop_candidates()
-    narrow = params.q <= spec.PAIRED_BLOCK_Q and params.n >= 2
+    # Blocks below 16 columns: images at most block_q wide, more than half a block's images.
+    narrow_fits = (params.q <= c.block_q) & (2 * params.n > c.warp_images)
     fits_image = (
         (c.block_q <= max(spec.TILE_Q, next_power_of_two(params.q)))
         & (c.block_p <= max(spec.BLOCK_P_VALUES[0], next_power_of_two(params.p)))
-        & ((c.block_q != spec.PAIRED_BLOCK_Q) | narrow)
+        & ((c.block_q >= spec.TILE_Q) | narrow_fits)
     )
     registers = spec.weight_registers(params, c.as_config()) <= spec.MAX_WEIGHT_REGISTERS
     accumulators = 4 * params.r * c.warp_g * c.warp_q16 <= spec.MAX_ACC_REGISTERS
@@ -174,7 +176,7 @@ def _wgrad_space(params: Conv2dGw8Params) -> Columns:
     fits_image = (
         (c.block_q <= max(spec.TILE_Q, next_power_of_two(params.q)))
         & (c.block_p <= max(spec.BLOCK_P_VALUES[0], next_power_of_two(params.p)))
-        & ((c.block_q != spec.PAIRED_BLOCK_Q) | (params.q <= spec.PAIRED_BLOCK_Q))
+        & ((c.block_q >= spec.TILE_Q) | (params.q <= c.block_q))
     )
     images = ((c.block_n == 1) | (c.block_n <= images_cap)) & (
         (c.walk_n == 1) | (c.block_n * c.walk_n <= images_cap)

@@ -58,8 +58,8 @@ static_assert(WARP_X::stride == 16, "a warp owns the 16 pixels of one m16n8k16 K
 static_assert(ThreadIndex::size() == kThreads, "the block has one thread per thread index");
 static_assert(kStepImages == kWarpRows * kWarpImages && kWarpRows <= 15,
               "each warp row owns kWarpImages images; named barriers 1 ... 15");
-static_assert(kWarpImages == 1 || (kWarpImages == 2 && BLOCK_X::stride == 8),
-              "a K step spans two images only as 8 columns of each");
+static_assert(kWarpImages == 1 || kWarpImages * BLOCK_X::stride == 16,
+              "a K step spans several images as 16 / kWarpImages columns of each");
 static_assert(PartialCellIndex::size() * 4 * SmemPartials::size<N>().get() *
                       SmemPartials::size<WARP_X>().get() ==
                   SmemPartials::storage_size(),
@@ -92,7 +92,8 @@ __device__ __forceinline__ void sync_row(int warp_row) {
 
 // The image (within the block's step) and the column (within the warp's strip) of K row k of a
 // warp's fragments: with kWarpImages 2, rows 0-7 are the 8 columns of the warp row's first
-// image and rows 8-15 those of its second (images no wider than 8 then fill whole K steps).
+// image and rows 8-15 those of its second (images no wider than 8 then fill whole K steps);
+// with 4, rows 4i to 4i + 3 are the 4 columns of its image i.
 __device__ __forceinline__ N k_row_image(N warp_row, X k) {
     if constexpr (kWarpImages == 1) {
         return warp_row;

@@ -9,7 +9,8 @@ memory (one in use, `prefetch` rows loading ahead, one being retired), each row
 with ldmatrix once and multiplies it by each filter row's weights for those columns
 (registers) into the R output rows it feeds (R accumulator bands). With `block_q` = 8
 (images at most 8 wide) a block owns 8 columns of each of two images side by side: each
-16-pixel A fragment is 8 columns of the same row of both, so that no fragment is half zeros.
+16-pixel A fragment is 8 columns of the same row of both, so that no fragment is half zeros;
+with `block_q` = 4, 4 columns of each of four images.
 """
 
 from __future__ import annotations
@@ -49,13 +50,16 @@ TILE_Q = 16
 #: The block width at which the 16 columns of an A fragment are 8 of each of two images (for
 #: images at most this wide), as in wgrad.
 PAIRED_BLOCK_Q = 8
+#: The block widths below TILE_Q: an A fragment is block_q columns of each of 16 / block_q
+#: images (two at 8, four at 4).
+NARROW_BLOCK_Q = (PAIRED_BLOCK_Q, 4)
 MAX_WARPS = 16
 #: Weight registers per thread (warp_g * R * S) the config space allows.
 MAX_WEIGHT_REGISTERS = 64
 #: f32 accumulator registers per thread (R bands * warp_g * warp_q16 * 4) the space allows.
 MAX_ACC_REGISTERS = 64
 
-BLOCK_Q_VALUES = (16, 32, 64, PAIRED_BLOCK_Q)
+BLOCK_Q_VALUES = (16, 32, 64, *NARROW_BLOCK_Q)
 BLOCK_G_VALUES = (1, 2, 4, 8)
 WARP_G_VALUES = (1, 2)
 WARP_Q16_VALUES = (1, 2, 4)
@@ -70,8 +74,8 @@ _CELL_BYTES = 16
 class FpropConfig:
     """Tiling of the fprop kernel; see the module doc for what each field means.
 
-    block_q: output columns per block (a multiple of 16 * warp_q16; or PAIRED_BLOCK_Q = 8
-    with warp_q16 = 1: 8 columns of each of two images);
+    block_q: output columns per block (a multiple of 16 * warp_q16; or 8 or 4,
+    NARROW_BLOCK_Q, with warp_q16 = 1: that many columns of each of 16 / block_q images);
     block_g: groups per block (block_c = 8 * block_g channels; divides the groups);
     warp_g: groups per warp (divides block_g); warp_q16: 16-column tiles per warp;
     block_p: output rows a block walks; prefetch: input rows loading ahead of use;
@@ -94,11 +98,11 @@ class FpropConfig:
         )
         if self.mma_k not in MMA_K_VALUES:
             raise ValueError(f"mma_k must be one of {MMA_K_VALUES}, got {self.mma_k}")
-        paired = self.block_q == PAIRED_BLOCK_Q and self.warp_q16 == 1
-        if not paired and self.block_q % (TILE_Q * self.warp_q16) != 0:
+        narrow = self.block_q in NARROW_BLOCK_Q and self.warp_q16 == 1
+        if not narrow and self.block_q % (TILE_Q * self.warp_q16) != 0:
             raise ValueError(
                 f"block_q must be a multiple of 16 * warp_q16 = {TILE_Q * self.warp_q16} "
-                f"(or {PAIRED_BLOCK_Q} with warp_q16 = 1), got {self.block_q}"
+                f"(or one of {NARROW_BLOCK_Q} with warp_q16 = 1), got {self.block_q}"
             )
         if self.block_g % self.warp_g != 0:
             raise ValueError(
@@ -117,9 +121,10 @@ class FpropConfig:
 
     @property
     def warp_images(self) -> int:
-        """Images a block's columns (and each A fragment) span: 2 with block_q =
-        PAIRED_BLOCK_Q, else 1. (Arithmetic only, so that it runs on columns of configs too.)"""
-        return 1 + (self.block_q == PAIRED_BLOCK_Q)
+        """Images a block's columns (and each A fragment) span: 16 / block_q below 16
+        (NARROW_BLOCK_Q), else 1. (Arithmetic only, so that it runs on columns of configs
+        too.)"""
+        return (TILE_Q + self.block_q - 1) // self.block_q
 
     @property
     def warps_q(self) -> int:
@@ -196,8 +201,8 @@ def shared_mem_bytes(params: Conv2dGw8Params, config: FpropConfig) -> int:
 
 
 def grid_blocks(params: Conv2dGw8Params, config: FpropConfig) -> int:
-    """Blocks in the grid: images (pairs of them with block_q = PAIRED_BLOCK_Q) x row chunks
-    x column strips x group slices."""
+    """Blocks in the grid: images (groups of warp_images of them with block_q below 16) x
+    row chunks x column strips x group slices."""
     return (
         ceil_div(params.n, config.warp_images)
         * ceil_div(params.p, config.block_p)
@@ -240,8 +245,8 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
     """Return every valid config for params, in a fixed order.
 
     Tiles larger than the image are left out (block_q up to the next power of two >= q,
-    block_p up to the next power of two >= p; PAIRED_BLOCK_Q only for images at most that
-    wide, two or more of them), as are configs check_config refuses.
+    block_p up to the next power of two >= p; NARROW_BLOCK_Q only for images at most that
+    wide, more than half a block's images of them), as are configs check_config refuses.
     """
     configs = []
     for block_q, block_g, warp_g, warp_q16, block_p, prefetch, mma_k in itertools.product(
@@ -255,14 +260,15 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
-        paired = block_q == PAIRED_BLOCK_Q
-        if paired and (params.q > PAIRED_BLOCK_Q or params.n < 2 or warp_q16 != 1):
+        images = ceil_div(TILE_Q, block_q)
+        narrow = block_q < TILE_Q
+        if narrow and (params.q > block_q or 2 * params.n <= images or warp_q16 != 1):
             continue
         if block_p > max(BLOCK_P_VALUES[0], next_power_of_two(params.p)):
             continue
-        if block_g % warp_g or (not paired and block_q % (TILE_Q * warp_q16)):
+        if block_g % warp_g or (not narrow and block_q % (TILE_Q * warp_q16)):
             continue
-        if (block_q * (1 + paired) // (TILE_Q * warp_q16)) * (block_g // warp_g) > MAX_WARPS:
+        if (block_q * images // (TILE_Q * warp_q16)) * (block_g // warp_g) > MAX_WARPS:
             continue
         config = FpropConfig(block_q, block_g, warp_g, warp_q16, block_p, prefetch, mma_k)
         if _is_valid(params, config):
@@ -328,26 +334,32 @@ def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
     return grid_blocks(params, config) * config.warps
 
 
-def pairs_images(params: Conv2dGw8Params) -> bool:
-    """Whether the heuristic's tiles pair images (block_q = PAIRED_BLOCK_Q): wherever the
-    images are at most 8 wide and there are two or more of them.
+def images_per_fragment(params: Conv2dGw8Params) -> int:
+    """The images the heuristic's tiles put in each A fragment: 4 (block_q = 4) where the
+    images are at most 4 wide and there are three or more of them, 2 (block_q = 8) where
+    they are at most 8 wide and there are two or more, else 1.
 
-    From H200 and H100 sweeps of every config (paired best against unpaired best, H200,
-    fprop; dgrad alike): 256x1024x8x8 23.6 against 36.9 us, 512x256x7x7 9.2 against 16.3,
-    512x512x4x4 13.6 against 24.2, 128x256x8x8 5 x 5 6.3 against 11.2, 256x512x7x7 7 x 7
-    35.0 against 66.0; small layers (8x256x8x8, 16x128x7x7) within 2% either way.
+    Pairs, from H200 and H100 sweeps of every config (paired best against unpaired best,
+    H200, fprop; dgrad alike): 256x1024x8x8 23.6 against 36.9 us, 512x256x7x7 9.2 against
+    16.3, 512x512x4x4 13.6 against 24.2, 128x256x8x8 5 x 5 6.3 against 11.2, 256x512x7x7
+    7 x 7 35.0 against 66.0; small layers (8x256x8x8, 16x128x7x7) within 2% either way.
     """
-    return params.q <= PAIRED_BLOCK_Q and params.n >= 2
+    if params.q <= NARROW_BLOCK_Q[1] and params.n >= 3:
+        return TILE_Q // NARROW_BLOCK_Q[1]
+    if params.q <= PAIRED_BLOCK_Q and params.n >= 2:
+        return TILE_Q // PAIRED_BLOCK_Q
+    return 1
 
 
 def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...], mma_k: int) -> FpropConfig | None:
     """Return the ladder tile `fields` shrunk to params (columns and rows no larger than the
-    image, or 8 columns of each of two images where pairs_images; groups that divide the
+    image, or 16 / images columns of each of `images_per_fragment` images; groups that divide the
     layer's, one group per warp where two need too many weight registers), or None where it
     still does not fit."""
     block_q, block_g, warp_g, warp_q16, block_p, prefetch = fields
-    if pairs_images(params):
-        block_q, warp_q16 = PAIRED_BLOCK_Q, 1
+    images = images_per_fragment(params)
+    if images > 1:
+        block_q, warp_q16 = TILE_Q // images, 1
     else:
         block_q = min(block_q, max(TILE_Q, next_power_of_two(params.q)))
         warp_q16 = min(warp_q16, block_q // TILE_Q)
@@ -410,14 +422,16 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
     row, within = ("c", "k") if dgrad else ("k", "c")
     weight_dims = {"g": groups, row: 8, "r": params.r, "s": params.s, within: 8}
     block_weight_dims = {**weight_dims, "g": config.block_g}
-    paired = config.warp_images > 1
-    # With paired images the block index counts pairs of images, and the block's rings,
+    side_by_side = config.warp_images
+    # With images side by side the block index counts groups of them, and the block's rings,
     # staging rows and copies have an image dimension.
-    images = {"n": config.warp_images} if paired else {}
-    block_images = {"block_n": ceil_div(params.n, 2)} if paired else {"n": params.n}
+    images = {"n": side_by_side} if side_by_side > 1 else {}
+    block_images = (
+        {"block_n": ceil_div(params.n, side_by_side)} if side_by_side > 1 else {"n": params.n}
+    )
     return [
         # Block and warp tiles: folds of the output's rows (Y), columns (X) and groups (G).
-        *([Fold("block_n", "n", 2)] if paired else []),
+        *([Fold("block_n", "n", side_by_side)] if side_by_side > 1 else []),
         Fold("block_y", "y", config.block_p),
         Fold("block_x", "x", config.block_q),
         Fold("block_g", "g", config.block_g),
@@ -505,8 +519,8 @@ def _constants(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> str
         f"#define CONV2D_GW8_KERNEL {DGRAD_KERNEL_NAME if dgrad else KERNEL_NAME}",
     ]
     if config.warp_images > 1:
-        # A macro, not a constant, so that unpaired configs' headers stay as they were.
-        lines += ["// two images side by side, 8 columns of each", "#define CONV2D_GW8_PAIRED 1"]
+        # A macro, not a constant, so that the other configs' headers stay as they were.
+        lines += ["// images side by side, block_q columns of each", "#define CONV2D_GW8_PAIRED 1"]
     return "\n".join(lines) + "\n"
 
 

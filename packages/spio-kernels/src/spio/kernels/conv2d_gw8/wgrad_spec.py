@@ -53,12 +53,15 @@ from .params import GROUP_WIDTH, Conv2dGw8Params
 KERNEL_NAME = "conv2d_gw8_wgrad"
 REDUCE_KERNEL_NAME = "conv2d_gw8_wgrad_reduce"
 WARP_SIZE = 32
-#: Pixels of one m16n8k16 K step: a warp's columns (of one image, or of two: PAIRED_BLOCK_Q).
+#: Pixels of one m16n8k16 K step: a warp's columns (of one image, or of several: NARROW_BLOCK_Q).
 TILE_Q = 16
 #: The block width at which a warp's K step is 8 columns of each of two images side by side,
 #: for images at most this wide: with 16 columns of one image, half of every K step of an
 #: 8-pixel-wide image would be zeros.
 PAIRED_BLOCK_Q = 8
+#: The block widths below TILE_Q: a warp's K step is block_q columns of each of
+#: TILE_Q / block_q images (two at 8, four at 4), for images at most block_q wide.
+NARROW_BLOCK_Q = (PAIRED_BLOCK_Q, 4)
 MAX_WARPS = 16
 #: f32 accumulator registers per thread (warp_g * ceil(R * S / 2) fragments of 4).
 MAX_ACC_REGISTERS = 112
@@ -69,7 +72,7 @@ REDUCE_THREADS = 256
 MAX_REDUCE_SLICES = 32
 REDUCE_BATCH = 8
 
-BLOCK_Q_VALUES = (16, 32, 64, PAIRED_BLOCK_Q)
+BLOCK_Q_VALUES = (16, 32, 64, *NARROW_BLOCK_Q)
 BLOCK_G_VALUES = (1, 2, 4, 8)
 WARP_G_VALUES = (1, 2)
 BLOCK_P_VALUES = (8, 16, 32, 64)
@@ -87,11 +90,13 @@ _F32_BYTES = 4
 class WgradConfig:
     """Tiling of the wgrad kernel; see the module doc for what each field means.
 
-    block_q: output columns per block (a multiple of 16, a warp owning 16; or
-    PAIRED_BLOCK_Q = 8, a warp owning 8 columns of each of two images); block_g: groups per
+    block_q: output columns per block (a multiple of 16, a warp owning 16; or 8 or 4,
+    NARROW_BLOCK_Q, a warp owning that many columns of each of 16 / block_q images); block_g:
+    groups per
     block (divides the groups); warp_g: groups per warp (divides block_g); block_p: output
     rows a block walks; prefetch: rows loading ahead of use; block_n: images per block side by
-    side (a warp row owns one, or two with block_q 8: then block_n is even); walk_n: such
+    side (a warp row owns one, or 16 / block_q with block_q < 16: then block_n is a
+    multiple of that); walk_n: such
     steps of block_n images each block walks one after another (block_n * walk_n images per
     block); image_sync (keyword only; several warp rows only): each warp row loads its own
     images' rows and meets at its own barrier instead of the block's; tma (keyword only): the rows
@@ -116,19 +121,25 @@ class WgradConfig:
         for flag in ("image_sync", "tma"):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
-        if self.block_q != PAIRED_BLOCK_Q and self.block_q % TILE_Q != 0:
+        if self.block_q not in NARROW_BLOCK_Q and self.block_q % TILE_Q != 0:
             raise ValueError(
-                f"block_q must be {PAIRED_BLOCK_Q} or a multiple of {TILE_Q}, got {self.block_q}"
+                f"block_q must be one of {NARROW_BLOCK_Q} or a multiple of {TILE_Q}, "
+                f"got {self.block_q}"
             )
         if self.block_n % self.warp_images != 0:
             raise ValueError(
-                f"block_q = {PAIRED_BLOCK_Q} pairs images in each warp, so block_n must be even, "
-                f"got {self.block_n}"
+                f"block_q = {self.block_q} puts {self.warp_images} images in each warp, so "
+                f"block_n must be a multiple of {self.warp_images}, got {self.block_n}"
+            )
+        if self.tma and self.block_q % TMA_ROW_PIXELS != 0:
+            raise ValueError(
+                f"tma=True needs block_q a multiple of {TMA_ROW_PIXELS} (whole swizzle rows per "
+                f"image), got {self.block_q}"
             )
         if self.image_sync and self.warp_rows == 1:
             raise ValueError(
-                "image_sync=True needs several warp rows (block_n > 1, or > 2 with block_q = "
-                f"{PAIRED_BLOCK_Q})"
+                "image_sync=True needs several warp rows (block_n > 16 / block_q images per "
+                f"warp row), got block_n = {self.block_n} with block_q = {self.block_q}"
             )
         if self.block_g % self.warp_g != 0:
             raise ValueError(
@@ -147,9 +158,9 @@ class WgradConfig:
 
     @property
     def warp_images(self) -> int:
-        """Images a warp's K step spans: 2 with block_q = PAIRED_BLOCK_Q, else 1. (Arithmetic
-        only, so that it runs on columns of configs too.)"""
-        return 1 + (self.block_q == PAIRED_BLOCK_Q)
+        """Images a warp's K step spans: 16 / block_q below 16 (NARROW_BLOCK_Q), else 1.
+        (Arithmetic only, so that it runs on columns of configs too.)"""
+        return (TILE_Q + self.block_q - 1) // self.block_q
 
     @property
     def warp_rows(self) -> int:
@@ -158,7 +169,7 @@ class WgradConfig:
 
     @property
     def warps_q(self) -> int:
-        """Column strips of warps (one with block_q = PAIRED_BLOCK_Q)."""
+        """Column strips of warps (one with block_q below 16)."""
         return (self.block_q + TILE_Q - 1) // TILE_Q
 
     @property
@@ -314,8 +325,8 @@ def _images_fit(params: Conv2dGw8Params, images: int) -> bool:
 
 def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     """Return every valid config for params, in a fixed order (tiles larger than the image
-    left out, as in fprop; PAIRED_BLOCK_Q only for images at most that wide); tiles of
-    TMA_BLOCK_G groups come with and without tma."""
+    left out, as in fprop; NARROW_BLOCK_Q only for images at most that wide); tiles of
+    TMA_BLOCK_G groups and whole TMA_ROW_PIXELS columns come with and without tma."""
     configs = []
     for block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n in itertools.product(
         BLOCK_Q_VALUES,
@@ -328,8 +339,8 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
-        paired = block_q == PAIRED_BLOCK_Q
-        if paired and (params.q > PAIRED_BLOCK_Q or block_n % 2):
+        warp_images = ceil_div(TILE_Q, block_q)
+        if block_q < TILE_Q and (params.q > block_q or block_n % warp_images):
             continue
         if block_p > max(BLOCK_P_VALUES[0], next_power_of_two(params.p)):
             continue
@@ -339,12 +350,13 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
             continue
         if walk_n > 1 and not _images_fit(params, block_n * walk_n):
             continue
-        warp_rows = block_n // (1 + paired)
+        warp_rows = block_n // warp_images
         warps = ceil_div(block_q, TILE_Q) * (block_g // max(1, warp_g)) * warp_rows
         if block_g % warp_g or warps > MAX_WARPS:
             continue
         for image_sync in (False, True) if warp_rows > 1 else (False,):
-            for tma in (False, True) if block_g == TMA_BLOCK_G else (False,):
+            tma_rows = block_g == TMA_BLOCK_G and block_q % TMA_ROW_PIXELS == 0
+            for tma in (False, True) if tma_rows else (False,):
                 config = WgradConfig(
                     block_q,
                     block_g,
@@ -421,18 +433,19 @@ def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig |
 
     Columns and rows no larger than the layer's; images narrower than the tile take more
     images per block (the same pixel columns, so the same number of partials), two to a
-    warp's K step where _pairs_images (up to four images side by side); groups that
+    warp's K step where images_per_k_step says (up to four images side by side); groups that
     divide the layer's; then, until it fits, one group per warp, one row of prefetch and
     fewer groups per block (large filters need many accumulators and reduction memory).
     """
     tile_q, block_g, warp_g, block_p, prefetch, block_n = fields
     block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
-    if _pairs_images(params):
-        # The tile's pixel columns as 8 of each image, at most BLOCK_N_VALUES' largest and the
-        # batch rounded up to a power of two.
-        block_q = PAIRED_BLOCK_Q
+    images = images_per_k_step(params)
+    if images > 1:
+        # The tile's pixel columns as 16 / images of each image, at most BLOCK_N_VALUES'
+        # largest and the batch rounded up to a power of two.
+        block_q = TILE_Q // images
         block_n = min(
-            max(2, block_n * tile_q // PAIRED_BLOCK_Q),
+            max(images, block_n * tile_q // block_q),
             BLOCK_N_VALUES[-1],
             next_power_of_two(params.n),
         )
@@ -457,17 +470,22 @@ def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig |
     return None
 
 
-def _pairs_images(params: Conv2dGw8Params) -> bool:
-    """Whether the heuristic's tiles pair images in each K step (block_q = PAIRED_BLOCK_Q):
-    wherever the images are at most 8 wide and there are two or more of them.
+def images_per_k_step(params: Conv2dGw8Params) -> int:
+    """The images the heuristic's tiles put in each warp's K step: 4 (block_q = 4) where
+    the images are at most 4 wide and there are three or more of them, 2 (block_q = 8)
+    where they are at most 8 wide and there are two or more, else 1.
 
-    From H200 and H100 sweeps of every config (3 x 3 unless noted; paired best against
-    unpaired best, H200): 256x1024x8x8 25.1 against 40.4 us, 512x256x7x7 11.7 against 18.0,
-    64x512x7x7 5.5 against 7.0, 32x1024x8x8 5.9 against 7.2, 64x256x4x4 3.6 against 4.2,
-    128x256x8x8 5 x 5 9.6 against 13.3, 256x512x7x7 7 x 7 47.0 against 71.4; small layers
-    (8x256x8x8, 16x128x7x7) within 2%. The H100's are alike.
+    Pairs, from H200 and H100 sweeps of every config (3 x 3 unless noted; paired best
+    against unpaired best, H200): 256x1024x8x8 25.1 against 40.4 us, 512x256x7x7 11.7
+    against 18.0, 64x512x7x7 5.5 against 7.0, 32x1024x8x8 5.9 against 7.2, 64x256x4x4 3.6
+    against 4.2, 128x256x8x8 5 x 5 9.6 against 13.3, 256x512x7x7 7 x 7 47.0 against 71.4;
+    small layers (8x256x8x8, 16x128x7x7) within 2%. The H100's are alike.
     """
-    return params.q <= PAIRED_BLOCK_Q and params.n >= 2
+    if params.q <= NARROW_BLOCK_Q[1] and params.n >= 3:
+        return TILE_Q // NARROW_BLOCK_Q[1]
+    if params.q <= PAIRED_BLOCK_Q and params.n >= 2:
+        return TILE_Q // PAIRED_BLOCK_Q
+    return 1
 
 
 def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -602,8 +620,8 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             ),
             init="blockIdx.x",
         ),
-        # n: the warp's row of images within the block (its image; with block_q =
-        # PAIRED_BLOCK_Q images 2n and 2n + 1).
+        # n: the warp's row of images within the block (its image; with block_q < 16 the
+        # 16 / block_q images from n * 16 / block_q).
         CompoundIndex(
             "ThreadIndex",
             Dims(n=config.warp_rows, warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
@@ -713,7 +731,7 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kColumnPairs", column_pairs(params), "A fragments per group and input row"),
         ("kPrefetch", config.prefetch, "rows loading ahead of the one needed next"),
         ("kWalkImages", config.walk_n, "steps of images a block walks one after another"),
-        ("kWarpImages", config.warp_images, "images a warp's K step spans (8 columns each if 2)"),
+        ("kWarpImages", config.warp_images, "images a warp's K step spans (16 / block_q each)"),
         ("kImageSync", int(config.image_sync), "each image's warps load and meet on their own"),
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
