@@ -11,6 +11,13 @@ from .params import Conv2dGw8Params
 #: Shared memory a block may use: two blocks per SM fit on sm_80 and sm_90.
 MAX_SHARED_MEM = 100 * 1024
 
+#: Pixels of one 16-row tensor-core operand: fprop's A fragment, wgrad's K step.
+FRAGMENT_PIXELS = 16
+#: The block widths below FRAGMENT_PIXELS: a fragment is block_q columns of each of
+#: FRAGMENT_PIXELS / block_q images side by side (two at 8, four at 4), for images at most
+#: block_q wide, so that no fragment is mostly zeros.
+NARROW_BLOCK_Q = (8, 4)
+
 Config = TypeVar("Config")
 
 
@@ -134,3 +141,16 @@ def constants_block(spec_module: str, values: Iterable[tuple[str, int, str]]) ->
     for name, value, why in values:
         lines += [f"// {why}", f"constexpr int {name} = {value};"]
     return lines
+
+
+def images_per_fragment(params: Conv2dGw8Params) -> int:
+    """The images side by side the heuristics' tiles put in each 16-pixel fragment, in every
+    pass: 4 (block_q = 4) where the images are at most 4 wide and there are three or more
+    of them, 2 (block_q = 8) where they are at most 8 wide and there are two or more, else 1.
+    The specs' default_config docs hold the sweeps behind it."""
+    paired, four = NARROW_BLOCK_Q
+    if params.q <= four and params.n >= 3:
+        return FRAGMENT_PIXELS // four
+    if params.q <= paired and params.n >= 2:
+        return FRAGMENT_PIXELS // paired
+    return 1

@@ -31,6 +31,7 @@ from spio.dims import (
 )
 
 from ._tiling import (
+    NARROW_BLOCK_Q,
     LaunchGeometry,
     ceil_div,
     check_groups_and_smem,
@@ -38,6 +39,7 @@ from ._tiling import (
     constants_block,
     first_filling,
     fits,
+    images_per_fragment,
     next_power_of_two,
 )
 from .params import GROUP_WIDTH, Conv2dGw8Params
@@ -48,11 +50,8 @@ WARP_SIZE = 32
 #: Fragment columns: one m16n8k8 A fragment covers 16 output columns.
 TILE_Q = 16
 #: The block width at which the 16 columns of an A fragment are 8 of each of two images (for
-#: images at most this wide), as in wgrad.
-PAIRED_BLOCK_Q = 8
-#: The block widths below TILE_Q: an A fragment is block_q columns of each of 16 / block_q
-#: images (two at 8, four at 4).
-NARROW_BLOCK_Q = (PAIRED_BLOCK_Q, 4)
+#: images at most this wide), as in wgrad (_tiling.NARROW_BLOCK_Q holds it and 4, four images).
+PAIRED_BLOCK_Q = NARROW_BLOCK_Q[0]
 MAX_WARPS = 16
 #: Weight registers per thread (warp_g * R * S) the config space allows.
 MAX_WEIGHT_REGISTERS = 64
@@ -334,26 +333,17 @@ def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
     return grid_blocks(params, config) * config.warps
 
 
-def images_per_fragment(params: Conv2dGw8Params) -> int:
-    """The images the heuristic's tiles put in each A fragment: 4 (block_q = 4) where the
-    images are at most 4 wide and there are three or more of them, 2 (block_q = 8) where
-    they are at most 8 wide and there are two or more, else 1.
-
-    Pairs, from H200 and H100 sweeps of every config (paired best against unpaired best,
-    H200, fprop; dgrad alike): 256x1024x8x8 23.6 against 36.9 us, 512x256x7x7 9.2 against
-    16.3, 512x512x4x4 13.6 against 24.2, 128x256x8x8 5 x 5 6.3 against 11.2, 256x512x7x7
-    7 x 7 35.0 against 66.0; small layers (8x256x8x8, 16x128x7x7) within 2% either way.
-    """
-    if params.q <= NARROW_BLOCK_Q[1] and params.n >= 3:
-        return TILE_Q // NARROW_BLOCK_Q[1]
-    if params.q <= PAIRED_BLOCK_Q and params.n >= 2:
-        return TILE_Q // PAIRED_BLOCK_Q
-    return 1
+# Images side by side (_tiling.images_per_fragment), from H200 and H100 sweeps of every
+# config (best against best with one image per fragment, H200, fprop; dgrad alike): two
+# images, 256x1024x8x8 23.6 against 36.9 us, 512x256x7x7 9.2 against 16.3, 128x256x8x8
+# 5 x 5 6.3 against 11.2, 256x512x7x7 7 x 7 35.0 against 66.0, small layers (8x256x8x8,
+# 16x128x7x7) within 2% either way; four images, 512x512x4x4 8.3 against 13.8 (two) and 24.5.
 
 
 def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...], mma_k: int) -> FpropConfig | None:
     """Return the ladder tile `fields` shrunk to params (columns and rows no larger than the
-    image, or 16 / images columns of each of `images_per_fragment` images; groups that divide the
+    image, or 16 / images columns of each of `images_per_fragment` images; groups that divide
+    the
     layer's, one group per warp where two need too many weight registers), or None where it
     still does not fit."""
     block_q, block_g, warp_g, warp_q16, block_p, prefetch = fields

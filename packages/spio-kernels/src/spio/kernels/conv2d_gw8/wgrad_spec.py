@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Tensor, dtype, generate
 
 from ._tiling import (
+    NARROW_BLOCK_Q,
     LaunchGeometry,
     ceil_div,
     check_groups_and_smem,
@@ -46,6 +47,7 @@ from ._tiling import (
     constants_block,
     first_filling,
     fits,
+    images_per_fragment,
     next_power_of_two,
 )
 from .params import GROUP_WIDTH, Conv2dGw8Params
@@ -55,13 +57,9 @@ REDUCE_KERNEL_NAME = "conv2d_gw8_wgrad_reduce"
 WARP_SIZE = 32
 #: Pixels of one m16n8k16 K step: a warp's columns (of one image, or of several: NARROW_BLOCK_Q).
 TILE_Q = 16
-#: The block width at which a warp's K step is 8 columns of each of two images side by side,
-#: for images at most this wide: with 16 columns of one image, half of every K step of an
-#: 8-pixel-wide image would be zeros.
-PAIRED_BLOCK_Q = 8
-#: The block widths below TILE_Q: a warp's K step is block_q columns of each of
-#: TILE_Q / block_q images (two at 8, four at 4), for images at most block_q wide.
-NARROW_BLOCK_Q = (PAIRED_BLOCK_Q, 4)
+#: The block width at which a warp's K step is 8 columns of each of two images side by side
+#: (_tiling.NARROW_BLOCK_Q holds it and 4, four images).
+PAIRED_BLOCK_Q = NARROW_BLOCK_Q[0]
 MAX_WARPS = 16
 #: f32 accumulator registers per thread (warp_g * ceil(R * S / 2) fragments of 4).
 MAX_ACC_REGISTERS = 112
@@ -433,13 +431,13 @@ def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig |
 
     Columns and rows no larger than the layer's; images narrower than the tile take more
     images per block (the same pixel columns, so the same number of partials), two to a
-    warp's K step where images_per_k_step says (up to four images side by side); groups that
+    warp's K step where images_per_fragment says (up to four images side by side); groups that
     divide the layer's; then, until it fits, one group per warp, one row of prefetch and
     fewer groups per block (large filters need many accumulators and reduction memory).
     """
     tile_q, block_g, warp_g, block_p, prefetch, block_n = fields
     block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
-    images = images_per_k_step(params)
+    images = images_per_fragment(params)
     if images > 1:
         # The tile's pixel columns as 16 / images of each image, at most BLOCK_N_VALUES'
         # largest and the batch rounded up to a power of two.
@@ -470,22 +468,12 @@ def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig |
     return None
 
 
-def images_per_k_step(params: Conv2dGw8Params) -> int:
-    """The images the heuristic's tiles put in each warp's K step: 4 (block_q = 4) where
-    the images are at most 4 wide and there are three or more of them, 2 (block_q = 8)
-    where they are at most 8 wide and there are two or more, else 1.
-
-    Pairs, from H200 and H100 sweeps of every config (3 x 3 unless noted; paired best
-    against unpaired best, H200): 256x1024x8x8 25.1 against 40.4 us, 512x256x7x7 11.7
-    against 18.0, 64x512x7x7 5.5 against 7.0, 32x1024x8x8 5.9 against 7.2, 64x256x4x4 3.6
-    against 4.2, 128x256x8x8 5 x 5 9.6 against 13.3, 256x512x7x7 7 x 7 47.0 against 71.4;
-    small layers (8x256x8x8, 16x128x7x7) within 2%. The H100's are alike.
-    """
-    if params.q <= NARROW_BLOCK_Q[1] and params.n >= 3:
-        return TILE_Q // NARROW_BLOCK_Q[1]
-    if params.q <= PAIRED_BLOCK_Q and params.n >= 2:
-        return TILE_Q // PAIRED_BLOCK_Q
-    return 1
+# Images side by side (_tiling.images_per_fragment), from H200 and H100 sweeps of every
+# config (3 x 3 unless noted; best against best with one image per K step, H200): two
+# images, 256x1024x8x8 25.1 against 40.4 us, 512x256x7x7 11.7 against 18.0, 64x512x7x7 5.5
+# against 7.0, 32x1024x8x8 5.9 against 7.2, 128x256x8x8 5 x 5 9.6 against 13.3,
+# 256x512x7x7 7 x 7 47.0 against 71.4, small layers (8x256x8x8, 16x128x7x7) within 2%;
+# four images, 512x512x4x4 10.8 against 13.4 (two) and 23.3. The H100's are alike.
 
 
 def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
