@@ -23,7 +23,11 @@ from typing import Any
 import numpy as np
 
 from spio.kernels.conv2d_gw8 import FpropConfig, WgradConfig, dgrad_spec, fprop_spec, wgrad_spec
-from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM, next_power_of_two
+from spio.kernels.conv2d_gw8._tiling import (
+    MAX_SHARED_MEM,
+    fragment_images,
+    next_power_of_two,
+)
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._passes import kernel_pass
@@ -126,7 +130,7 @@ def _wgrad_candidates() -> Columns:
         spec.WALK_N_VALUES,
     ):
         block_q, block_g, block_n = fields[0], fields[1], fields[5]
-        warp_rows = block_n // -(-spec.TILE_Q // block_q)
+        warp_rows = block_n // fragment_images(block_q)
         for image_sync in (0, 1) if warp_rows > 1 else (0,):
             tma_rows = block_g == spec.TMA_BLOCK_G and block_q % spec.TMA_ROW_PIXELS == 0
             for tma in (0, 1) if tma_rows else (0,):

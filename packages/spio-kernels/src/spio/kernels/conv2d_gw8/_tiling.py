@@ -143,6 +143,13 @@ def constants_block(spec_module: str, values: Iterable[tuple[str, int, str]]) ->
     return lines
 
 
+def fragment_images(block_q: int) -> int:
+    """Images side by side in each 16-pixel fragment of a block block_q columns wide:
+    FRAGMENT_PIXELS / block_q below FRAGMENT_PIXELS (NARROW_BLOCK_Q), else 1. (Arithmetic
+    only, so that it runs on columns of configs too.)"""
+    return ceil_div(FRAGMENT_PIXELS, block_q)
+
+
 def images_per_fragment(params: Conv2dGw8Params) -> int:
     """The images side by side the heuristics' tiles put in each 16-pixel fragment, in every
     pass: 4 (block_q = 4) where the images are at most 4 wide and there are three or more

@@ -39,6 +39,7 @@ from ._tiling import (
     constants_block,
     first_filling,
     fits,
+    fragment_images,
     images_per_fragment,
     next_power_of_two,
 )
@@ -49,9 +50,6 @@ DGRAD_KERNEL_NAME = "conv2d_gw8_dgrad"
 WARP_SIZE = 32
 #: Fragment columns: one m16n8k8 A fragment covers 16 output columns.
 TILE_Q = 16
-#: The block width at which the 16 columns of an A fragment are 8 of each of two images (for
-#: images at most this wide), as in wgrad (_tiling.NARROW_BLOCK_Q holds it and 4, four images).
-PAIRED_BLOCK_Q = NARROW_BLOCK_Q[0]
 MAX_WARPS = 16
 #: Weight registers per thread (warp_g * R * S) the config space allows.
 MAX_WEIGHT_REGISTERS = 64
@@ -120,10 +118,8 @@ class FpropConfig:
 
     @property
     def warp_images(self) -> int:
-        """Images a block's columns (and each A fragment) span: 16 / block_q below 16
-        (NARROW_BLOCK_Q), else 1. (Arithmetic only, so that it runs on columns of configs
-        too.)"""
-        return (TILE_Q + self.block_q - 1) // self.block_q
+        """Images a block's columns (and each A fragment) span (_tiling.fragment_images)."""
+        return fragment_images(self.block_q)
 
     @property
     def warps_q(self) -> int:
@@ -259,7 +255,7 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
-        images = ceil_div(TILE_Q, block_q)
+        images = fragment_images(block_q)
         narrow = block_q < TILE_Q
         if narrow and (params.q > block_q or 2 * params.n <= images or warp_q16 != 1):
             continue

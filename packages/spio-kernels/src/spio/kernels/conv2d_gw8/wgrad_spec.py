@@ -47,6 +47,7 @@ from ._tiling import (
     constants_block,
     first_filling,
     fits,
+    fragment_images,
     images_per_fragment,
     next_power_of_two,
 )
@@ -156,9 +157,8 @@ class WgradConfig:
 
     @property
     def warp_images(self) -> int:
-        """Images a warp's K step spans: 16 / block_q below 16 (NARROW_BLOCK_Q), else 1.
-        (Arithmetic only, so that it runs on columns of configs too.)"""
-        return (TILE_Q + self.block_q - 1) // self.block_q
+        """Images a warp's K step spans (_tiling.fragment_images)."""
+        return fragment_images(self.block_q)
 
     @property
     def warp_rows(self) -> int:
@@ -337,7 +337,7 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
-        warp_images = ceil_div(TILE_Q, block_q)
+        warp_images = fragment_images(block_q)
         if block_q < TILE_Q and (params.q > block_q or block_n % warp_images):
             continue
         if block_p > max(BLOCK_P_VALUES[0], next_power_of_two(params.p)):
