@@ -47,11 +47,10 @@ class _StubModel:
     def measured_config(self, params: Conv2dGw8Params) -> object:
         return self.measured
 
-    def best_config(self, params: Conv2dGw8Params) -> object:
-        return self.pick
-
-    def predict_us(self, params: Conv2dGw8Params, configs: list[object]) -> list[float]:
-        return [self.times["pick" if c == self.pick else "heuristic"] for c in configs]
+    def best_config_over(self, params: Conv2dGw8Params, baseline: object) -> tuple[object, float]:
+        if baseline == self.pick:
+            return self.pick, float("inf")
+        return self.pick, self.times["heuristic"] / self.times["pick"] - 1
 
 
 def test_a_pick_needs_a_predicted_gain_of_3_percent(gpu: SimpleNamespace) -> None:

@@ -61,6 +61,32 @@ def test_screening_picks_what_the_whole_model_picks(pass_name: str) -> None:
             assert screened_us <= 1.01 * whole_us, (layer, whole, screened)
 
 
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_the_pick_and_its_gain_come_from_one_scoring(pass_name: str) -> None:
+    import numpy as np
+
+    from spio.perfmodel._campaign import campaign_layers
+    from spio.perfmodel._select import predicted_gain
+
+    model = shipped_model(pass_name, "NVIDIA H200")
+    assert model is not None
+    for layer in campaign_layers(8, seed=3):
+        pick = model.best_config(layer)
+        space = PASSES[pass_name].config_space(layer)
+        predicted = model.predict_us(layer, space)
+        # The heuristic's config and the one predicted slowest: the first is usually kept by
+        # the screens on its own merit, the second never is, and must ride through them.
+        default = PASSES[pass_name].default_config(layer, 132)
+        slowest = space[int(np.argmax(predicted))]
+        for baseline in (default, slowest):
+            over, gain = model.best_config_over(layer, baseline)
+            assert over == pick
+            expected = predicted_gain(model, layer, baseline, pick)
+            assert gain == pytest.approx(expected, rel=1e-4, abs=1e-5), (layer, baseline)
+        assert model.best_config_over(layer, pick) == (pick, float("inf"))
+        assert model.best_config_over(layer, slowest)[1] > 0
+
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 

@@ -61,3 +61,18 @@ def test_shared_memory_on_columns_is_the_specs(pass_name: str) -> None:
     expected = [spec.launch_geometry(params, config).shared_mem for config in configs]
     np.testing.assert_array_equal(shared_mem(pass_name, params, columns), expected)
     assert columns.threads.tolist() == [config.threads for config in configs]
+
+
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_index_of_finds_each_config_and_nothing_else(pass_name: str) -> None:
+    spec = PASSES[pass_name]
+    params = Conv2dGw8Params.make(16, 64, 30, 30, r=5, s=5, padding=2)
+    columns = space_columns(pass_name, params)
+    for i in (0, len(columns) // 2, len(columns) - 1):
+        assert columns.index_of(columns.config(i)) == i
+    assert columns.index_of(spec.default_config(params, 132)) is not None
+    # Images 8 wide have tiles of two images each; images 30 wide have none.
+    narrow = spec.config_space(Conv2dGw8Params.make(16, 64, 8, 8, r=5, s=5, padding=2))
+    outside = [config for config in narrow if config.block_q == 8]
+    assert outside and all(columns.index_of(config) is None for config in outside)
+    assert columns.index_of("not a config") is None

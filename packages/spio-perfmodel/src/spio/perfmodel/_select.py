@@ -111,13 +111,12 @@ def _model_or_heuristic(
         return ConfigChoice(measured, "measured", f"{why}: measured on this layer")
     import spio.jit
 
-    pick = model.best_config(params)
     # The heuristic's spec-level default stands in for it: the kernel entries' default_config_on
     # compiles and loads the default's kernel to balance its waves, a second compile (about
     # a second) for a config that may not run.
     sm_count = spio.jit.device_info(device).sm_count
     default = kernel_pass(model.pass_name).default_config(params, sm_count)
-    gain = predicted_gain(model, params, default, pick)
+    pick, gain = model.best_config_over(params, default)
     if gain < MIN_PREDICTED_GAIN:
         because = (
             f"{why} predicts its pick only {gain:.1%} faster than the heuristic's config "

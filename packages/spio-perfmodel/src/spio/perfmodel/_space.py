@@ -69,6 +69,16 @@ class Columns:
             fields[field.name] = bool(value) if field.type in (bool, "bool") else int(value)
         return self.config_type(**fields)
 
+    def index_of(self, config: Any) -> int | None:
+        """The first entry equal to config (of config_type), or None where there is none."""
+        if not isinstance(config, self.config_type):
+            return None
+        found = np.ones(len(self), dtype=bool)
+        for name in self._names:
+            found &= getattr(self, name) == int(getattr(config, name))
+        hits = np.flatnonzero(found)
+        return int(hits[0]) if len(hits) else None
+
     def matrix(self) -> np.ndarray:
         """The fields as float columns, in the dataclass's field order."""
         return np.stack([getattr(self, n).astype(np.float64) for n in self._names], axis=1)
