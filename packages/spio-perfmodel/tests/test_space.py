@@ -74,5 +74,6 @@ def test_index_of_finds_each_config_and_nothing_else(pass_name: str) -> None:
     # Images 8 wide have tiles of two images each; images 30 wide have none.
     narrow = spec.config_space(Conv2dGw8Params.make(16, 64, 8, 8, r=5, s=5, padding=2))
     outside = [config for config in narrow if config.block_q == 8]
-    assert outside and all(columns.index_of(config) is None for config in outside)
+    assert outside
+    assert all(columns.index_of(config) is None for config in outside)
     assert columns.index_of("not a config") is None

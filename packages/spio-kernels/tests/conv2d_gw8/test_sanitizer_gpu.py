@@ -2,11 +2,11 @@
 
 Each case runs `python -m spio.kernels.conv2d_gw8.run_once` under one tool and asserts the
 tool's summary reports nothing. The sample: each pass's default on a layer with odd sizes,
-the configs of the covering set that change how blocks load and meet (prefetch, the
-tensor-core K, images side by side with their own barriers, a single partial sum that skips
-the reduction, TMA rows, images paired in each K step), and a 5 x 3 filter with asymmetric
-padding and bias. Small layers keep
-racecheck, which serialises the blocks, to seconds per case.
+the configs of the covering set that change how blocks load and meet (prefetch, a ring
+deeper than a block's walk, the tensor-core K, images side by side with their own barriers,
+a single partial sum that skips the reduction, TMA rows, images paired in each K step), and
+a 5 x 3 filter with asymmetric padding and bias. Small layers keep racecheck, which
+serialises the blocks, to seconds per case.
 """
 
 from __future__ import annotations
@@ -48,7 +48,10 @@ CASES = {
     "fprop-default": ["fprop", _ODD],
     "fprop-prefetch2-mma8": ["fprop", _ODD, "--config", *_PREFETCH2_MMA8],
     "fprop-filter-bias": ["fprop", "3x16x9x7", *_FILTER, "--bias"],
+    # A ring of 8 rows: 6 loading ahead, more than a 4-row block's walk of 6 input rows.
+    "fprop-prefetch6-short-walk": ["fprop", _ODD, "--config", "prefetch=6", "block_p=4"],
     "dgrad-default": ["dgrad", _ODD],
+    "dgrad-prefetch6-filter": ["dgrad", "3x16x9x7", *_FILTER, "--config", "prefetch=6"],
     "dgrad-filter": ["dgrad", "3x16x9x7", *_FILTER, "--dtype", "bfloat16"],
     "wgrad-default": ["wgrad", _ODD],
     "wgrad-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_OWN_BARRIERS],
