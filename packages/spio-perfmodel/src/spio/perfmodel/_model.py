@@ -44,12 +44,12 @@ from ._space import Columns, space_columns
 #: (thirteenth session) screened one layer of the tests 1.2% off the whole model's pick with
 #: those stages; keeping 384 and 48 picks the whole model's config on it and on 60 random
 #: layers per GPU (256 and 32 missed one of them by 0.4%), for about 0.2 ms more on wgrad's
-#: largest spaces (2.2 against 2.0 ms at 128x64x64x64 on two cores). Each stage now adds only its
-#: further trees to the last stage's sums, and the heuristic's config rides through the stages
-#: for choose_config's gain check (best_config_over): the choice and the check together went
-#: from 2.6 to 2.0-2.1 ms there. Each XGBoost call costs about 0.15 ms before any tree on
-#: that machine (it reads the cgroup's CPU quota every time), so fewer calls, not fewer
-#: trees, is what is left to save.
+#: largest spaces (2.2 against 2.0 ms at 128x64x64x64 on two cores). Each stage now adds
+#: only its further trees to the last stage's sums, and the heuristic's config rides through
+#: the stages for choose_config's gain check (best_config_over): the choice and the check
+#: together went from 2.6-3.0 to 2.0-2.5 ms there (runs vary). Each XGBoost call costs
+#: about 0.15 ms before any tree on that machine (it reads the cgroup's CPU quota every
+#: time), so fewer calls, not fewer trees, is what is left to save.
 SCREEN_STAGES = ((30, 384), (100, 48))
 
 #: Version of the model file's metadata and targets; a file of another version is refused.
