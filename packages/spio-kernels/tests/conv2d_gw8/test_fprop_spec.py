@@ -194,9 +194,10 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
 
 
 def test_default_config_pairs_narrow_images() -> None:
-    # 8 columns of each of two images (the H200 sweep's best tile but for mma_k, 1% off).
+    # 8 columns of each of two images (the H200 sweep's best tile but for mma_k, 1% off),
+    # six rows ahead (its 10-row walks; 23.4 -> 21.4 us on an H200).
     params = Conv2dGw8Params.make(256, 1024, 8, 8)
-    assert default_config(params) == FpropConfig(8, 8, 2, 1, 8, 2, 16)
+    assert default_config(params) == FpropConfig(8, 8, 2, 1, 8, 6, 16)
     # One image: nothing to pair.
     assert default_config(Conv2dGw8Params.make(1, 1024, 8, 8)).block_q == 16
     # Every narrow default is in the space, odd batches and large filters included.
@@ -206,3 +207,17 @@ def test_default_config_pairs_narrow_images() -> None:
             config = default_config(layer)
             assert config.block_q == 8
             assert config in config_space(layer)
+
+
+def test_default_config_deepens_the_ring_of_narrow_tiles_on_long_enough_walks() -> None:
+    # 16-column tiles two rows ahead, walking 18 input rows: six rows ahead.
+    mid = default_config(Conv2dGw8Params.make(256, 256, 16, 16))
+    assert (mid.block_q, mid.block_p, mid.prefetch) == (16, 16, spec.DEEP_PREFETCH)
+    # The 32-column tiles of large images keep two rows ahead.
+    large = default_config(Conv2dGw8Params.make(128, 64, 64, 64))
+    assert (large.block_q, large.prefetch) == (32, 2)
+    # A 4-row walk of a 3 x 3 filter reads 6 input rows: too short.
+    short = Conv2dGw8Params.make(1, 1024, 16, 16)
+    config = default_config(short)
+    assert min(config.block_p, short.p) + short.r - 1 < spec.DEEP_RING_MIN_WALK
+    assert config.prefetch != spec.DEEP_PREFETCH
