@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from spio.perfmodel import PASSES, GpuLimits, feature_matrix, feature_names
+from spio.perfmodel._space import Columns, space_fields
 
 LAYER = Conv2dGw8Params.make(128, 64, 64, 64)
 
@@ -26,10 +25,21 @@ def test_columns_match_the_names_and_the_specs(pass_name: str) -> None:
         geometry = spec.launch_geometry(LAYER, config)
         assert column["blocks"][i] == geometry.grid
         assert column["warps_per_block"][i] == geometry.block / 32
-        for field in dataclasses.fields(config):
-            assert column[field.name][i] == float(getattr(config, field.name))
+        for name in space_fields(spec.config_type):
+            assert column[name][i] == float(getattr(config, name))
     assert np.all(column["n"] == 128)
     assert np.all(column["compulsory_mb"] > 134)
+
+
+def test_placement_fields_are_no_features() -> None:
+    """wgrad's segments are set for a GPU after a config is chosen (stream_config): models
+    neither see them nor choose them, and configs of a space read them as their default."""
+    assert "segments" not in feature_names("wgrad")
+    assert "segments" not in space_fields(PASSES["wgrad"].config_type)
+    configs = PASSES["wgrad"].config_space(LAYER)[:3]
+    columns = Columns.of(PASSES["wgrad"].config_type, configs)
+    assert columns.segments == 0
+    assert [columns.config(i) for i in range(3)] == configs
 
 
 def test_waves_follow_the_gpu() -> None:

@@ -140,3 +140,28 @@ def test_a_used_pick_compiles_no_heuristic_config(
     faster = _StubModel(other, heuristic_us=12.0, pick_us=10.0)
     assert choose_config("fprop", LAYER, model=faster).source == "model"  # type: ignore[arg-type]
     assert calls == []
+
+
+def test_a_wgrad_choice_takes_its_placement_on_the_device(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The launcher's placement (segments where the waves would leave SMs idle) applies to
+    whatever chose the tile; a placement that keeps the config keeps the choice as it is."""
+    plain = choose_config("wgrad", LAYER)
+    asked = []
+
+    def segmented(params: Conv2dGw8Params, config: object, device: int) -> object:
+        asked.append((params, config, device))
+        return dataclasses.replace(config, walk_n=1, segments=5)  # type: ignore[type-var]
+
+    placements = {"fprop": lambda p, c, d: c, "dgrad": lambda p, c, d: c, "wgrad": segmented}
+    monkeypatch.setattr(_select, "_placements", lambda: placements)
+    placed = choose_config("wgrad", LAYER)
+    assert asked == [(LAYER, plain.config, 0)]
+    assert placed.config == dataclasses.replace(plain.config, walk_n=1, segments=5)
+    assert placed.source == plain.source
+    assert (
+        placed.reason
+        == f"{plain.reason}; its tile walks 5 segments a strip, as its waves would leave SMs idle"
+    )
+    assert choose_config("fprop", LAYER).config.__class__.__name__ == "FpropConfig"

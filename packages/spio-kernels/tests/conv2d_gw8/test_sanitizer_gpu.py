@@ -4,7 +4,8 @@ Each case runs `python -m spio.kernels.conv2d_gw8.run_once` under one tool and a
 tool's summary reports nothing. The sample: each pass's default on a layer with odd sizes,
 the configs of the covering set that change how blocks load and meet (prefetch, a ring
 deeper than a block's walk, the tensor-core K, images side by side with their own barriers,
-a single partial sum that skips the reduction, TMA rows, images paired in each K step), and
+a single partial sum that skips the reduction, TMA rows, images paired in each K step,
+segments of the stream of rows), and
 a 5 x 3 filter with asymmetric padding and bias. Small layers keep racecheck, which
 serialises the blocks, to seconds per case.
 """
@@ -77,6 +78,18 @@ CASES = {
         "block_g=8",
         "tma=1",
         "image_sync=1",
+    ],
+    # Segments of the stream of rows: 7 per strip of 16 columns (of 2) over 3 images, and 11
+    # per strip over 5 images two at a time, crossing images mid-walk, with cp.async rows and
+    # with TMA rows on per-image barriers.
+    "wgrad-segments": ["wgrad", _ODD, "--config", "block_q=16", "segments=7"],
+    "wgrad-segments-tma-own-barriers": [
+        "wgrad",
+        "5x64x12x20",
+        "--config",
+        *_TMA,
+        "image_sync=1",
+        "segments=11",
     ],
 }
 

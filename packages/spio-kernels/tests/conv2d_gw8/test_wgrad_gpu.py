@@ -4,6 +4,8 @@ grad_w and the workspace of partial sums are poisoned with NaN, so a weight or a
 the kernels leave unwritten shows as NaN in grad_w.
 """
 
+import dataclasses
+
 import pytest
 from gw8_cases import PAIRED_SHAPES, SHAPES, covering_configs, paired_configs, uniform
 
@@ -173,3 +175,97 @@ def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:
         )
     assert torch.equal(results[0], results[2])
     assert 1 <= len(launch.tensor_maps) <= 3
+
+
+def _segment_counts(params: Conv2dGw8Params, config: WgradConfig) -> list[int]:
+    """One segment; a count that cuts parts mid-way; one output row per segment."""
+    rows = wgrad_spec.stream_rows(params, config)
+    return sorted({1, min(rows, 7), rows})
+
+
+def _segment_tiles(params: Conv2dGw8Params) -> list[WgradConfig]:
+    """The heuristic's tile and the space's first with TMA, with per-image barriers and with
+    images side by side in each K step, where the space has them; walked once (segments
+    walk the whole stream)."""
+    space = wgrad_spec.config_space(params)
+    picks = [wgrad_spec.default_config(params)]
+    for wanted in (lambda c: c.tma, lambda c: c.image_sync, lambda c: c.block_q < 16):
+        picks += [c for c in space if wanted(c)][:1]
+    # (Steps of fewer rows than prefetch take no segments: check_config.)
+    tiles = (
+        dataclasses.replace(c, walk_n=1, prefetch=min(c.prefetch, params.p + params.r - 1))
+        for c in picks
+    )
+    return list(dict.fromkeys(tiles))
+
+
+# Segments (stream-K): each block walks an equal share of its column strip's stream of rows,
+# crossing steps of images mid-segment; every shape of the covering sets.
+SEGMENT_CASES = [
+    (params, dataclasses.replace(tile, segments=segments))
+    for params in SHAPES + PAIRED_SHAPES
+    for tile in _segment_tiles(params)
+    for segments in _segment_counts(params, tile)
+] + [
+    (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, segments=132)),
+    (
+        Conv2dGw8Params.make(6, 64, 20, 37, r=5, s=3, padding=(2, 1, 0, 2)),
+        WgradConfig(16, 8, 2, 16, 2, 2, image_sync=True, tma=True, segments=29),
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "config"), SEGMENT_CASES, ids=str)
+def test_segments_match_reference(params: Conv2dGw8Params, config: WgradConfig) -> None:
+    import torch
+
+    x = uniform(params.input_shape, params, 13)
+    grad_y = uniform(params.output_shape, params, 14)
+    grad_w = _run(params, config, x, grad_y)
+    assert not torch.isnan(grad_w).any(), "the kernels left weights or partials unwritten"
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
+def test_stream_config_on_fills_the_gpu_with_one_segment_per_block() -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8._tiling import grid_slots
+    from spio.kernels.conv2d_gw8.wgrad import stream_config_on, wgrad_launch
+
+    device = torch.cuda.current_device()
+    params = Conv2dGw8Params.make(128, 64, 64, 64)
+    for tile in (WgradConfig(16, 8, 2, 64, 2, 4, 2), WgradConfig(16, 1, 1, 8, 2, 4)):
+        config = stream_config_on(params, tile, device)
+        assert config.walk_n == 1
+        assert config.segments >= 1
+        main = wgrad_launch(params, config, device).main
+        slots = grid_slots(main, wgrad_spec.launch_geometry(params, config))
+        blocks = wgrad_spec.grid_blocks(params, config)
+        columns = wgrad_spec.column_strips(params, config) * params.groups // config.block_g
+        assert slots - columns < blocks <= slots, (config, slots)
+
+
+@pytest.mark.parametrize(
+    ("shape", "segmented"),
+    [
+        ((160, 64, 64, 64), True),  # 320 blocks: the third wave's slots mostly idle
+        ((128, 64, 64, 64), False),  # 256 blocks: 97% of two waves
+        ((2, 64, 64, 64), False),  # under one wave
+    ],
+)
+def test_balanced_config_walks_segments_where_the_waves_leave_sms_idle(
+    shape: tuple[int, int, int, int], segmented: bool
+) -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8.wgrad import balanced_config_on, stream_config_on
+
+    device = torch.cuda.current_device()
+    params = Conv2dGw8Params.make(*shape)
+    tile = WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True)  # 8 warps: two blocks per SM
+    config = balanced_config_on(params, tile, device)
+    expected = stream_config_on(params, tile, device) if segmented else tile
+    assert config == expected
+    assert balanced_config_on(params, config, device) == config

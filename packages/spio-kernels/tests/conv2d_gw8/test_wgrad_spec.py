@@ -229,6 +229,73 @@ def test_walked_images_divide_the_partials_not_the_warps() -> None:
     assert "constexpr int kWalkImages = 2;" in wgrad_spec.generate_types(params, walked)
 
 
+def test_segments_make_one_partial_per_block_of_each_strip_and_group_slice() -> None:
+    params = Conv2dGw8Params.make(7, 64, 20, 40)  # 3 strips of 16 columns
+    config = WgradConfig(16, 4, 2, 8, 2, 2, segments=33)
+    assert wgrad_spec.column_strips(params, config) == 3
+    assert wgrad_spec.stream_rows(params, config) == 4 * 20  # steps x rows
+    assert wgrad_spec.partial_count(params, config) == 33 * 3
+    assert wgrad_spec.grid_blocks(params, config) == 33 * 3 * 2  # 2 slices of 4 groups
+    assert wgrad_workspace_bytes(params, config) == 33 * 3 * 64 * 9 * 8 * 4
+    types_h = wgrad_spec.generate_types(params, config)
+    for constant in ("kSegments = 33;", "kSteps = 4;", "kPartials = 99;"):
+        assert f"constexpr int {constant}" in types_h
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"segments": -1}, ValueError, r"segments must be >= 0 \(0: row chunks\), got -1"),
+        ({"segments": 4, "walk_n": 2}, ValueError, "so walk_n must be 1, got 2"),
+        ({"segments": 2.0}, TypeError, r"segments must be an int, got 2\.0"),
+        ({"segments": True}, TypeError, "segments must be an int, got True"),
+    ],
+)
+def test_segments_errors(kwargs: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        WgradConfig(**kwargs)
+
+
+def test_segments_at_most_one_per_output_row() -> None:
+    params = Conv2dGw8Params.make(2, 16, 5, 20)  # 2 steps x 5 rows
+    fits = WgradConfig(16, 2, 2, 8, 1, segments=10)
+    wgrad_spec.check_config(params, fits)
+    with pytest.raises(ValueError, match=r"segments = 11 must be at most .* = 10\)"):
+        wgrad_spec.check_config(params, dataclasses.replace(fits, segments=11))
+
+
+@pytest.mark.parametrize(
+    ("shape", "tile", "slots", "segments"),
+    [
+        ((128, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, 2), 132, 33),  # 4 strips
+        ((128, 64, 64, 64), WgradConfig(64, 8, 2, 64, 2, 1, 2), 132, 132),  # 1 strip
+        ((128, 256, 14, 14), WgradConfig(16, 8, 2, 16, 2, 1), 132, 33),  # 4 slices
+        ((128, 1024, 16, 16), WgradConfig(16, 8, 2, 16, 2, 1), 264, 16),  # 16 slices
+        ((1, 8, 3, 3), WgradConfig(16, 1, 1, 8, 1, 1), 132, 3),  # one segment per row
+    ],
+)
+def test_stream_config_shares_the_slots_among_strips_and_group_slices(
+    shape: tuple[int, int, int, int], tile: WgradConfig, slots: int, segments: int
+) -> None:
+    params = Conv2dGw8Params.make(*shape)
+    config = wgrad_spec.stream_config(params, tile, slots)
+    assert config == dataclasses.replace(tile, walk_n=1, segments=segments)
+    wgrad_spec.check_config(params, config)
+
+
+def test_segments_need_steps_of_at_least_prefetch_rows() -> None:
+    params = Conv2dGw8Params.make(4, 16, 1, 9, r=1, s=1, padding=0)  # one row per step
+    wgrad_spec.check_config(params, WgradConfig(16, 2, 2, 8, 1, segments=3))
+    with pytest.raises(ValueError, match=r"p \+ r - 1 = 1\) must be at least as many"):
+        wgrad_spec.check_config(params, WgradConfig(16, 2, 2, 8, 2, segments=3))
+
+
+def test_stream_config_needs_slots() -> None:
+    params = Conv2dGw8Params.make(1, 8, 3, 3)
+    with pytest.raises(ValueError, match=r"slots must be an int >= 1 .* got 0"):
+        wgrad_spec.stream_config(params, WgradConfig(16, 1, 1, 8, 1, 1), 0)
+
+
 def test_generate_types_is_deterministic() -> None:
     params = SHAPES[1]
     config = wgrad_spec.default_config(params)
@@ -280,6 +347,20 @@ COMPILE_CASES = (
         # Four images side by side (block_q = 4), walked, with odd images.
         (Conv2dGw8Params.make(7, 64, 4, 3), config)
         for config in (WgradConfig(4, 1, 1, 8, 2, 4), WgradConfig(4, 8, 2, 8, 1, 4, 2))
+    ]
+    + [
+        # Segments of the stream of rows: cp.async and TMA rows, per-image barriers, paired
+        # images, a 7 x 7 filter.
+        (Conv2dGw8Params.make(8, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, segments=13)),
+        (
+            Conv2dGw8Params.make(8, 64, 64, 64),
+            WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True, tma=True, segments=9),
+        ),
+        (Conv2dGw8Params.make(8, 64, 8, 8), WgradConfig(8, 8, 2, 8, 2, 4, segments=5)),
+        (
+            Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
+            WgradConfig(16, 1, 1, 8, 1, 2, segments=3),
+        ),
     ]
 )
 

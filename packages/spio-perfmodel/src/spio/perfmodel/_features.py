@@ -10,7 +10,6 @@ Everything is computed on columns of configs at once (_space.Columns).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,7 @@ from spio.kernels.conv2d_gw8 import wgrad_spec
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._passes import kernel_pass
-from ._space import Columns, grid_blocks, shared_mem
+from ._space import Columns, grid_blocks, shared_mem, space_fields
 
 
 @dataclass(frozen=True)
@@ -64,8 +63,7 @@ _DERIVED = (
 
 def feature_names(pass_name: str) -> tuple[str, ...]:
     """The names of the feature columns of pass_name, in order."""
-    fields = tuple(f.name for f in dataclasses.fields(kernel_pass(pass_name).config_type))
-    return _LAYER + fields + _DERIVED
+    return _LAYER + space_fields(kernel_pass(pass_name).config_type) + _DERIVED
 
 
 def _layer_features(params: Conv2dGw8Params, pass_name: str) -> list[float]:

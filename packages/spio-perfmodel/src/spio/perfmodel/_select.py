@@ -74,6 +74,31 @@ def _heuristics() -> dict[str, Callable[[Conv2dGw8Params, int], Any]]:
     }
 
 
+def _placements() -> dict[str, Callable[[Conv2dGw8Params, Any, int], Any]]:
+    """What a chosen config of each pass becomes on the device it runs on: wgrad's walks
+    segments of the stream of rows where its waves would leave SMs idle (the launcher's
+    balanced_config_on; a model scores the tiles, which are what it was trained on)."""
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    def unchanged(params: Conv2dGw8Params, config: Any, device: int) -> Any:
+        return config
+
+    return {"fprop": unchanged, "dgrad": unchanged, "wgrad": wgrad.balanced_config_on}
+
+
+def _placed(
+    choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, device: int
+) -> ConfigChoice:
+    config = _placements()[pass_name](params, choice.config, device)
+    if config == choice.config:
+        return choice
+    reason = (
+        f"{choice.reason}; its tile walks {config.segments} segments a strip, as its waves "
+        "would leave SMs idle"
+    )
+    return ConfigChoice(config, choice.source, reason)
+
+
 def heuristic_config(pass_name: str, params: Conv2dGw8Params, device: int = 0) -> Any:
     """The config the kernel entry of pass_name runs without one on device."""
     return _heuristics()[kernel_pass(pass_name).name](params, device)
@@ -92,10 +117,13 @@ def choose_config(
     if not isinstance(params, Conv2dGw8Params):
         raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
     if model is None:
-        return _choose_shipped(name, params, device, selection_mode())
+        return _placed(
+            _choose_shipped(name, params, device, selection_mode()), name, params, device
+        )
     if model.pass_name != name:
         raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
-    return _model_or_heuristic(model, params, device, f"the given model ({model.gpu})")
+    choice = _model_or_heuristic(model, params, device, f"the given model ({model.gpu})")
+    return _placed(choice, name, params, device)
 
 
 def _model_or_heuristic(

@@ -33,6 +33,15 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from ._passes import kernel_pass
 
 
+def space_fields(config_type: type) -> tuple[str, ...]:
+    """The names of the fields of config_type that config spaces vary, in field order: all
+    but its PLACEMENT_FIELDS, which the launchers set on a chosen config for its GPU."""
+    placed = getattr(config_type, "PLACEMENT_FIELDS", ())
+    return tuple(
+        field.name for field in dataclasses.fields(config_type) if field.name not in placed
+    )
+
+
 class Columns:
     """Config fields as equal-length integer arrays, read like a config (`columns.block_q`),
     with the config class's properties computed on the arrays (`columns.threads`)."""
@@ -47,6 +56,9 @@ class Columns:
         attribute = getattr(self.config_type, name, None)
         if isinstance(attribute, property) and attribute.fget is not None:
             return attribute.fget(self)
+        if name in getattr(self.config_type, "PLACEMENT_FIELDS", ()):
+            # As every config of a space has it: the field's default.
+            return next(f.default for f in dataclasses.fields(self.config_type) if f.name == name)
         raise AttributeError(name)
 
     def __len__(self) -> int:
@@ -64,7 +76,10 @@ class Columns:
     def config(self, index: int) -> Any:
         """The config dataclass of entry index."""
         fields = {}
+        names = space_fields(self.config_type)
         for field in dataclasses.fields(self.config_type):
+            if field.name not in names:
+                continue
             value = getattr(self, field.name)[index].item()
             fields[field.name] = bool(value) if field.type in (bool, "bool") else int(value)
         return self.config_type(**fields)
@@ -86,14 +101,14 @@ class Columns:
     @classmethod
     def of(cls, config_type: type, configs: Sequence[Any]) -> Columns:
         """Columns of configs of config_type."""
-        names = [field.name for field in dataclasses.fields(config_type)]
+        names = space_fields(config_type)
         # (dataclasses.astuple deep-copies every field: 30 times slower here.)
         return cls.from_rows(config_type, [[getattr(c, n) for n in names] for c in configs])
 
     @classmethod
     def from_rows(cls, config_type: type, rows: Sequence[Sequence[int]]) -> Columns:
         """Columns of rows of field values in config_type's field order."""
-        names = [field.name for field in dataclasses.fields(config_type)]
+        names = space_fields(config_type)
         table = np.array(rows, dtype=np.int64).reshape(len(rows), len(names))
         return cls(config_type, {name: table[:, i] for i, name in enumerate(names)})
 

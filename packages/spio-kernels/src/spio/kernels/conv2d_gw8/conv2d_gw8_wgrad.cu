@@ -8,7 +8,11 @@
 // A block walks kBlockRows output rows of its strip in each of its images: kStepImages side by side
 // (a warp row per image), and kWalkImages such steps one after another, as one stream of rows
 // whose accumulators carry on from image to image (fewer partial sums, no pipeline refill between
-// images). Input rows stream through a ring as in fprop, grad_y rows through a second ring, both
+// images). With WgradConfig.segments (kSegments > 0) a block instead walks one of kSegments equal
+// segments of its column strip's whole stream of rows: every step of images and every output
+// row, in that order, crossing steps as a walked block crosses images (the grid is then as many
+// blocks as fit on the GPU, whatever the rows divide into).
+// Input rows stream through a ring as in fprop, grad_y rows through a second ring, both
 // with 16-byte cp.async (zero fill outside the image: an output column past the edge then
 // contributes nothing). Each input row j is visited once. Per group, each warp takes grad_y row j's
 // 16 columns as a B fragment (16 pixels x 8 output channels, ldmatrix .trans) and keeps it in
@@ -71,6 +75,71 @@ static_assert(kWeights % 4 == 0, "grad_w is whole 16-byte cells (8 input channel
 // Threads of one warp row (a block walks kStepImages images side by side, kWarpImages to a row
 // of warps).
 constexpr int kRowThreads = kThreads / kWarpRows;
+
+// Whether the block walks a segment of the stream of rows (WgradConfig.segments) rather than a
+// chunk of kBlockRows rows of kWalkImages steps.
+constexpr bool kStream = kSegments > 0;
+constexpr int kOutputRows = GradOutput::size<Y>().get();
+static_assert(!kStream || (kWalkImages == 1 && kBlockRows == kOutputRows),
+              "a segment's parts are whole steps of images, each at most every output row");
+
+// A walk through a segment [first, end) of a strip's stream of rows, in which output row y of
+// step n is at index n * kOutputRows + y. Its parts are steps of images: the first from output
+// row y0 of step0 (`head` rows, as far as the segment or the step goes), then whole steps from row
+// 0, the last as far as the segment goes; each is walked as its output rows plus R - 1 halo rows.
+struct SegmentWalk {
+    int step0;
+    int y0;
+    int head;
+    int rows;
+
+    SegmentWalk() = default;
+
+    __device__ __forceinline__ SegmentWalk(int first, int end) {
+        step0 = first / kOutputRows;
+        y0 = first - step0 * kOutputRows;
+        rows = end - first;
+        head = min(kOutputRows - y0, rows);
+    }
+
+    // Stream rows of the walk: every part's output rows and halo.
+    __device__ __forceinline__ int length() const {
+        const int whole = (rows - head + kOutputRows - 1) / kOutputRows;
+        return rows + (1 + whole) * (kRows - 1);
+    }
+
+    // Stream row J: input row j of the part of step `step`, whose output rows are y0 ...
+    // y0 + rows - 1 (for the rows loaded ahead of the walk; the walk's part loop knows the
+    // rest).
+    struct Place {
+        int step;
+        int y0;
+        int rows;
+        int j;
+    };
+
+    __device__ __forceinline__ Place at(int J) const {
+        constexpr int kPartRows = kOutputRows + kRows - 1;
+        const int head_rows = head + kRows - 1;
+        if (J < head_rows) return Place{step0, y0, head, J};
+        const int k = (J - head_rows) / kPartRows;
+        return Place{step0 + 1 + k, 0, min(kOutputRows, rows - head - k * kOutputRows),
+                     J - head_rows - k * kPartRows};
+    }
+};
+
+// Stream row J of a walk: input row j of its part (a step of images, or the block's chunk), the
+// part's output rows, its first image and its origin: input row and column of its input row 0 and
+// column 0, and its first output row and column.
+struct PartRow {
+    int j;
+    int rows;
+    N step_n;
+    Y input_y0;
+    X input_x0;
+    Y block_y;
+    X block_x;
+};
 
 // Whether each warp row loads its own images' rows and meets at its own barrier
 // (WgradConfig.image_sync; only with several warp rows).
@@ -192,7 +261,25 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // J uses exactly those. Ring slots and accumulator bands follow J. Images past the batch
     // read as zeros, and so add nothing.
     const int input_rows = rows + kRows - 1;
-    const int walk_rows = kWalkImages * input_rows;
+    // With segments: the block's segment [first, end) of its strip's stream (64-bit products:
+    // batch x rows x segments may pass 2^31) and its walk, each part's rows plus the R - 1 rows
+    // of its halo. (Only with segments: any more code ahead of a walk of row chunks changes
+    // what it compiles to.)
+    int walk_rows = kWalkImages * input_rows;
+    SegmentWalk segment_walk;
+    // With segments, where stream row J + kPrefetch is when row J's products begin: the part
+    // loop below sets it from its own place. (Finding it by division at each load held the
+    // TMA producer's warp back at every row's barrier: 128x64x64x64 39.4 -> 41.3 us, H200;
+    // a cursor moved on row by row took each thread's registers instead: 57 -> 76 for
+    // 32x64x64x64's 16-warp tile, one block per SM instead of two.)
+    SegmentWalk::Place ahead;
+    if constexpr (kStream) {
+        constexpr long long kStreamRows = static_cast<long long>(kSteps) * kOutputRows;
+        const long long segment = block.get<BLOCK_N>().get();
+        segment_walk = SegmentWalk(static_cast<int>(segment * kStreamRows / kSegments),
+                                   static_cast<int>((segment + 1) * kStreamRows / kSegments));
+        walk_rows = segment_walk.length();
+    }
     // The warp's row within the block (its images: kWarpImages from warp_n * kWarpImages), and
     // the thread's index among its row's threads.
     const N warp_n = thread.get<N>();
@@ -205,11 +292,11 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // The block-wide loads stay as they were beside the per-image ones for the same reason:
     // the per-image form, used for blocks of one image too, moved the default tile from 113
     // to 109 registers and 128x64x64x64 from 42 to 53 us.
-    const auto load_rows = [&](int J) {
-        if (J >= walk_rows) return;  // past the walk: an empty commit group
-        const int step = kWalkImages == 1 ? 0 : J / input_rows;
-        const int j = J - step * input_rows;
-        const N step_n = block_n + N(step * kStepImages);
+    // Loads stream row J: input row j of its part (a step of images from step_n: a part of a
+    // segment, or the block's chunk), whose output rows number `rows` and whose origin is
+    // output row block_y, column block_x (input row input_y0, column input_x0).
+    const auto load_part_row = [&](int J, int j, int rows, N step_n, Y input_y0, X input_x0,
+                                   Y block_y, X block_x) {
         const Y y = input_y0 + Y(j);
         const bool row_inside = Y(0) <= y && y < Input::size<Y>();
         if constexpr (!kSplitImages) {
@@ -276,6 +363,32 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
     };
 
+    // Where stream row J (< walk_rows) is, as load_part_row takes it.
+    const auto place_of = [&](int J) {
+        if constexpr (kStream) {
+            const auto place = J < kPrefetch ? segment_walk.at(J) : ahead;
+            const Y part_y(place.y0);
+            return PartRow{
+                place.j, place.rows, N(place.step * kStepImages), part_y - Y(kPadTop), input_x0,
+                part_y,  block_x};
+        } else {
+            const int step = kWalkImages == 1 ? 0 : J / input_rows;
+            return PartRow{J - step * input_rows,
+                           rows,
+                           block_n + N(step * kStepImages),
+                           input_y0,
+                           input_x0,
+                           block_y,
+                           block_x};
+        }
+    };
+    const auto load_rows = [&](int J) {
+        if (J >= walk_rows) return;  // past the walk: an empty commit group
+        const PartRow at = place_of(J);
+        load_part_row(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0, at.block_y,
+                      at.block_x);
+    };
+
 #ifdef CONV2D_GW8_TMA
     auto* const bars = reinterpret_cast<unsigned long long*>(smem_base);
     const int sync_group = kSplitImages ? warp_n.get() : 0;
@@ -290,10 +403,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const int channel0 = block.get<BLOCK_G>().unfold().get() * 8;
     // Row J of the walk into its ring slot, for the producer's images.
-    const auto load_rows_tma = [&](int J) {
-        if (J >= walk_rows) return;
-        const int step = kWalkImages == 1 ? 0 : J / input_rows;
-        const int j = J - step * input_rows;
+    const auto load_part_row_tma = [&](int J, int j, int rows, N step_n, Y input_y0, X input_x0,
+                                       Y block_y, X block_x) {
         const int slot = J % kInputRing;
         unsigned long long* const bar = &bars[sync_group * kInputRing + slot];
         const bool grad = j < rows;
@@ -302,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int i = 0; i < kProducerImages; ++i) {
             const N image(kSplitImages ? warp_n.get() * kWarpImages + i : i);
-            const int n = (block_n + N(step * kStepImages) + image).get();
+            const int n = (step_n + image).get();
             spio::arch::tma_load(smem_input[RING(slot)][image].get(), &x_map, bar, channel0,
                                  input_x0.get(), input_y0.get() + j, n);
             if (grad) {
@@ -310,6 +421,12 @@ extern "C" __global__ void __launch_bounds__(kThreads)
                                      block_x.get(), block_y.get() + j, n);
             }
         }
+    };
+    const auto load_rows_tma = [&](int J) {
+        if (J >= walk_rows) return;
+        const PartRow at = place_of(J);
+        load_part_row_tma(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0, at.block_y,
+                          at.block_x);
     };
     if (producer) {
         for (int J = 0; J < kPrefetch; ++J) load_rows_tma(J);
@@ -340,56 +457,89 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 
     GradFrag grad_data[GradTile::storage_size()];
     const auto grad_band = GradTile(grad_data);
-    // The walk goes R rows at a time so that every band index is a compile-time constant
-    // (registers, not local memory). Output row j - r of a step pairs with its input row j at
-    // filter row r; both are in the same step, so their stream rows differ by r as well.
-    for (int J0 = 0; J0 < walk_rows; J0 += kRows) {
-#pragma unroll
-        for (int t = 0; t < kRows; ++t) {
-            const int J = J0 + t;
-            if (J >= walk_rows) break;
-            const int j = kWalkImages == 1 ? J : J % input_rows;
+    // Stream row J: input row j of its part (of `rows` output rows), into band t = j mod R.
+    // Output row j - r of a part pairs with its input row j at filter row r; both are in the
+    // same part, so their stream rows differ by r as well.
+    const auto walk_row = [&](int J, int j, int t, int rows) {
 #ifdef CONV2D_GW8_TMA
-            // Row J + kPrefetch goes to the slot of row J - 2, which every warp of the group
-            // finished before the previous row's barrier.
-            if (producer) load_rows_tma(J + kPrefetch);
-            spio::arch::mbarrier_wait_parity(&bars[sync_group * kInputRing + J % kInputRing],
-                                             (J / kInputRing) & 1);
-            sync_row(warp_n.get());
+        // Row J + kPrefetch goes to the slot of row J - 2, which every warp of the group
+        // finished before the previous row's barrier.
+        if (producer) load_rows_tma(J + kPrefetch);
+        spio::arch::mbarrier_wait_parity(&bars[sync_group * kInputRing + J % kInputRing],
+                                         (J / kInputRing) & 1);
+        sync_row(warp_n.get());
 #else
-            load_rows(J + kPrefetch);
-            spio::arch::cp_async_commit_group();
-            spio::arch::cp_async_wait_group<kPrefetch>();
-            sync_row(warp_n.get());
+        load_rows(J + kPrefetch);
+        spio::arch::cp_async_commit_group();
+        spio::arch::cp_async_wait_group<kPrefetch>();
+        sync_row(warp_n.get());
 #endif
 
-            const auto input_row = smem_input[RING(J % kInputRing)][a_image];
-            const auto grad_row = smem_grad[RING(J % kGradRing)][b_image];
+        const auto input_row = smem_input[RING(J % kInputRing)][a_image];
+        const auto grad_row = smem_grad[RING(J % kGradRing)][b_image];
 #pragma unroll
-            for (auto g : spio::range(AccTile::size<G>())) {
-                // grad_y row j, band t (= J mod R), serves this input row and the next R - 1.
-                if (j < rows) {
-                    grad_band[BAND(t)][g]->load_trans(
-                        conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
-                }
+        for (auto g : spio::range(AccTile::size<G>())) {
+            // grad_y row j, band t, serves this input row and the next R - 1.
+            if (j < rows) {
+                grad_band[BAND(t)][g]->load_trans(
+                    conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
+            }
 #pragma unroll
-                for (int pair = 0; pair < kColumnPairs; ++pair) {
-                    const X s(column_of(pair, a_half));
-                    TapFrag a;
-                    a.load_trans(
-                        conv2d_gw8::ring_cell<kSlots>(input_row, a_pixel + s, warp_g + g).get());
+            for (int pair = 0; pair < kColumnPairs; ++pair) {
+                const X s(column_of(pair, a_half));
+                TapFrag a;
+                a.load_trans(
+                    conv2d_gw8::ring_cell<kSlots>(input_row, a_pixel + s, warp_g + g).get());
 #pragma unroll
-                    for (int r = 0; r < kRows; ++r) {
-                        // Output row j - r reads this row at filter row r; its grad_y
-                        // fragment is in band (t - r) mod R.
-                        const int row = j - r;
-                        if (row < 0 || row >= rows) continue;
-                        const BAND band((t - r + kRows) % kRows);
-                        const PAIR tap_pair(r * kColumnPairs + pair);
-                        mma(a, *grad_band[band][g], *acc[g][tap_pair], *acc[g][tap_pair]);
-                    }
+                for (int r = 0; r < kRows; ++r) {
+                    // Output row j - r reads this row at filter row r; its grad_y
+                    // fragment is in band (t - r) mod R.
+                    const int row = j - r;
+                    if (row < 0 || row >= rows) continue;
+                    const BAND band((t - r + kRows) % kRows);
+                    const PAIR tap_pair(r * kColumnPairs + pair);
+                    mma(a, *grad_band[band][g], *acc[g][tap_pair], *acc[g][tap_pair]);
                 }
             }
+        }
+    };
+    // The walk goes R rows at a time so that every band index is a compile-time constant
+    // (registers, not local memory): J mod R for chunks (each step's rows follow on in the same
+    // bands), j mod R within each part of a segment.
+    if constexpr (!kStream) {
+        for (int J0 = 0; J0 < walk_rows; J0 += kRows) {
+#pragma unroll
+            for (int t = 0; t < kRows; ++t) {
+                const int J = J0 + t;
+                if (J >= walk_rows) break;
+                walk_row(J, kWalkImages == 1 ? J : J % input_rows, t, rows);
+            }
+        }
+    } else {
+        // Part by part: the part of `step` from output row y0, `rows` output rows long, with
+        // `left` output rows of the segment from its first; its input row 0 is stream row
+        // part_start. Row J + kPrefetch is in this part or the next (check_config: a step's
+        // rows and halo are at least kPrefetch), or past the walk.
+        int part_start = 0;
+        int step = segment_walk.step0;
+        int y0 = segment_walk.y0;
+        for (int left = segment_walk.rows, rows = segment_walk.head; left > 0;
+             left -= rows, rows = min(kOutputRows, left), ++step, y0 = 0) {
+            const int length = rows + kRows - 1;
+            const int next_rows = min(kOutputRows, left - rows);
+            for (int j0 = 0; j0 < length; j0 += kRows) {
+#pragma unroll
+                for (int t = 0; t < kRows; ++t) {
+                    const int j = j0 + t;
+                    if (j >= length) break;
+                    const int j_ahead = j + kPrefetch;
+                    ahead = j_ahead < length
+                                ? SegmentWalk::Place{step, y0, rows, j_ahead}
+                                : SegmentWalk::Place{step + 1, 0, next_rows, j_ahead - length};
+                    walk_row(part_start + j, j, t, rows);
+                }
+            }
+            part_start += length;
         }
     }
     spio::arch::cp_async_wait_all();

@@ -9,7 +9,7 @@ from typing import Any
 
 from . import wgrad_spec
 from ._tensor_maps import TensorMapCache, device_pointer, has_tma, nhwc_row_map
-from ._tiling import LaunchGeometry, spread_over_sms
+from ._tiling import WAVE_FILL, LaunchGeometry, ceil_div, fits, grid_slots, spread_over_sms
 from .fprop import compile_requested, device_of, resolve_device, types_request
 from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
@@ -103,6 +103,62 @@ def wgrad_launch(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) 
     )
 
 
+@functools.cache
+def stream_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> WgradConfig:
+    """Return config's tile walking segments of the stream of rows on device
+    (wgrad_spec.stream_config): one segment per block of the segmented kernel that fits on
+    the device at once (memoised). The kernel's occupancy is its own, which its registers
+    decide: it is compiled for one block per SM first, and again where more fit."""
+    import spio.jit
+
+    wgrad_spec.check_config(params, config)
+    sm_count = spio.jit.device_info(device).sm_count
+    chosen = wgrad_spec.stream_config(params, config, sm_count)
+    while True:
+        main = wgrad_launch(params, chosen, device).main
+        slots = grid_slots(main, wgrad_spec.launch_geometry(params, chosen))
+        again = wgrad_spec.stream_config(params, config, slots)
+        if again.segments <= chosen.segments:
+            return chosen
+        chosen = again
+
+
+@functools.cache
+def balanced_config_on(
+    params: Conv2dGw8Params, config: WgradConfig, device: int = 0
+) -> WgradConfig:
+    """Return config, or, where its grid takes more than one wave on device and fills less
+    than WAVE_FILL of the block slots its waves take, the same tile walking segments
+    (stream_config_on) where that kernel fits as many blocks per SM (memoised; compiles
+    both).
+
+    From H200 runs, chunks against segments of the same tile in one process. Grids of
+    several waves filling 61-76% of them gained: the heuristic's tiles at 96x64x64x64 40.1 ->
+    34.9 us, 160x64x64x64 63.5 -> 49.8, 300x64x64x64 101.8 -> 87.5; the models' picks at
+    320x64x64x64 122.4 -> 83.9, 200x64x56x56 61.2 -> 50.3, 100x128x32x32 20.8 -> 19.1.
+    Grids filling 97% of theirs lost 2-3% (128x64x64x64 38.4 -> 39.4), or, where the
+    segments' registers halved the blocks per SM, up to 31% (128x256x14x14 11.1 -> 16.1,
+    32x64x64x64 12.7 -> 17.1). Grids of under a wave, the models' picks for small layers,
+    lost 10-28% (8x64x56x56 5.9 -> 7.0, 2x512x7x7 7 x 7 5.5 -> 7.7, 64x128x7x7 1 x 1 2.6 ->
+    2.9), though the heuristic's tile at 1x64x56x56 gained (6.4 -> 5.3). Of the grids
+    measured, 256x512x7x7 7 x 7 (two whole waves, 46.0 -> 39.8 us with half the partial
+    sums) gained outside the rule.
+    """
+    if config.segments:
+        return config
+    geometry = wgrad_spec.launch_geometry(params, config)
+    slots = grid_slots(wgrad_launch(params, config, device).main, geometry)
+    waves = ceil_div(geometry.grid, slots)
+    if waves == 1 or geometry.grid / (waves * slots) >= WAVE_FILL:
+        return config
+    if not fits(wgrad_spec.check_config, params, wgrad_spec.stream_config(params, config, 1)):
+        return config
+    segmented = stream_config_on(params, config, device)
+    segmented_geometry = wgrad_spec.launch_geometry(params, segmented)
+    segmented_slots = grid_slots(wgrad_launch(params, segmented, device).main, segmented_geometry)
+    return segmented if segmented_slots >= slots else config
+
+
 def _row_maps(params: Conv2dGw8Params, config: WgradConfig) -> Any:
     """A function of (x, grad_y) addresses to the main kernel's two tensor maps: boxes of one
     ring row of one image (the input's row with the S - 1 halo)."""
@@ -123,12 +179,14 @@ def _row_maps(params: Conv2dGw8Params, config: WgradConfig) -> Any:
 @functools.cache
 def default_config_on(params: Conv2dGw8Params, device: int = 0) -> WgradConfig:
     """Return the wgrad config a launch without one runs on device (memoised): the
-    heuristic's for the device's SM count. (Unlike fprop's, its walks are not shortened to
-    even out the last wave: on an H200 that was 3-11% slower at 96, 160, 300 and 320 images
-    of 64x64x64 and 2% faster at 192, the partial sums doubling with the blocks.)"""
+    heuristic's for the device's SM count, walking segments where its waves would leave
+    SMs idle (balanced_config_on). (Unlike fprop's, its walks are not shortened to even out
+    the last wave: on an H200 that was 3-11% slower at 96, 160, 300 and 320 images of
+    64x64x64 and 2% faster at 192, the partial sums doubling with the blocks.)"""
     import spio.jit
 
-    return wgrad_spec.default_config(params, spio.jit.device_info(device).sm_count)
+    chunked = wgrad_spec.default_config(params, spio.jit.device_info(device).sm_count)
+    return balanced_config_on(params, chunked, device)
 
 
 def get_wgrad_kernels(

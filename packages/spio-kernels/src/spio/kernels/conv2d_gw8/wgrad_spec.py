@@ -23,6 +23,12 @@ deterministically (the same bits on every run):
   partial sum of the weights to the workspace. More images per block (side by side or
   walked) keep the partials few where images are small and channels many (64x1024x16x16 at
   16 columns: 2 images side by side and 2 walked, 16 partials of 295 KB instead of 64).
+  With `segments` (stream-K) a block's walk is instead one of that many equal segments of
+  the whole stream of rows of its column strip and group slice: every step of block_n images
+  and every output row, in that order. A segment starts and ends anywhere, crossing images as
+  a walked block does, so the grid is as many blocks as fit on the GPU (`stream_config`)
+  whatever the layer's rows divide into; the strips' segments walk the same rows side by
+  side, as their chunks do.
   With `image_sync` the images side by side do not wait for each other: each image's warps
   load their own rows and meet at a named barrier of their own. With `tma` (sm_90 and newer)
   one thread per image (or per block) loads each ring row as a TMA box of a tensor map,
@@ -35,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
+from typing import ClassVar
 
 from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Tensor, dtype, generate
 
@@ -91,17 +98,22 @@ class WgradConfig:
 
     block_q: output columns per block (a multiple of 16, a warp owning 16; or 8 or 4,
     NARROW_BLOCK_Q, a warp owning that many columns of each of 16 / block_q images); block_g:
-    groups per
-    block (divides the groups); warp_g: groups per warp (divides block_g); block_p: output
-    rows a block walks; prefetch: rows loading ahead of use; block_n: images per block side by
-    side (a warp row owns one, or 16 / block_q with block_q < 16: then block_n is a
-    multiple of that); walk_n: such
-    steps of block_n images each block walks one after another (block_n * walk_n images per
-    block); image_sync (keyword only; several warp rows only): each warp row loads its own
-    images' rows and meets at its own barrier instead of the block's; tma (keyword only): the rows
-    arrive by TMA on sm_90 and newer (by cp.async, in the same shared-memory layout, on older
-    GPUs), which the launch gives two tensor maps for.
+    groups per block (divides the groups); warp_g: groups per warp (divides block_g); block_p:
+    output rows a block walks; prefetch: rows loading ahead of use; block_n: images per block
+    side by side (a warp row owns one, or 16 / block_q with block_q < 16: then block_n is a
+    multiple of that); walk_n: such steps of block_n images each block walks one after
+    another (block_n * walk_n images per block); image_sync (keyword only; several warp rows
+    only): each warp row loads its own images' rows and meets at its own barrier instead of
+    the block's; tma (keyword only): the rows arrive by TMA on sm_90 and newer (by cp.async,
+    in the same shared-memory layout, on older GPUs), which the launch gives two tensor maps
+    for; segments (keyword only): 0 walks chunks of block_p rows of walk_n steps, S >= 1
+    cuts the stream of rows of each column strip and group slice into S equal segments, a
+    block each (block_p is then unused and walk_n must be 1; stream_config picks S for a GPU).
     """
+
+    #: Fields no config space varies: stream_config sets them on a chosen config for the GPU
+    #: it runs on, so latency models neither see nor choose them.
+    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("segments",)
 
     block_q: int = 64
     block_g: int = 2
@@ -112,11 +124,21 @@ class WgradConfig:
     walk_n: int = 1
     image_sync: bool = dataclasses.field(default=False, kw_only=True)
     tma: bool = dataclasses.field(default=False, kw_only=True)
+    segments: int = dataclasses.field(default=0, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
             self, ("block_q", "block_g", "warp_g", "block_p", "prefetch", "block_n", "walk_n")
         )
+        if not isinstance(self.segments, int) or isinstance(self.segments, bool):
+            raise TypeError(f"segments must be an int, got {self.segments!r}")
+        if self.segments < 0:
+            raise ValueError(f"segments must be >= 0 (0: row chunks), got {self.segments}")
+        if self.segments and self.walk_n != 1:
+            raise ValueError(
+                f"segments = {self.segments} walks the whole stream of rows, so walk_n must be "
+                f"1, got {self.walk_n}"
+            )
         for flag in ("image_sync", "tma"):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
@@ -250,9 +272,22 @@ def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     return rings + TMA_BARRIER_BYTES * config.tma
 
 
+def column_strips(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Strips of block_q output columns across the image."""
+    return ceil_div(params.q, config.block_q)
+
+
+def stream_rows(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Output rows of a column strip's whole stream with segments: every step of block_n
+    images x output row."""
+    return ceil_div(params.n, config.block_n) * params.p
+
+
 def partial_count(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Partial sums of every weight the main kernel writes: one per image chunk x row chunk
-    x column strip."""
+    x column strip, or one per segment x column strip."""
+    if config.segments:
+        return config.segments * column_strips(params, config)
     images = ceil_div(params.n, config.images)
     return images * ceil_div(params.p, config.block_p) * ceil_div(params.q, config.block_q)
 
@@ -298,10 +333,34 @@ def reduce_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeome
     return LaunchGeometry(ceil_div(weight_count(params), weights_per_block), REDUCE_THREADS, 0)
 
 
+def stream_config(params: Conv2dGw8Params, config: WgradConfig, slots: int) -> WgradConfig:
+    """config's tile walking segments of the stream of rows (stream-K): the `slots` blocks
+    that fit on the GPU at once shared among the column strips and group slices (at least one
+    each, at most one per output row of a strip's stream), so that every SM walks the same
+    share of rows and the partial sums are one per block."""
+    if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+        raise ValueError(f"slots must be an int >= 1 (blocks that fit on the GPU), got {slots!r}")
+    plain = dataclasses.replace(config, walk_n=1, segments=0)
+    columns = column_strips(params, plain) * (params.groups // config.block_g)
+    segments = min(stream_rows(params, plain), max(1, slots // columns))
+    return dataclasses.replace(plain, segments=segments)
+
+
 def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
     """Raise ValueError when config cannot run params (it names the failing rule)."""
     if not isinstance(config, WgradConfig):
         raise TypeError(f"config must be a WgradConfig, got {type(config).__name__}")
+    if config.segments > stream_rows(params, config):
+        raise ValueError(
+            f"segments = {config.segments} must be at most the output rows of a column strip's "
+            f"stream (steps of images x rows = {stream_rows(params, config)})"
+        )
+    if config.segments and params.p + params.r - 1 < config.prefetch:
+        raise ValueError(
+            f"segments walk rows up to prefetch = {config.prefetch} ahead into the next step of "
+            f"images, so its output rows and halo (p + r - 1 = {params.p + params.r - 1}) must "
+            f"be at least as many"
+        )
     registers = config.warp_g * tap_pairs(params) * 4
     if registers > MAX_ACC_REGISTERS:
         raise ValueError(
@@ -590,10 +649,14 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
     groups = params.groups
     columns = input_columns(params, config)
     pairs = tap_pairs(params)
-    images = ceil_div(params.n, config.images)
+    # With segments the block index's first dimension is the block's segment, and a part of
+    # its walk (one step's rows) at most every output row.
+    images = config.segments or ceil_div(params.n, config.images)
+    row_chunks = 1 if config.segments else ceil_div(params.p, config.block_p)
+    strips = column_strips(params, config)
     return [
         Fold("block_n", "n", config.images),
-        Fold("block_y", "y", config.block_p),
+        Fold("block_y", "y", params.p if config.segments else config.block_p),
         Fold("block_x", "x", config.block_q),
         Fold("block_g", "g", config.block_g),
         Fold("warp_x", "x", TILE_Q),
@@ -601,10 +664,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         CompoundIndex(
             "BlockIndex",
             Dims(
-                block_n=images,
-                block_y=ceil_div(params.p, config.block_p),
-                block_x=ceil_div(params.q, config.block_q),
-                block_g=groups // config.block_g,
+                block_n=images, block_y=row_chunks, block_x=strips, block_g=groups // config.block_g
             ),
             init="blockIdx.x",
         ),
@@ -631,8 +691,8 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             dtype.float,
             Dims(
                 block_n=images,
-                block_y=ceil_div(params.p, config.block_p),
-                block_x=ceil_div(params.q, config.block_q),
+                block_y=row_chunks,
+                block_x=strips,
                 g=groups,
                 k=8,
                 r=params.r,
@@ -721,6 +781,8 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
         ("kWalkImages", config.walk_n, "steps of images a block walks one after another"),
         ("kWarpImages", config.warp_images, "images a warp's K step spans (16 / block_q each)"),
         ("kImageSync", int(config.image_sync), "each image's warps load and meet on their own"),
+        ("kSegments", config.segments, "segments of the stream of rows (0: row chunks)"),
+        ("kSteps", ceil_div(params.n, config.block_n), "steps of block_n images in the batch"),
         ("kThreads", config.threads, "threads per block of the main kernel"),
         ("kPartials", partial_count(params, config), "partial sums of every weight"),
         ("kWeights", weight_count(params), "f32 values of grad_w"),
