@@ -36,6 +36,44 @@ CASES = [
 ]
 
 
+def _segment_counts(params: Conv2dGw8Params, config: WgradConfig) -> list[int]:
+    """One segment; a count that cuts parts mid-way; one output row per segment."""
+    rows = wgrad_spec.stream_rows(params, config)
+    return sorted({1, min(rows, 7), rows})
+
+
+def _segment_tiles(params: Conv2dGw8Params) -> list[WgradConfig]:
+    """The heuristic's tile and the space's first with TMA, with per-image barriers and with
+    images side by side in each K step, where the space has them; walked once (segments
+    walk the whole stream)."""
+    space = wgrad_spec.config_space(params)
+    picks = [wgrad_spec.default_config(params)]
+    for wanted in (lambda c: c.tma, lambda c: c.image_sync, lambda c: c.block_q < 16):
+        picks += [c for c in space if wanted(c)][:1]
+    # (Steps of fewer rows than prefetch take no segments: check_config.)
+    tiles = (
+        dataclasses.replace(c, walk_n=1, prefetch=min(c.prefetch, params.p + params.r - 1))
+        for c in picks
+    )
+    return list(dict.fromkeys(tiles))
+
+
+# Segments (stream-K): each block walks an equal share of its column strip's stream of rows,
+# crossing steps of images mid-segment; every shape of the covering sets.
+SEGMENT_CASES = [
+    (params, dataclasses.replace(tile, segments=segments))
+    for params in SHAPES + PAIRED_SHAPES
+    for tile in _segment_tiles(params)
+    for segments in _segment_counts(params, tile)
+] + [
+    (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, segments=132)),
+    (
+        Conv2dGw8Params.make(6, 64, 20, 37, r=5, s=3, padding=(2, 1, 0, 2)),
+        WgradConfig(16, 8, 2, 16, 2, 2, image_sync=True, tma=True, segments=29),
+    ),
+]
+
+
 def _run(params: Conv2dGw8Params, config: WgradConfig, x, grad_y):  # type: ignore[no-untyped-def]
     import torch
 
@@ -48,7 +86,7 @@ def _run(params: Conv2dGw8Params, config: WgradConfig, x, grad_y):  # type: igno
     return grad_w
 
 
-@pytest.mark.parametrize(("params", "config"), CASES, ids=str)
+@pytest.mark.parametrize(("params", "config"), CASES + SEGMENT_CASES, ids=str)
 def test_wgrad_matches_reference(params: Conv2dGw8Params, config: WgradConfig) -> None:
     import torch
 
@@ -106,7 +144,10 @@ def test_wgrad_allocates_its_workspace_from_torch() -> None:
 def test_wgrad_kernels_use_no_local_memory() -> None:
     for params in (Conv2dGw8Params.make(128, 64, 64, 64), Conv2dGw8Params.make(64, 256, 8, 8)):
         space = wgrad_spec.config_space(params)
-        for config in covering_configs(space, wgrad_spec.default_config(params)):
+        configs = covering_configs(space, wgrad_spec.default_config(params))
+        # and each walking segments (stream_config), whose part loop adds state
+        configs += [wgrad_spec.stream_config(params, config, 132) for config in configs]
+        for config in configs:
             for kernel in get_wgrad_kernels(params, config):
                 assert kernel.attributes.local_mem == 0, (config, kernel.attributes)
 
@@ -175,57 +216,6 @@ def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:
         )
     assert torch.equal(results[0], results[2])
     assert 1 <= len(launch.tensor_maps) <= 3
-
-
-def _segment_counts(params: Conv2dGw8Params, config: WgradConfig) -> list[int]:
-    """One segment; a count that cuts parts mid-way; one output row per segment."""
-    rows = wgrad_spec.stream_rows(params, config)
-    return sorted({1, min(rows, 7), rows})
-
-
-def _segment_tiles(params: Conv2dGw8Params) -> list[WgradConfig]:
-    """The heuristic's tile and the space's first with TMA, with per-image barriers and with
-    images side by side in each K step, where the space has them; walked once (segments
-    walk the whole stream)."""
-    space = wgrad_spec.config_space(params)
-    picks = [wgrad_spec.default_config(params)]
-    for wanted in (lambda c: c.tma, lambda c: c.image_sync, lambda c: c.block_q < 16):
-        picks += [c for c in space if wanted(c)][:1]
-    # (Steps of fewer rows than prefetch take no segments: check_config.)
-    tiles = (
-        dataclasses.replace(c, walk_n=1, prefetch=min(c.prefetch, params.p + params.r - 1))
-        for c in picks
-    )
-    return list(dict.fromkeys(tiles))
-
-
-# Segments (stream-K): each block walks an equal share of its column strip's stream of rows,
-# crossing steps of images mid-segment; every shape of the covering sets.
-SEGMENT_CASES = [
-    (params, dataclasses.replace(tile, segments=segments))
-    for params in SHAPES + PAIRED_SHAPES
-    for tile in _segment_tiles(params)
-    for segments in _segment_counts(params, tile)
-] + [
-    (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, segments=132)),
-    (
-        Conv2dGw8Params.make(6, 64, 20, 37, r=5, s=3, padding=(2, 1, 0, 2)),
-        WgradConfig(16, 8, 2, 16, 2, 2, image_sync=True, tma=True, segments=29),
-    ),
-]
-
-
-@pytest.mark.parametrize(("params", "config"), SEGMENT_CASES, ids=str)
-def test_segments_match_reference(params: Conv2dGw8Params, config: WgradConfig) -> None:
-    import torch
-
-    x = uniform(params.input_shape, params, 13)
-    grad_y = uniform(params.output_shape, params, 14)
-    grad_w = _run(params, config, x, grad_y)
-    assert not torch.isnan(grad_w).any(), "the kernels left weights or partials unwritten"
-    depth = params.n * params.p * params.q
-    expected = wgrad_reference(x, grad_y, params)
-    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
 def test_stream_config_on_fills_the_gpu_with_one_segment_per_block() -> None:
