@@ -25,6 +25,7 @@ from spio.kernels.conv2d_gw8.bench_results import (
     CONFIG_TIMES_LAYER_COLUMNS,
     BenchRow,
     bandwidth_figure,
+    batch_tick_labels,
     contender_rows,
     padding_text,
     parse_padding,
@@ -158,6 +159,12 @@ def test_bandwidth_figure_rejects_mixed_layers() -> None:
     )  # fmt: skip
     with pytest.raises(ValueError, match="share GPU, layer and pass"):
         bandwidth_figure(rows)
+
+
+def test_crowded_batch_ticks_go_unlabelled() -> None:
+    batches = [1, 2, 64, 96, 128, 160, 256, 300, 512]
+    labels = ["1", "2", "64", "96", "128", "", "256", "", "512"]
+    assert batch_tick_labels(batches) == labels
 
 
 def test_write_bandwidth_plots_writes_one_png_per_layer_and_pass(tmp_path: Path) -> None:

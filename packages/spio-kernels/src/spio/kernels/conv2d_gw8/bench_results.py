@@ -366,7 +366,7 @@ def bandwidth_figure(rows: Sequence[BenchRow]) -> Figure:
     axes.axhline(copy_gbs, color="gray", linestyle="--", label=f"copy ({copy_gbs:.0f} GB/s)")
     axes.set_xscale("log", base=2)
     batches = sorted({row.n for row in rows})
-    axes.set_xticks(batches, [str(n) for n in batches])
+    axes.set_xticks(batches, batch_tick_labels(batches))
     axes.minorticks_off()
     axes.set_xlabel("batch size N")
     axes.set_ylabel("effective bandwidth (GB/s)")
@@ -376,6 +376,24 @@ def bandwidth_figure(rows: Sequence[BenchRow]) -> Figure:
     axes.legend()
     figure.tight_layout()
     return figure
+
+
+#: Batch sizes closer than this factor to the last labelled one keep their tick unlabelled:
+#: on the log axis their labels would run together (128 and 160, 256 and 300).
+MIN_LABEL_RATIO = 1.3
+
+
+def batch_tick_labels(batches: Sequence[int]) -> list[str]:
+    """Labels of the sorted batch-size ticks: each batch size, or "" where it lies within
+    MIN_LABEL_RATIO of the last labelled one."""
+    labels = []
+    last = None
+    for n in batches:
+        crowded = last is not None and n < last * MIN_LABEL_RATIO
+        labels.append("" if crowded else str(n))
+        if not crowded:
+            last = n
+    return labels
 
 
 def plot_filename(row: BenchRow) -> str:
