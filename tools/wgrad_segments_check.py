@@ -1,8 +1,9 @@
 """Time wgrad's choice with and without its placement in segments, where they differ (GPU).
 
-    python tools/wgrad_segments_check.py [--campaign-layers 24]
+    python tools/wgrad_segments_check.py [--campaign-layers 24] [--layers NxCxHxWxK ...]
 
-For each layer (a named list, then layers of a campaign draw), `choose_config("wgrad", ...)`
+For each layer (a named list, or --layers' N x C x H x W x K (K x K filters, padding K // 2),
+then layers of a campaign draw), `choose_config("wgrad", ...)`
 with its placement (`wgrad.balanced_config_on`: segments where the tile's waves would leave
 SMs idle) against the same tile in row chunks (the choice before placement). Where the two
 differ, both are timed in this process, alternating three rounds (CUDA-graph replays, the
@@ -36,11 +37,15 @@ MAX_INPUT_BYTES = 96 * 2**20
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--campaign-layers", type=int, default=24)
+    parser.add_argument("--layers", nargs="+", metavar="NxCxHxWxK", help="instead of NAMED")
     args = parser.parse_args()
+    named = (
+        [tuple(int(v) for v in text.split("x")) for text in args.layers] if args.layers else NAMED
+    )
     torch.backends.cudnn.benchmark = True
     copy = bench.copy_bandwidth_gbs(20, 9)
     print(f"{torch.cuda.get_device_name()}, copy {copy:.0f} GB/s", flush=True)
-    layers = [Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2) for n, c, h, w, k in NAMED]
+    layers = [Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2) for n, c, h, w, k in named]
     drawn = campaign_layers(120, seed=41)
     small = [
         layer for layer in drawn if layer.n * layer.c * layer.h * layer.w * 2 <= MAX_INPUT_BYTES

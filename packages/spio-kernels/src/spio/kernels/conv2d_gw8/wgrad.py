@@ -123,14 +123,32 @@ def stream_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int =
         chosen = again
 
 
+#: Share of the pass's compulsory bytes that fewer partial sums (each written once and read
+#: once more) must save for segments to be taken on a grid whose waves are full: at
+#: 256x512x7x7 7 x 7 (H200) two whole waves of 16 partials per group slice became 8
+#: segments, saving half the pass's bytes: 46.0 -> 39.8 us.
+SAVED_PARTIALS_SHARE = 0.10
+
+
+def _saved_partials_share(
+    params: Conv2dGw8Params, chunked: WgradConfig, segmented: WgradConfig
+) -> float:
+    """The partial sums' bytes (written and read back) segmented saves against chunked, as a
+    share of the pass's compulsory bytes."""
+    saved = wgrad_spec.workspace_bytes(params, chunked) - wgrad_spec.workspace_bytes(
+        params, segmented
+    )
+    return 2 * saved / params.compulsory_bytes("wgrad")
+
+
 @functools.cache
 def balanced_config_on(
     params: Conv2dGw8Params, config: WgradConfig, device: int = 0
 ) -> WgradConfig:
-    """Return config, or, where its grid takes more than one wave on device and fills less
-    than WAVE_FILL of the block slots its waves take, the same tile walking segments
-    (stream_config_on) where that kernel fits as many blocks per SM (memoised; compiles
-    both).
+    """Return config, or the same tile walking segments (stream_config_on) where that kernel
+    fits as many blocks per SM and config's grid takes more than one wave on device and
+    fills less than WAVE_FILL of the block slots its waves take, or the segments' fewer
+    partial sums save SAVED_PARTIALS_SHARE of the pass's bytes (memoised; compiles both).
 
     From H200 runs, chunks against segments of the same tile in one process. Grids of
     several waves filling 61-76% of them gained: the heuristic's tiles at 96x64x64x64 40.1 ->
@@ -140,18 +158,19 @@ def balanced_config_on(
     segments' registers halved the blocks per SM, up to 31% (128x256x14x14 11.1 -> 16.1,
     32x64x64x64 12.7 -> 17.1). Grids of under a wave, the models' picks for small layers,
     lost 10-28% (8x64x56x56 5.9 -> 7.0, 2x512x7x7 7 x 7 5.5 -> 7.7, 64x128x7x7 1 x 1 2.6 ->
-    2.9), though the heuristic's tile at 1x64x56x56 gained (6.4 -> 5.3). Of the grids
-    measured, 256x512x7x7 7 x 7 (two whole waves, 46.0 -> 39.8 us with half the partial
-    sums) gained outside the rule.
+    2.9), though the heuristic's tile at 1x64x56x56 gained (6.4 -> 5.3).
     """
     if config.segments:
         return config
     geometry = wgrad_spec.launch_geometry(params, config)
     slots = grid_slots(wgrad_launch(params, config, device).main, geometry)
     waves = ceil_div(geometry.grid, slots)
-    if waves == 1 or geometry.grid / (waves * slots) >= WAVE_FILL:
+    idle = waves > 1 and geometry.grid / (waves * slots) < WAVE_FILL
+    # (The segments at this occupancy: the segmented kernel's is checked below.)
+    estimate = wgrad_spec.stream_config(params, config, slots)
+    if not fits(wgrad_spec.check_config, params, estimate):
         return config
-    if not fits(wgrad_spec.check_config, params, wgrad_spec.stream_config(params, config, 1)):
+    if not idle and _saved_partials_share(params, config, estimate) < SAVED_PARTIALS_SHARE:
         return config
     segmented = stream_config_on(params, config, device)
     segmented_geometry = wgrad_spec.launch_geometry(params, segmented)
