@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -40,6 +42,9 @@ def test_placement_fields_are_no_features() -> None:
     columns = Columns.of(PASSES["wgrad"].config_type, configs)
     assert columns.segments == 0
     assert [columns.config(i) for i in range(3)] == configs
+    placed = dataclasses.replace(configs[0], walk_n=1, segments=4)
+    with pytest.raises(ValueError, match=r"configs must be tiles, with segments = 0"):
+        Columns.of(PASSES["wgrad"].config_type, [placed])
 
 
 def test_waves_follow_the_gpu() -> None:

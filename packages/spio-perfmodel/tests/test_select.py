@@ -162,6 +162,6 @@ def test_a_wgrad_choice_takes_its_placement_on_the_device(
     assert placed.source == plain.source
     assert (
         placed.reason
-        == f"{plain.reason}; its tile walks 5 segments a strip, as its waves would leave SMs idle"
+        == f"{plain.reason}; its tile walks 5 segments a strip on this GPU (balanced_config_on)"
     )
     assert choose_config("fprop", LAYER).config.__class__.__name__ == "FpropConfig"

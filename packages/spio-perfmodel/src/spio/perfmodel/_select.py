@@ -93,8 +93,8 @@ def _placed(
     if config == choice.config:
         return choice
     reason = (
-        f"{choice.reason}; its tile walks {config.segments} segments a strip, as its waves "
-        "would leave SMs idle"
+        f"{choice.reason}; its tile walks {config.segments} segments a strip on this GPU "
+        "(balanced_config_on)"
     )
     return ConfigChoice(config, choice.source, reason)
 

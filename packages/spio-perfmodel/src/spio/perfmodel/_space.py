@@ -100,8 +100,18 @@ class Columns:
 
     @classmethod
     def of(cls, config_type: type, configs: Sequence[Any]) -> Columns:
-        """Columns of configs of config_type."""
+        """Columns of configs of config_type; ValueError for a config placed on a GPU (a
+        placement field not at its default: models score the tiles)."""
         names = space_fields(config_type)
+        for field in dataclasses.fields(config_type):
+            if field.name in names:
+                continue
+            placed = [c for c in configs if getattr(c, field.name) != field.default]
+            if placed:
+                raise ValueError(
+                    f"configs must be tiles, with {field.name} = {field.default} (models score "
+                    f"tiles; a launcher places them), got {placed[0]}"
+                )
         # (dataclasses.astuple deep-copies every field: 30 times slower here.)
         return cls.from_rows(config_type, [[getattr(c, n) for n in names] for c in configs])
 
