@@ -19,7 +19,8 @@ if _TESTS not in sys.path:
 def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNamespace]:
     """A stand-in H200 for choose_config and tune_config, with no GPU: spio.jit.device_info
     returns it, and the heuristic (which compiles and loads the kernel to count its resident
-    blocks) the spec's default, which the placement (which compiles too) leaves as it is;
+    blocks) the spec's default, which the placement (which compiles too) leaves as it is, and a
+    tuning times the shortlist's configs without their other walks (which compile too);
     the selection mode is the default one, the choices not yet memoised, and kept tunings go
     to an empty directory of the test's. device.timed collects what a stand-in timer was
     asked to time."""
@@ -33,6 +34,8 @@ def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNames
     monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
     unchanged = {name: (lambda p, c, d: c) for name in PASSES}
     monkeypatch.setattr(_select, "_placements", lambda: unchanged)
+    alone = {name: (lambda p, c, d: [c]) for name in PASSES}
+    monkeypatch.setattr(_select, "_walks", lambda: alone)
     monkeypatch.delenv(_select.SELECTION_ENV, raising=False)
     monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("SPIO_JIT_DISABLE_CACHE", raising=False)

@@ -110,6 +110,31 @@ def test_tuning_runs_the_fastest_timed_config(
     assert choice.reason.endswith("timed on the device: 5.00 us (the heuristic's 10.00 us)")
 
 
+def test_a_wgrad_tuning_times_each_tiles_walks_and_keeps_the_fastest_as_timed(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = shipped_model("wgrad", "NVIDIA H200")
+    assert model is not None
+
+    def two_walks(params: Conv2dGw8Params, config: Any, device: int) -> list[Any]:
+        return [config, dataclasses.replace(config, walk_n=1, segments=5)]
+
+    def always_placed(params: Conv2dGw8Params, config: Any, device: int) -> Any:
+        return dataclasses.replace(config, walk_n=1, segments=7)
+
+    monkeypatch.setattr(_select, "_walks", lambda: {"wgrad": two_walks})
+    monkeypatch.setattr(_select, "_placements", lambda: {"wgrad": always_placed})
+    tiles = candidates(model, LAYER, PASSES["wgrad"].default_config(LAYER, 132))
+    fastest = two_walks(LAYER, tiles[1], 0)[1]
+    _autotuning(gpu, monkeypatch, fastest)
+    choice = choose_config("wgrad", LAYER)
+    # Every tile and its other walk, in that order, timed together once.
+    assert gpu.timed == [[walk for tile in tiles for walk in two_walks(LAYER, tile, 0)]]
+    # The walk timed fastest runs as it is: the launcher's placement rule does not override
+    # a measurement.
+    assert (choice.config, choice.source) == (fastest, "autotune")
+
+
 def test_the_environment_tunes_once_per_layer_and_pass(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -46,7 +46,14 @@ def test_tuning_times_the_shortlist_and_runs_the_fastest(
     model = _model(pass_name)
     choice = tune_config(pass_name, layer)
     assert choice.source == "autotune"
-    shortlist = candidates(model, layer, heuristic_config(pass_name, layer))  # type: ignore[arg-type]
+    tiles = candidates(model, layer, heuristic_config(pass_name, layer))  # type: ignore[arg-type]
+    # Each tile and its other walks on this GPU (wgrad's segments; the others' tiles alone).
+    shortlist = _select._with_walks(pass_name, layer, tiles, 0)
+    assert set(tiles) <= set(shortlist)
+    if pass_name == "wgrad":
+        assert any(config.segments for config in shortlist), shortlist
+    else:
+        assert shortlist == tiles
     assert choice.config in shortlist
     times = time_configs(pass_name, layer, shortlist)
     assert all(math.isfinite(t) and t > 0 for t in times), times

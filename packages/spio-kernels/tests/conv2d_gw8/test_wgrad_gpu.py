@@ -71,6 +71,13 @@ SEGMENT_CASES = [
         Conv2dGw8Params.make(6, 64, 20, 37, r=5, s=3, padding=(2, 1, 0, 2)),
         WgradConfig(16, 8, 2, 16, 2, 2, image_sync=True, tma=True, segments=29),
     ),
+    # Deeper prefetch than the space's tiles have (the walks autotuning times, wgrad_walks).
+    (Conv2dGw8Params.make(64, 64, 64, 64), WgradConfig(32, 8, 2, 64, 4, 1, tma=True, segments=66)),
+    (
+        Conv2dGw8Params.make(6, 64, 20, 37, r=5, s=3, padding=(2, 1, 0, 2)),
+        WgradConfig(16, 8, 2, 16, 3, 2, image_sync=True, segments=29),
+    ),
+    (Conv2dGw8Params.make(5, 64, 2, 9), WgradConfig(16, 8, 2, 16, 3, 2, segments=4)),
 ]
 
 
@@ -259,3 +266,30 @@ def test_balanced_config_walks_segments_where_the_waves_leave_sms_idle(
     expected = stream_config_on(params, tile, device) if segmented else tile
     assert config == expected
     assert balanced_config_on(params, config, device) == config
+
+
+def test_walks_are_the_tile_its_segments_and_deeper_prefetch_while_the_blocks_fit() -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8._tiling import grid_slots
+    from spio.kernels.conv2d_gw8.wgrad import stream_config_on, wgrad_launch
+    from spio.kernels.conv2d_gw8.wgrad_walks import MAX_WALK_PREFETCH, walks_on
+
+    def slots(params: Conv2dGw8Params, config: WgradConfig) -> int:
+        main = wgrad_launch(params, config, device).main
+        return grid_slots(main, wgrad_spec.launch_geometry(params, config))
+
+    device = torch.cuda.current_device()
+    params = Conv2dGw8Params.make(256, 64, 64, 64)
+    tile = WgradConfig(32, 8, 2, 64, 2, 1, 2, tma=True)
+    walks = walks_on(params, tile, device)
+    assert walks[:2] == [tile, stream_config_on(params, tile, device)]
+    # 2 blocks per SM of 8 warps whatever the prefetch (70 KB of shared memory at 4).
+    assert [walk.prefetch for walk in walks[1:]] == list(range(2, MAX_WALK_PREFETCH + 1))
+    assert all(slots(params, walk) >= slots(params, walks[1]) for walk in walks[2:])
+    assert all(walk.segments > 0 and walk.walk_n == 1 for walk in walks[1:])
+    # One output row: a step's rows and halo (1 + 3 - 1) allow no prefetch past 3.
+    short = Conv2dGw8Params.make(8, 64, 1, 64)
+    assert [walk.prefetch for walk in walks_on(short, tile, device)[1:]] == [2, 3]
+    with pytest.raises(ValueError, match="block_g"):
+        walks_on(Conv2dGw8Params.make(8, 8, 8, 8), tile, device)

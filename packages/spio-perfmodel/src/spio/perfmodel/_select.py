@@ -23,12 +23,19 @@ import dataclasses
 import functools
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
-from ._autotune import AUTOTUNE_CANDIDATES, PROXY_CANDIDATES, candidates, time_configs
+from ._autotune import (
+    AUTOTUNE_CANDIDATES,
+    COMPILE_THREADS,
+    PROXY_CANDIDATES,
+    candidates,
+    time_configs,
+)
 from ._model import LatencyModel
 from ._passes import kernel_pass
 from ._shipped import shipped_model, shipped_models
@@ -86,9 +93,23 @@ def _placements() -> dict[str, Callable[[Conv2dGw8Params, Any, int], Any]]:
     return {"fprop": unchanged, "dgrad": unchanged, "wgrad": wgrad.balanced_config_on}
 
 
+def _walks() -> dict[str, Callable[[Conv2dGw8Params, Any, int], list[Any]]]:
+    """The configs a tuning times for each shortlisted config of each pass: wgrad's tile in
+    its row chunks, its segments and its segments with deeper prefetch (wgrad_walks.walks_on:
+    which is fastest follows no rule across layers); fprop's and dgrad's config alone."""
+    from spio.kernels.conv2d_gw8 import wgrad_walks
+
+    def alone(params: Conv2dGw8Params, config: Any, device: int) -> list[Any]:
+        return [config]
+
+    return {"fprop": alone, "dgrad": alone, "wgrad": wgrad_walks.walks_on}
+
+
 def _placed(
     choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, device: int
 ) -> ConfigChoice:
+    if choice.source == "autotune":
+        return choice  # timed on the device walking as it will: no rule overrides that
     config = _placements()[pass_name](params, choice.config, device)
     if config == choice.config:
         return choice
@@ -311,7 +332,9 @@ def _tune(
     timing, what choose_config's `model` mode runs (own: the model is this GPU's), else the
     heuristic's config, untimed."""
     heuristic = heuristic_config(model.pass_name, params, device)
-    shortlist = candidates(model, params, heuristic, count)
+    shortlist = _with_walks(
+        model.pass_name, params, candidates(model, params, heuristic, count), device
+    )
     try:
         times = time_configs(model.pass_name, params, shortlist, device)
     except MemoryError as error:
@@ -327,3 +350,16 @@ def _tune(
         f"{times[fastest]:.2f} us (the heuristic's {heuristic_us:.2f} us)"
     )
     return ConfigChoice(shortlist[fastest], "autotune", reason)
+
+
+def _with_walks(
+    pass_name: str, params: Conv2dGw8Params, configs: list[Any], device: int
+) -> list[Any]:
+    """configs, each followed by its other walks on device (_walks), without repeats. The
+    walks' kernels compile side by side in threads (finding a segmented walk's occupancy
+    compiles it), as the timing's own compiles do."""
+    walks_of = _walks()[pass_name]
+    workers = max(1, min(len(configs), os.cpu_count() or 1, COMPILE_THREADS))
+    with ThreadPoolExecutor(workers) as pool:
+        walks = list(pool.map(lambda config: walks_of(params, config, device), configs))
+    return list(dict.fromkeys(walk for config_walks in walks for walk in config_walks))

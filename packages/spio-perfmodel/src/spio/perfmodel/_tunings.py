@@ -3,7 +3,7 @@ rather than once per process: a restarted training run starts at once and runs t
 configs (whose timings may tie within noise, and whose weight gradients' bits depend on the
 config).
 
-An entry is a small JSON file under spio-jit's cache directory (`autotune-v1/`, beside its
+An entry is a small JSON file under spio-jit's cache directory (`autotune-v2/`, beside its
 compiled kernels; SPIO_JIT_CACHE_DIR moves both, SPIO_JIT_DISABLE_CACHE=1 turns both off),
 named by a hash of everything the choice depends on: the GPU's name, the pass, the kernels'
 sources digest, the layer, the model whose shortlist was timed and its length, and this
@@ -29,7 +29,9 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._passes import kernel_pass
 
-FORMAT = 1
+#: (2: wgrad's tunings time each shortlisted tile's walks, _select._with_walks; a choice
+#: kept by format 1 never saw them.)
+FORMAT = 2
 
 
 def tunings_dir() -> Path | None:
