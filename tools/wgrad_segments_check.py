@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import math
 
-import torch
+from wgrad_timing import named_layers, start, time_alternating
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, bench
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig
 from spio.perfmodel import choose_config, selection_mode
 from spio.perfmodel._campaign import campaign_layers
 from spio.perfmodel._select import _choose_shipped
@@ -39,13 +39,8 @@ def main() -> None:
     parser.add_argument("--campaign-layers", type=int, default=24)
     parser.add_argument("--layers", nargs="+", metavar="NxCxHxWxK", help="instead of NAMED")
     args = parser.parse_args()
-    named = (
-        [tuple(int(v) for v in text.split("x")) for text in args.layers] if args.layers else NAMED
-    )
-    torch.backends.cudnn.benchmark = True
-    copy = bench.copy_bandwidth_gbs(20, 9)
-    print(f"{torch.cuda.get_device_name()}, copy {copy:.0f} GB/s", flush=True)
-    layers = [Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2) for n, c, h, w, k in named]
+    copy = start()
+    layers = named_layers(args.layers, NAMED)
     drawn = campaign_layers(120, seed=41)
     small = [
         layer for layer in drawn if layer.n * layer.c * layer.h * layer.w * 2 <= MAX_INPUT_BYTES
@@ -70,19 +65,8 @@ def main() -> None:
 def _compare(
     params: Conv2dGw8Params, chunked: WgradConfig, placed: WgradConfig, source: str, copy: float
 ) -> float:
-    configs = [chunked, placed]
-    bench.precompile(params, {"wgrad": configs})
-    buffers = bench.Buffers(params, ["wgrad"], {"wgrad": configs})
-    times: dict[WgradConfig, list[float]] = {config: [] for config in configs}
-    cudnn = []
-    for _ in range(3):
-        round_times, cudnn_us = bench.bench_pass(
-            "wgrad", params, configs, buffers, 20, 9, graph=True
-        )
-        cudnn.append(cudnn_us)
-        for config in configs:
-            times[config].append(round_times[config])
-    before, after, cudnn_us = min(times[chunked]), min(times[placed]), min(cudnn)
+    times, cudnn_us = time_alternating(params, [chunked, placed])
+    before, after = times[chunked], times[placed]
     gbs = params.compulsory_bytes("wgrad") / 1e3 / after
     print(
         f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s} {params.dtype} "
@@ -91,8 +75,6 @@ def _compare(
         f"cuDNN {cudnn_us:.2f} us ({cudnn_us / after:.2f}x)",
         flush=True,
     )
-    del buffers
-    torch.cuda.empty_cache()
     return before / after
 
 

@@ -1,0 +1,52 @@
+"""What the wgrad comparison tools share: their layer lists and their timing of configs
+against each other (alternating rounds in one process, with cuDNN)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, bench
+
+#: Rounds of timing each config in turn; each config's time is its fastest round's median.
+ROUNDS = 3
+
+
+def named_layers(
+    texts: Sequence[str] | None, named: Sequence[tuple[int, ...]]
+) -> list[Conv2dGw8Params]:
+    """Layers of --layers' N x C x H x W x K texts (K x K filters, padding K // 2), or of the
+    tool's named (n, c, h, w, k) tuples where none were given."""
+    shapes = [tuple(int(v) for v in text.split("x")) for text in texts] if texts else named
+    return [Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2) for n, c, h, w, k in shapes]
+
+
+def start() -> float:
+    """cuDNN's benchmark mode on; print the GPU and return its copy bandwidth (GB/s)."""
+    torch.backends.cudnn.benchmark = True
+    copy = bench.copy_bandwidth_gbs(20, 9)
+    print(f"{torch.cuda.get_device_name()}, copy {copy:.0f} GB/s", flush=True)
+    return copy
+
+
+def time_alternating(
+    params: Conv2dGw8Params, configs: Sequence[WgradConfig]
+) -> tuple[dict[WgradConfig, float], float]:
+    """Each config's wgrad time on params and cuDNN's (us): ROUNDS rounds of all of them in
+    turn on one set of buffers (CUDA-graph replays), the fastest round's median of each."""
+    unique = list(dict.fromkeys(configs))
+    bench.precompile(params, {"wgrad": unique})
+    buffers = bench.Buffers(params, ["wgrad"], {"wgrad": unique})
+    times: dict[WgradConfig, list[float]] = {config: [] for config in unique}
+    cudnn = []
+    for _ in range(ROUNDS):
+        round_times, cudnn_us = bench.bench_pass(
+            "wgrad", params, unique, buffers, 20, 9, graph=True
+        )
+        cudnn.append(cudnn_us)
+        for config in unique:
+            times[config].append(round_times[config])
+    del buffers
+    torch.cuda.empty_cache()
+    return {config: min(runs) for config, runs in times.items()}, min(cudnn)
