@@ -9,7 +9,8 @@ import pytest
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from spio.perfmodel import PASSES, GpuLimits, feature_matrix, feature_names
-from spio.perfmodel._space import Columns, space_fields
+from spio.perfmodel._features import columns_matrix
+from spio.perfmodel._space import Columns, space_columns, space_fields
 
 LAYER = Conv2dGw8Params.make(128, 64, 64, 64)
 
@@ -31,6 +32,18 @@ def test_columns_match_the_names_and_the_specs(pass_name: str) -> None:
             assert column[name][i] == float(getattr(config, name))
     assert np.all(column["n"] == 128)
     assert np.all(column["compulsory_mb"] > 134)
+
+
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_a_space_has_the_features_of_its_configs(pass_name: str) -> None:
+    # The space's columns come from the candidates' (their properties computed once); the
+    # configs' are computed afresh.
+    for layer in (LAYER, Conv2dGw8Params.make(24, 256, 16, 16, r=5, s=5, padding=2)):
+        configs = PASSES[pass_name].config_space(layer)
+        space = columns_matrix(pass_name, layer, space_columns(pass_name, layer))
+        np.testing.assert_array_equal(space, feature_matrix(pass_name, layer, configs))
+        assert space.dtype == np.float32
+        assert space.flags.c_contiguous
 
 
 def test_placement_fields_are_no_features() -> None:

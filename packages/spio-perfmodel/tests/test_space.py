@@ -53,6 +53,23 @@ def test_the_array_space_is_the_spec_space_in_its_order(pass_name: str) -> None:
 
 
 @pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_a_space_slices_its_candidates_properties_and_they_are_the_configs(
+    pass_name: str,
+) -> None:
+    spec = PASSES[pass_name]
+    properties = [
+        name for name, value in vars(spec.config_type).items() if isinstance(value, property)
+    ]
+    assert "threads" in properties
+    for params in _layers()[:12]:
+        columns = space_columns(pass_name, params)
+        configs = spec.config_space(params)
+        for name in properties:
+            expected = [getattr(config, name) for config in configs]
+            assert getattr(columns, name).tolist() == expected, (params, name)
+
+
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
 def test_shared_memory_on_columns_is_the_specs(pass_name: str) -> None:
     spec = PASSES[pass_name]
     params = Conv2dGw8Params.make(16, 64, 30, 30, r=5, s=5, padding=2)

@@ -30,27 +30,33 @@ from ._data import ConfigTime, by_layer
 from ._features import GpuLimits, columns_matrix, feature_matrix, feature_names
 from ._passes import kernel_pass
 from ._space import Columns, space_columns
+from ._tree_sums import TreeSums
 
 #: Scoring a whole config space: each stage (trees, keep) ranks the candidates left with the
-#: model's first `trees` trees and keeps the `keep` best, where more than 4 x keep are left;
-#: the whole model scores the last ones. On 200 sampled layers per pass the shipped H200
-#: models' one stage of 100 trees picked the same config as the whole model on every layer,
-#: in 1.1-1.4 ms instead of 1.5-3.5 ms on two cores. wgrad's space with TMA tiles (1704
-#: configs at 128x64x64x64) took 1.9 ms in that stage alone. A first stage of 30 trees
-#: keeping 256, and 32 kept by the second, bring the whole choice (features included) to
-#: about 1.8-1.9 ms on two cores; on 150 sampled fprop layers and 184 wgrad layers per GPU
-#: they picked the whole model's config on all fprop layers and 181-182 wgrad layers, the
-#: others predicted at most 0.92% slower. The wgrad models trained with paired-image configs
-#: (thirteenth session) screened one layer of the tests 1.2% off the whole model's pick with
-#: those stages; keeping 384 and 48 picks the whole model's config on it and on 60 random
-#: layers per GPU (256 and 32 missed one of them by 0.4%), for about 0.2 ms more on wgrad's
-#: largest spaces (2.2 against 2.0 ms at 128x64x64x64 on two cores). Each stage now adds
-#: only its further trees to the last stage's sums, and the heuristic's config rides through
-#: the stages for choose_config's gain check (best_config_over): the choice and the check
-#: together went from 2.6-3.0 to 2.0-2.5 ms there (runs vary). Each XGBoost call costs
-#: about 0.15 ms before any tree on that machine (it reads the cgroup's CPU quota every
-#: time), so fewer calls, not fewer trees, is what is left to save.
-SCREEN_STAGES = ((30, 384), (100, 48))
+#: model's first `trees` trees and keeps the `keep` best, where that keeps fewer and, before
+#: the last stage, at least halves them; the whole model scores the last ones. Each stage
+#: adds only its further trees to the sums the stage before left, and the heuristic's config
+#: rides through the stages for choose_config's gain check (best_config_over).
+#:
+#: The keeps: over 946 campaign layers (seeds 11-13, 400 each, and wgrad's largest spaces)
+#: per pass on both GPUs, the first 30 trees ranked at most 386 configs above the whole
+#: model's pick, the first 100 at most 118. Keeping 511, then 127, picks the whole model's
+#: config on all of them; the stages before (384 where more than 1536 were left, then 48)
+#: missed 2 H200 wgrad layers by up to 0.48%, and 14 fprop and dgrad layers by up to 4.1%.
+#: With the heuristic's row the stages score 512 and 128 rows, whole blocks of 64 (XGBoost's
+#: unit of work): on two cores 300 trees took 0.40 ms on 128 rows, 0.33 on 48, 0.60 on 129.
+#:
+#: Cost, on two cores (the CI machine), wgrad's largest spaces (1704 configs: N x 64 x 64 x 64
+#: and N x 64 x 56 x 56, 3 x 3), interleaved in one process with the code before: the first
+#: call per layer (138 layers) took a median 2.2 and 2.6 ms in two runs against 2.6 and
+#: 3.3 (the machine's speed drifts through a day), the same layer again 1.9-2.8 against
+#: 2.4-3.7. About 1.2 ms of it is XGBoost's three calls (30 trees on 1704 rows 0.44 ms, 70
+#: on 512 0.32, 300 on 128 0.45: its trees cost per block of rows, and little per row within
+#: one); 0.4 ms the features (a NumPy operation on 1704 values costs about 5 us with the
+#: caches cold after XGBoost). The calls skip inplace_predict's Python (_tree_sums: 0.1 ms a
+#: call). On the GPU host (16 cores, an H100 machine; its cores were no faster that day):
+#: 2.1 and 2.5 ms against 2.6 and 3.2; XGBoost with fewer threads there was slower.
+SCREEN_STAGES = ((30, 511), (100, 127))
 
 #: Version of the model file's metadata and targets; a file of another version is refused.
 #: (3: targets relative to the layer's floor.)
@@ -106,6 +112,8 @@ class LatencyModel:
         measured: dict[Conv2dGw8Params, Any] | None = None,
     ) -> None:
         self._booster = booster
+        self._tree_sums = TreeSums(booster)
+        self._rounds = booster.num_boosted_rounds()
         self.pass_name = kernel_pass(pass_name).name
         self.gpu = gpu
         self.limits = limits
@@ -167,7 +175,8 @@ class LatencyModel:
         if not configs:
             return np.zeros(0)
         features = feature_matrix(self.pass_name, params, configs, self.limits)
-        return np.exp(self._booster.inplace_predict(features)) * floor_us(params, self.pass_name)
+        margins = self._tree_sums(features, 0, self._rounds)
+        return np.exp(margins) * floor_us(params, self.pass_name)
 
     def best_config(self, params: Conv2dGw8Params, configs: Sequence[Any] | None = None) -> Any:
         """The config with the lowest predicted latency on params: among configs, else the
@@ -215,7 +224,7 @@ class LatencyModel:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"count must be an int >= 1, got {count!r}")
         space, features = self._space_features(params)
-        predicted = self._booster.inplace_predict(features)
+        predicted = self._tree_sums(features, 0, self._rounds)
         return [space.config(int(row)) for row in np.argsort(predicted, kind="stable")[:count]]
 
     def _space_features(self, params: Conv2dGw8Params) -> tuple[Columns, np.ndarray]:
@@ -234,34 +243,32 @@ class LatencyModel:
         Row `always` is kept through every screen.
 
         Each stage adds only its further trees to the margins the stage before it left
-        (XGBoost's base_margin), so no tree scores a row twice; the sums equal the whole
-        model's to the bit."""
-        kept = np.arange(features.shape[0])
+        (a base margin), so no tree scores a row twice; the sums equal the whole model's to
+        the bit."""
+        kept = np.arange(len(features))
+        rows = features  # features[kept]
         margins: np.ndarray | None = None
         scored = 0  # the trees already summed into margins
-        rounds = self._booster.num_boosted_rounds()
-        for trees, keep in SCREEN_STAGES:
-            last = (trees, keep) == SCREEN_STAGES[-1]
-            if len(kept) <= keep or rounds <= trees or (not last and len(kept) <= 4 * keep):
+        for stage, (trees, keep) in enumerate(SCREEN_STAGES):
+            if not self._screen_pays(len(kept), trees, keep, stage == len(SCREEN_STAGES) - 1):
                 continue
-            margins = self._add_trees(features[kept], margins, scored, trees)
+            margins = self._tree_sums(rows, scored, trees, margins)
             scored = trees
             best = np.argpartition(margins, keep - 1)[:keep]
             if always is not None and not np.any(kept[best] == always):
                 best = np.append(best, int(np.flatnonzero(kept == always)[0]))
             kept, margins = kept[best], margins[best]
-        return kept, self._add_trees(features[kept], margins, scored, rounds)
+            rows = features[kept]
+        return kept, self._tree_sums(rows, scored, self._rounds, margins)
 
-    def _add_trees(
-        self, features: np.ndarray, margins: np.ndarray | None, start: int, stop: int
-    ) -> np.ndarray:
-        """margins (the sums of trees 0 ... start - 1; None where start is 0) plus trees
-        start ... stop - 1, for each row of features."""
-        if margins is None:
-            return self._booster.inplace_predict(features, iteration_range=(0, stop))
-        return self._booster.inplace_predict(
-            features, iteration_range=(start, stop), base_margin=margins
-        )
+    def _screen_pays(self, candidates: int, trees: int, keep: int, last: bool) -> bool:
+        """Whether a stage of SCREEN_STAGES runs on this many candidates: where it keeps
+        fewer and the model has more trees, and, before the last stage, where it at least
+        halves them (about where it pays: 30 trees on 1024 rows cost what the next stage's
+        70 more trees would on the 512 it drops)."""
+        if candidates <= keep or self._rounds <= trees:
+            return False
+        return last or candidates > 2 * keep
 
     def save(self, path: str | Path) -> Path:
         """Write the model to path: XGBoost's binary UBJSON where the name ends in .ubj
