@@ -5,7 +5,7 @@ tool's summary reports nothing. The sample: each pass's default on a layer with 
 the configs of the covering set that change how blocks load and meet (prefetch, a ring
 deeper than a block's walk, the tensor-core K, images side by side with their own barriers,
 a single partial sum that skips the reduction, TMA rows, images paired in each K step,
-segments of the stream of rows), and
+segments of the stream of rows, with the deeper prefetch autotuning times), and
 a 5 x 3 filter with asymmetric padding and bias. Small layers keep racecheck, which
 serialises the blocks, to seconds per case.
 """
@@ -90,6 +90,24 @@ CASES = {
         *_TMA,
         "image_sync=1",
         "segments=11",
+    ],
+    # The deeper walks autotuning times (wgrad_walks): segments 4 rows ahead with TMA rows,
+    # and 3 rows ahead with cp.async rows on per-image barriers.
+    "wgrad-segments-tma-prefetch4": [
+        "wgrad",
+        "5x64x12x20",
+        "--config",
+        *_TMA,
+        "prefetch=4",
+        "segments=11",
+    ],
+    "wgrad-segments-prefetch3-own-barriers": [
+        "wgrad",
+        "4x64x12x12",
+        "--config",
+        *_OWN_BARRIERS,
+        "prefetch=3",
+        "segments=5",
     ],
 }
 
