@@ -25,6 +25,7 @@ def _booster_and_features() -> tuple[object, np.ndarray]:
 
 def test_margins_are_inplace_predicts_to_the_bit() -> None:
     booster, features = _booster_and_features()
+    rounds = booster.num_boosted_rounds()  # type: ignore[attr-defined]
     sums = TreeSums(booster)
     first = sums(features, 0, 30)
     np.testing.assert_array_equal(first, booster.inplace_predict(features, iteration_range=(0, 30)))
@@ -34,11 +35,11 @@ def test_margins_are_inplace_predicts_to_the_bit() -> None:
     expected = booster.inplace_predict(rows, iteration_range=(30, 100), base_margin=first[:300])
     np.testing.assert_array_equal(second, expected)
     whole = booster.inplace_predict(rows[:50])
-    np.testing.assert_array_equal(sums(rows[:50], 100, 400, second[:50]), whole)
+    np.testing.assert_array_equal(sums(rows[:50], 100, rounds, second[:50]), whole)
     # A call without a base margin after one with it starts from the base score again.
-    np.testing.assert_array_equal(sums(rows[:50], 0, 400), whole)
+    np.testing.assert_array_equal(sums(rows[:50], 0, rounds), whole)
     # Rows that are no float32 C-contiguous matrix are converted first.
-    np.testing.assert_array_equal(sums(rows[:50:2].astype(np.float64), 0, 400), whole[::2])
+    np.testing.assert_array_equal(sums(rows[:50:2].astype(np.float64), 0, rounds), whole[::2])
 
 
 def test_threads_each_get_their_own_margins() -> None:

@@ -56,7 +56,13 @@ from ._tree_sums import TreeSums
 #: caches cold after XGBoost). The calls skip inplace_predict's Python (_tree_sums: 0.1 ms a
 #: call). On the GPU host (16 cores, an H100 machine; its cores were no faster that day):
 #: 2.1 and 2.5 ms against 2.6 and 3.2; XGBoost with fewer threads there was slower.
+#:
+#: A stage's trees are a share of the model's (`trees` of 400: the first 30 and 100 of a
+#: 400-tree model, 15 and 50 of wgrad's 200-tree ones, whose trees learn twice as fast:
+#: PASS_TRAINING).
 SCREEN_STAGES = ((30, 511), (100, 127))
+#: The model size SCREEN_STAGES' tree counts are given for.
+SCREEN_ROUNDS = 400
 
 #: Version of the model file's metadata and targets; a file of another version is refused.
 #: (3: targets relative to the layer's floor.)
@@ -165,7 +171,7 @@ class LatencyModel:
         matrix = xgboost.DMatrix(
             features, label=targets, feature_names=list(feature_names(pass_name))
         )
-        options = options or TrainingOptions()
+        options = options or training_options(pass_name)
         booster = xgboost.train(options.xgboost_params(), matrix, num_boost_round=options.rounds)
         measured = {layer: _fastest(layer_rows) for layer, layer_rows in by_layer(rows).items()}
         return cls(booster, pass_name, gpu, limits, kernel, measured)
@@ -249,7 +255,8 @@ class LatencyModel:
         rows = features  # features[kept]
         margins: np.ndarray | None = None
         scored = 0  # the trees already summed into margins
-        for stage, (trees, keep) in enumerate(SCREEN_STAGES):
+        for stage, (reference_trees, keep) in enumerate(SCREEN_STAGES):
+            trees = max(1, round(reference_trees * self._rounds / SCREEN_ROUNDS))
             if not self._screen_pays(len(kept), trees, keep, stage == len(SCREEN_STAGES) - 1):
                 continue
             margins = self._tree_sums(rows, scored, trees, margins)
@@ -330,6 +337,25 @@ class LatencyModel:
         }
         limits = GpuLimits(**meta["limits"])
         return cls(booster, pass_name, meta["gpu"], limits, meta["kernel"], measured)
+
+
+#: Training settings of the passes whose models differ from TrainingOptions' defaults. wgrad:
+#: half the trees at twice the learning rate, so that choosing among its largest spaces
+#: (1704 configs) costs less. Held out (six layer folds, seeds 0-2 of the training, all rows
+#: of each GPU; model / chosen / tuned p95 regret): H200 14.9-17.8% / 14.4-16.7% / 3.5-4.6%
+#: against 14.4-16.5% / 16.4-16.7% / 3.5-3.7% with 400 trees at 0.06; H100 16.6-20.6% /
+#: 13.2-17.2% / 4.1-4.3% against 14.1-23.4% / 15.9-20.2% / 2.5-3.5%; medians 0.0-1.7% both
+#: ways. fprop's held-out p95 got worse the same way (H200 chosen 12.0-15.8% against
+#: 10.6-11.2%), so fprop and dgrad keep the defaults.
+PASS_TRAINING: dict[str, TrainingOptions] = {
+    "wgrad": TrainingOptions(rounds=200, learning_rate=0.12),
+}
+
+
+def training_options(pass_name: str) -> TrainingOptions:
+    """The XGBoost settings pass_name's models are trained with (PASS_TRAINING, else the
+    defaults)."""
+    return PASS_TRAINING.get(kernel_pass(pass_name).name, TrainingOptions())
 
 
 def _fastest(rows: Sequence[ConfigTime]) -> Any:
