@@ -16,6 +16,7 @@ only lists configs.
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 
 from ._tiling import fits, grid_slots
 from .params import Conv2dGw8Params
@@ -36,17 +37,27 @@ def walks_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> l
     Compiles and loads each walk's kernel (spio.jit's cache); ValueError where config
     cannot run params."""
     check_config(params, config)
+    # Each depth's segments compile side by side (NVRTC lets go of the GIL; finding a
+    # segmented kernel's occupancy compiles it, up to twice): one after another they made a
+    # wgrad tuning's first run on the H200 take 7-9 s.
+    prefetches = range(config.prefetch, max(config.prefetch, MAX_WALK_PREFETCH) + 1)
+    with ThreadPoolExecutor(len(prefetches)) as pool:
+        segmented = list(
+            pool.map(
+                lambda prefetch: _segmented(
+                    params, dataclasses.replace(config, prefetch=prefetch), device
+                ),
+                prefetches,
+            )
+        )
     walks = [config]
-    segmented = _segmented(params, config, device)
-    if segmented is None:
+    if segmented[0] is None:
         return walks
-    walks.append(segmented)
-    slots = _slots(params, segmented, device)
-    for prefetch in range(config.prefetch + 1, MAX_WALK_PREFETCH + 1):
-        deeper = _segmented(params, dataclasses.replace(config, prefetch=prefetch), device)
-        if deeper is None or _slots(params, deeper, device) < slots:
+    slots = _slots(params, segmented[0], device)
+    for walk in segmented:
+        if walk is None or _slots(params, walk, device) < slots:
             break
-        walks.append(deeper)
+        walks.append(walk)
     return list(dict.fromkeys(walks))
 
 
