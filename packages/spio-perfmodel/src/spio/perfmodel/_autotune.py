@@ -6,7 +6,9 @@ best-predicted configs and the heuristic's, timed on the device, held out: p95 2
 both GPUs and every pass (median 0.0%). That costs a layer's first call of each pass a
 compile per candidate (side by side in threads; cached on disk after the first run) and
 some milliseconds of GPU time, once per process, so it is opt-in:
-`SPIO_CONFIG_SELECTION=autotune` (choose_config), or `tune_config` on request.
+`SPIO_CONFIG_SELECTION=autotune` (choose_config), or `tune_config` on request. wgrad's
+shortlist also holds each candidate's other walks on the device (segments, deeper
+prefetch: _select._with_walks), which no model scores.
 
 Timing: every candidate runs on the same buffers, allocated on the device for the layer and
 zero-filled (a config's time does not depend on the values). Before each repetition a wait

@@ -251,11 +251,13 @@ def tune_config(
 
     The shortlist (_autotune.candidates): the config measured fastest on this layer where
     the model was trained on it, the model's `count` best-predicted configs, and the
-    heuristic's. model: one of your own (LatencyModel.load), trusted to fit these kernels;
-    None takes the shipped model of this GPU, or where none ships, the shipped model of the
-    GPU with the nearest SM count (for these kernels) with a shortlist of PROXY_CANDIDATES
-    (held out, the H200's model shortlisting for the H100 and back did as well as their
-    own, docs/perfmodel); where no model fits the kernels, the heuristic's config untimed
+    heuristic's; for wgrad each of them in each of its walks on the device (row chunks,
+    segments, segments with deeper prefetch: _with_walks), the fastest kept as timed.
+    model: one of your own (LatencyModel.load), trusted to fit these kernels; None takes
+    the shipped model of this GPU, or where none ships, the shipped model of the GPU with
+    the nearest SM count (for these kernels) with a shortlist of PROXY_CANDIDATES (held
+    out, the H200's model shortlisting for the H100 and back did as well as their own,
+    docs/perfmodel); where no model fits the kernels, the heuristic's config untimed
     (source `heuristic`). Every call times anew (choose_config in `autotune` mode keeps
     the result per layer); the device is synchronized first.
     """
