@@ -55,17 +55,13 @@ class TreeSums:
         from xgboost.core import XGBoostError
 
         probe = np.zeros((1, self._booster.num_features()), dtype=np.float32)
-        base = np.ones(1, dtype=np.float32)
         try:
-            return bool(
+            return all(
                 np.array_equal(
                     self._direct(probe, 0, 1, base),
                     self._booster.inplace_predict(probe, iteration_range=(0, 1), base_margin=base),
                 )
-                and np.array_equal(
-                    self._direct(probe, 0, 1, None),
-                    self._booster.inplace_predict(probe, iteration_range=(0, 1)),
-                )
+                for base in (np.ones(1, dtype=np.float32), None)
             )
         except (XGBoostError, ValueError, OSError):
             return False

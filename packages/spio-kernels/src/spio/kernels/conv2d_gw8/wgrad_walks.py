@@ -50,11 +50,12 @@ def walks_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> l
                 prefetches,
             )
         )
-    walks = [config]
-    if segmented[0] is None:
-        return walks
-    slots = _slots(params, segmented[0], device)
-    for walk in segmented:
+    first, deeper = segmented[0], segmented[1:]
+    if first is None:
+        return [config]
+    walks = [config, first]
+    slots = _slots(params, first, device)
+    for walk in deeper:
         if walk is None or _slots(params, walk, device) < slots:
             break
         walks.append(walk)
