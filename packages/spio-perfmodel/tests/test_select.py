@@ -162,6 +162,23 @@ def test_a_wgrad_choice_takes_its_placement_on_the_device(
     assert placed.source == plain.source
     assert (
         placed.reason
-        == f"{plain.reason}; its tile walks 5 segments a strip on this GPU (balanced_config_on)"
+        == f"{plain.reason}; on this GPU its tile walks 5 segments a strip (balanced_config_on)"
     )
     assert choose_config("fprop", LAYER).config.__class__.__name__ == "FpropConfig"
+
+
+def test_a_wgrad_placement_names_what_it_changed(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = choose_config("wgrad", LAYER)
+    both = dataclasses.replace(plain.config, walk_n=1, segments=7, tma=True, producer=True)
+    producer_only = dataclasses.replace(plain.config, tma=True, producer=True)
+    for placed_config, what in (
+        (both, "walks 7 segments a strip and loads its rows from producer warps"),
+        (producer_only, "loads its rows from producer warps"),
+    ):
+        placements = {"wgrad": lambda p, c, d, placed_config=placed_config: placed_config}
+        monkeypatch.setattr(_select, "_placements", lambda placements=placements: placements)
+        choice = choose_config("wgrad", LAYER)
+        assert choice.config == placed_config
+        assert choice.reason == f"{plain.reason}; on this GPU its tile {what} (balanced_config_on)"

@@ -101,6 +101,27 @@ CASES = {
         "prefetch=4",
         "segments=11",
     ],
+    # Producer warps (wgrad.producer_config_on): the walking warps release each slot through
+    # an mbarrier instead of meeting per row; one producer for the block, one per image, and
+    # segments with per-image producers.
+    "wgrad-producer": ["wgrad", _ODD, "--config", *_TMA, "producer=1"],
+    "wgrad-producer-images-own-barriers": [
+        "wgrad",
+        "4x64x12x12",
+        "--config",
+        *_TMA,
+        "image_sync=1",
+        "producer=1",
+    ],
+    "wgrad-producer-segments-own-barriers": [
+        "wgrad",
+        "5x64x12x20",
+        "--config",
+        *_TMA,
+        "image_sync=1",
+        "segments=11",
+        "producer=1",
+    ],
     "wgrad-segments-prefetch3-own-barriers": [
         "wgrad",
         "4x64x12x12",

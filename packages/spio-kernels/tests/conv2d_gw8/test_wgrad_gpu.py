@@ -152,8 +152,10 @@ def test_wgrad_kernels_use_no_local_memory() -> None:
     for params in (Conv2dGw8Params.make(128, 64, 64, 64), Conv2dGw8Params.make(64, 256, 8, 8)):
         space = wgrad_spec.config_space(params)
         configs = covering_configs(space, wgrad_spec.default_config(params))
-        # and each walking segments (stream_config), whose part loop adds state
+        # and each walking segments (stream_config), whose part loop adds state, and with
+        # producer warps where its rows arrive by TMA (their launch bounds cap the registers)
         configs += [wgrad_spec.stream_config(params, config, 132) for config in configs]
+        configs += [dataclasses.replace(c, producer=True) for c in configs if c.tma]
         for config in configs:
             for kernel in get_wgrad_kernels(params, config):
                 assert kernel.attributes.local_mem == 0, (config, kernel.attributes)
@@ -200,6 +202,75 @@ def test_tma_rows_give_the_same_bits_as_cp_async_rows(
     depth = params.n * params.p * params.q
     expected = wgrad_reference(x, grad_y, params)
     torch.testing.assert_close(with_tma, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
+# Producer warps against the walking warps loading their own rows: the same products in the
+# same order, so the same bits (before sm_90 the producer warps leave and the walk loads its
+# rows by cp.async). The TMA cases' tiles, and segments with per-image and block barriers,
+# deeper prefetch and a 5 x 3 filter.
+PRODUCER_CASES = [
+    (params, dataclasses.replace(config, tma=True)) for params, config in TMA_CASES
+] + [
+    (
+        Conv2dGw8Params.make(6, 64, 20, 37, r=5, s=3, padding=(2, 1, 0, 2)),
+        WgradConfig(16, 8, 2, 16, 2, 2, image_sync=True, tma=True, segments=29),
+    ),
+    (Conv2dGw8Params.make(64, 64, 64, 64), WgradConfig(32, 8, 2, 64, 4, 1, tma=True, segments=66)),
+    (Conv2dGw8Params.make(9, 64, 33, 17), WgradConfig(16, 8, 2, 16, 2, 4, tma=True, segments=5)),
+    (
+        Conv2dGw8Params.make(32, 64, 64, 64),
+        WgradConfig(32, 8, 2, 16, 2, 2, image_sync=True, tma=True),
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "config"), PRODUCER_CASES, ids=str)
+def test_producer_warps_give_the_same_bits(params: Conv2dGw8Params, config: WgradConfig) -> None:
+    import torch
+
+    x = uniform(params.input_shape, params, 13)
+    grad_y = uniform(params.output_shape, params, 14)
+    produced = _run(params, dataclasses.replace(config, producer=True), x, grad_y)
+    assert not torch.isnan(produced).any(), "the kernels left weights or partials unwritten"
+    assert torch.equal(produced, _run(params, config, x, grad_y))
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(produced, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
+def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma() -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8._tiling import grid_slots
+    from spio.kernels.conv2d_gw8.wgrad import balanced_config_on, producer_config_on, wgrad_launch
+
+    device = torch.cuda.current_device()
+    has_tma = torch.cuda.get_device_capability() >= (9, 0)
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    for tile in (
+        WgradConfig(32, 8, 2, 16, 2, 2, image_sync=True, tma=True),
+        WgradConfig(16, 8, 2, 64, 2, 4, image_sync=True, tma=True),
+        WgradConfig(32, 8, 2, 64, 2, 1, 2, tma=True),
+    ):
+        placed = producer_config_on(params, tile, device)
+        assert placed in (tile, dataclasses.replace(tile, producer=True))
+        if has_tma:
+            # These tiles keep their blocks per SM with producer warps (one block of up to
+            # 16 warps: 17-20 with them), so they get them.
+            assert placed.producer, tile
+            slots = [
+                grid_slots(
+                    wgrad_launch(params, c, device).main, wgrad_spec.launch_geometry(params, c)
+                )
+                for c in (tile, placed)
+            ]
+            assert slots[1] >= slots[0]
+        else:
+            assert placed == tile
+        assert producer_config_on(params, placed, device) == placed
+        assert balanced_config_on(params, tile, device).producer == placed.producer
+    cp_async = WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True)
+    assert producer_config_on(params, cp_async, device) == cp_async
 
 
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:
@@ -272,7 +343,7 @@ def test_walks_are_the_tile_its_segments_and_deeper_prefetch_while_the_blocks_fi
     import torch
 
     from spio.kernels.conv2d_gw8._tiling import grid_slots
-    from spio.kernels.conv2d_gw8.wgrad import stream_config_on, wgrad_launch
+    from spio.kernels.conv2d_gw8.wgrad import producer_config_on, stream_config_on, wgrad_launch
     from spio.kernels.conv2d_gw8.wgrad_walks import MAX_WALK_PREFETCH, walks_on
 
     def slots(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -283,7 +354,11 @@ def test_walks_are_the_tile_its_segments_and_deeper_prefetch_while_the_blocks_fi
     params = Conv2dGw8Params.make(256, 64, 64, 64)
     tile = WgradConfig(32, 8, 2, 64, 2, 1, 2, tma=True)
     walks = walks_on(params, tile, device)
-    assert walks[:2] == [tile, stream_config_on(params, tile, device)]
+    # Each walk as the launcher runs it: with producer warps where they fit.
+    assert walks[:2] == [
+        producer_config_on(params, walk, device)
+        for walk in (tile, stream_config_on(params, tile, device))
+    ]
     # 2 blocks per SM of 8 warps whatever the prefetch (70 KB of shared memory at 4).
     assert [walk.prefetch for walk in walks[1:]] == list(range(2, MAX_WALK_PREFETCH + 1))
     assert all(slots(params, walk) >= slots(params, walks[1]) for walk in walks[2:])

@@ -35,6 +35,7 @@ SHAPES = [
         ({"block_q": 64, "block_g": 8, "warp_g": 1}, "warps = .* must be at most 16"),
         ({"image_sync": True}, r"image_sync=True needs several warp rows"),
         ({"block_q": 8, "block_n": 2, "image_sync": True}, r"image_sync=True needs several"),
+        ({"producer": True}, r"producer=True issues the rows by TMA, so it needs tma=True"),
     ],
 )
 def test_config_value_errors(kwargs: dict, match: str) -> None:
@@ -94,6 +95,45 @@ def test_tma_pads_ring_rows_to_whole_swizzles_after_the_barriers() -> None:
 def test_tma_must_be_a_bool() -> None:
     with pytest.raises(TypeError, match="tma must be a bool, got 1"):
         WgradConfig(tma=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="producer must be a bool, got 1"):
+        WgradConfig(block_g=8, tma=True, producer=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("config", "producer_warps"),
+    [
+        (WgradConfig(16, 8, 2, 64, 2, 4, image_sync=True, tma=True, producer=True), 4),
+        (WgradConfig(16, 8, 2, 64, 2, 4, tma=True, producer=True), 1),  # the block meets
+        (WgradConfig(32, 8, 2, 64, 2, 1, 2, tma=True, producer=True), 1),
+        (WgradConfig(16, 8, 2, 64, 2, 4, image_sync=True, tma=True), 0),
+    ],
+)
+def test_producer_warps_are_one_per_group_of_warps_that_meet(
+    config: WgradConfig, producer_warps: int
+) -> None:
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    assert config.producer_warps == producer_warps
+    assert config.block_threads == config.threads + 32 * producer_warps
+    geometry = wgrad_spec.launch_geometry(params, config)
+    assert geometry.block == config.block_threads
+    # The walking warps' index space and everything else about the kernel stay the same.
+    plain = dataclasses.replace(config, producer=False)
+    assert wgrad_spec.shared_mem_bytes(params, config) == wgrad_spec.shared_mem_bytes(params, plain)
+    assert wgrad_spec.workspace_bytes(params, config) == wgrad_spec.workspace_bytes(params, plain)
+    text = wgrad_spec.generate_types(params, config)
+    if producer_warps:
+        assert f"#define CONV2D_GW8_PRODUCER_WARPS {producer_warps}" in text
+        assert text.startswith(wgrad_spec.generate_types(params, plain))
+    else:
+        assert "CONV2D_GW8_PRODUCER_WARPS" not in text
+
+
+def test_producer_is_placed_not_in_the_space() -> None:
+    """The launcher sets producer on a chosen config (wgrad.producer_config_on); the spaces,
+    and so the latency models, keep to the tiles."""
+    assert "producer" in WgradConfig.PLACEMENT_FIELDS
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    assert not any(c.producer for c in wgrad_spec.config_space(params))
 
 
 @pytest.mark.parametrize(
@@ -357,6 +397,26 @@ COMPILE_CASES = (
             WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True, tma=True, segments=9),
         ),
         (Conv2dGw8Params.make(8, 64, 8, 8), WgradConfig(8, 8, 2, 8, 2, 4, segments=5)),
+    ]
+    + [
+        # Producer warps: one for the block, one per warp row, with segments, paired images, a
+        # 5 x 5 filter; before sm_90 their warps leave and the walk loads its rows.
+        (Conv2dGw8Params.make(8, 64, 64, 64), config)
+        for config in (
+            WgradConfig(32, 8, 2, 64, 2, 1, 2, tma=True, producer=True),
+            WgradConfig(16, 8, 2, 64, 2, 4, image_sync=True, tma=True, producer=True),
+            WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True, tma=True, segments=9, producer=True),
+        )
+    ]
+    + [
+        (
+            Conv2dGw8Params.make(8, 64, 8, 8),
+            WgradConfig(8, 8, 2, 8, 1, 4, image_sync=True, tma=True, producer=True),
+        ),
+        (
+            Conv2dGw8Params.make(4, 64, 16, 16, r=5, s=5, padding=2),
+            WgradConfig(16, 8, 1, 16, 1, 1, tma=True, segments=5, producer=True),
+        ),
         (
             Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
             WgradConfig(16, 1, 1, 8, 1, 2, segments=3),

@@ -1,5 +1,5 @@
-"""wgrad_walks.walks_on without a GPU: the segments' placement and occupancy are stand-ins
-(the GPU tier checks them on the device, test_wgrad_gpu.py)."""
+"""wgrad_walks.walks_on without a GPU: the segments' placement, the producer warps' and the
+occupancy are stand-ins (the GPU tier checks them on the device, test_wgrad_gpu.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,12 @@ from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_walks
 
 LAYER = Conv2dGw8Params.make(256, 64, 64, 64)
 TILE = WgradConfig(32, 8, 2, 64, 2, 1, 2, tma=True)
+
+
+@pytest.fixture(autouse=True)
+def _no_producer_warps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placing producer warps asks the device: here no walk gets them, unless a test says."""
+    monkeypatch.setattr(wgrad_walks, "producer_config_on", lambda params, config, device: config)
 
 
 def _stand_ins(monkeypatch: pytest.MonkeyPatch, slots_by_prefetch: dict[int, int]) -> None:
@@ -79,3 +85,30 @@ def test_a_segmented_config_is_not_listed_twice(monkeypatch: pytest.MonkeyPatch)
 def test_a_config_the_layer_cannot_run_is_refused() -> None:
     with pytest.raises(ValueError, match="block_g"):
         wgrad_walks.walks_on(Conv2dGw8Params.make(8, 8, 8, 8), TILE)
+
+
+def test_each_walk_takes_the_producer_warps_the_launcher_would_give_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _stand_ins(monkeypatch, {2: 264, 3: 264, 4: 264})
+    asked = []
+
+    def producer_config_on(
+        params: Conv2dGw8Params, config: WgradConfig, device: int
+    ) -> WgradConfig:
+        asked.append(config)
+        # Say the deepest segments would fit fewer blocks with them: that walk stays as it is.
+        return config if config.prefetch == 4 else dataclasses.replace(config, producer=True)
+
+    monkeypatch.setattr(wgrad_walks, "producer_config_on", producer_config_on)
+    walks = wgrad_walks.walks_on(LAYER, TILE)
+    assert sorted(asked, key=lambda c: (c.segments, c.prefetch)) == [
+        TILE,
+        *(dataclasses.replace(TILE, walk_n=1, segments=66, prefetch=p) for p in (2, 3, 4)),
+    ]
+    assert [(walk.segments, walk.prefetch, walk.producer) for walk in walks] == [
+        (0, 2, True),
+        (66, 2, True),
+        (66, 3, True),
+        (66, 4, False),
+    ]

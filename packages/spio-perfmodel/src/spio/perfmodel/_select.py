@@ -83,8 +83,9 @@ def _heuristics() -> dict[str, Callable[[Conv2dGw8Params, int], Any]]:
 
 def _placements() -> dict[str, Callable[[Conv2dGw8Params, Any, int], Any]]:
     """What a chosen config of each pass becomes on the device it runs on: wgrad's walks
-    segments of the stream of rows where its waves would leave SMs idle (the launcher's
-    balanced_config_on; a model scores the tiles, which are what it was trained on)."""
+    segments of the stream of rows where its waves would leave SMs idle, and its TMA rows
+    come from producer warps where they fit (the launcher's balanced_config_on; a model
+    scores the tiles, which are what it was trained on)."""
     from spio.kernels.conv2d_gw8 import wgrad
 
     def unchanged(params: Conv2dGw8Params, config: Any, device: int) -> Any:
@@ -113,10 +114,12 @@ def _placed(
     config = _placements()[pass_name](params, choice.config, device)
     if config == choice.config:
         return choice
-    reason = (
-        f"{choice.reason}; its tile walks {config.segments} segments a strip on this GPU "
-        "(balanced_config_on)"
-    )
+    placed = []
+    if config.segments != choice.config.segments:
+        placed.append(f"walks {config.segments} segments a strip")
+    if config.producer != choice.config.producer:
+        placed.append("loads its rows from producer warps")
+    reason = f"{choice.reason}; on this GPU its tile {' and '.join(placed)} (balanced_config_on)"
     return ConfigChoice(config, choice.source, reason)
 
 

@@ -145,6 +145,34 @@ struct PartRow {
 // (WgradConfig.image_sync; only with several warp rows).
 constexpr bool kSplitImages = kImageSync && kWarpRows > 1;
 
+// WgradConfig.producer (types.h defines CONV2D_GW8_PRODUCER_WARPS): past the kThreads that walk
+// the rows, one more warp per sync group (the block, or each warp row with kSplitImages) whose
+// first lane issues the group's TMA rows, each as soon as every warp of the group has let go of
+// the slot (an mbarrier per slot that each warp arrives on), so that the walking warps meet at
+// no barrier per row and drift apart: one warp's shared-memory loads overlap another's mma.
+// Without TMA (before sm_90) those warps leave at once and the walk loads its rows as without
+// them.
+#ifdef CONV2D_GW8_PRODUCER_WARPS
+constexpr int kProducerWarps = CONV2D_GW8_PRODUCER_WARPS;
+#else
+constexpr int kProducerWarps = 0;
+#endif
+constexpr int kBlockThreads = kThreads + 32 * kProducerWarps;
+// The walking warps' own barrier where producer warps may have left (named barriers 1 ...
+// kWarpRows are the warp rows').
+constexpr int kWalkersBarrier = 15;
+static_assert(kWarpRows < kWalkersBarrier, "the warp rows' barriers stay below the walkers'");
+
+// Every walking warp of the block meets: the block's barrier, or with producer warps (which do
+// not take part) the walkers' own.
+__device__ __forceinline__ void sync_walkers() {
+    if constexpr (kProducerWarps == 0) {
+        __syncthreads();
+    } else {
+        asm volatile("bar.sync %0, %1;\n" ::"n"(kWalkersBarrier), "n"(kThreads) : "memory");
+    }
+}
+
 // The warps of one row meet: with kSplitImages a named barrier (1 + row) of kRowThreads
 // threads, as each row's warps load and read only their images' ring rows; else the block's
 // barrier. (At 32x64x64x64 on an H200 the block-wide barrier of 16 warps was the largest stall
@@ -153,7 +181,7 @@ constexpr bool kSplitImages = kImageSync && kWarpRows > 1;
 // where the row chunks are whole, wgrad_spec.default_config.)
 __device__ __forceinline__ void sync_row(int warp_row) {
     if constexpr (!kSplitImages) {
-        __syncthreads();
+        sync_walkers();
     } else {
         asm volatile("bar.sync %0, %1;\n" ::"r"(1 + warp_row), "r"(kRowThreads) : "memory");
     }
@@ -198,7 +226,10 @@ constexpr int kSyncGroups = kSplitImages ? kWarpRows : 1;
 constexpr int kProducerImages = kSplitImages ? kWarpImages : kStepImages;
 constexpr unsigned kInputBoxBytes = (BLOCK_X::stride + kCols - 1) * kSlots * 16;
 constexpr unsigned kGradBoxBytes = BLOCK_X::stride * kSlots * 16;
-static_assert(kSyncGroups * kInputRing * 8 <= kBarrierBytes, "the barriers fit their space");
+static_assert(kSyncGroups * kInputRing * 8 * (kProducerWarps > 0 ? 2 : 1) <= kBarrierBytes,
+              "the barriers (with producer warps: each slot's full and empty) fit their space");
+static_assert(kProducerWarps == 0 || kProducerWarps == kSyncGroups,
+              "a producer warp per sync group");
 #endif
 
 // sum += v, element by element.
@@ -215,7 +246,7 @@ __device__ __forceinline__ int column_of(int pair, int half) {
     return min(2 * pair + half, kCols - 1);
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
     conv2d_gw8_wgrad(float* __restrict__ partials_ptr, const Element* __restrict__ x_ptr,
                      const Element* __restrict__ grad_y_ptr
 #ifdef CONV2D_GW8_TMA
@@ -254,6 +285,11 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // kernel has finished.
     spio::arch::allow_next_grid_launch();
     spio::arch::wait_for_previous_grids();
+#ifndef CONV2D_GW8_TMA
+    if constexpr (kProducerWarps > 0) {
+        if (threadIdx.x >= kThreads) return;  // no TMA here: the walking warps load their rows
+    }
+#endif
 
     // The walk is one stream of rows: row J is input row j = J % input_rows of step
     // J / input_rows, whose images are step_n ... step_n + kStepImages - 1. Commit group J holds
@@ -363,14 +399,18 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
     };
 
+    // With segments: the stream row at `place` (segment_walk.at(J), or the part loop's `ahead`),
+    // as load_part_row takes it.
+    const auto segment_row = [&](const SegmentWalk::Place& place) {
+        const Y part_y(place.y0);
+        return PartRow{
+            place.j, place.rows, N(place.step * kStepImages), part_y - Y(kPadTop), input_x0,
+            part_y,  block_x};
+    };
     // Where stream row J (< walk_rows) is, as load_part_row takes it.
     const auto place_of = [&](int J) {
         if constexpr (kStream) {
-            const auto place = J < kPrefetch ? segment_walk.at(J) : ahead;
-            const Y part_y(place.y0);
-            return PartRow{
-                place.j, place.rows, N(place.step * kStepImages), part_y - Y(kPadTop), input_x0,
-                part_y,  block_x};
+            return segment_row(J < kPrefetch ? segment_walk.at(J) : ahead);
         } else {
             const int step = kWalkImages == 1 ? 0 : J / input_rows;
             return PartRow{J - step * input_rows,
@@ -391,13 +431,26 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 
 #ifdef CONV2D_GW8_TMA
     auto* const bars = reinterpret_cast<unsigned long long*>(smem_base);
-    const int sync_group = kSplitImages ? warp_n.get() : 0;
-    const bool producer = row_thread == 0 && (kSplitImages || warp_n.get() == 0);
+    // With producer warps, warp kThreads / 32 + i is sync group i's, and its first lane loads.
+    const bool producer_warp = kProducerWarps > 0 && threadIdx.x >= kThreads;
+    const int sync_group = producer_warp ? static_cast<int>(threadIdx.x - kThreads) / 32
+                                         : (kSplitImages ? warp_n.get() : 0);
+    const bool producer = kProducerWarps > 0
+                              ? producer_warp && threadIdx.x % 32 == 0
+                              : row_thread == 0 && (kSplitImages || warp_n.get() == 0);
+    // With producer warps: the slots' empty barriers, after their full ones.
+    auto* const empties = bars + kSyncGroups * kInputRing;
+    constexpr unsigned kGroupWarps = (kSplitImages ? kRowThreads : kThreads) / 32;
     if (threadIdx.x == 0) {
         // The swizzles are those of ring_slot only from a 1024-byte boundary, which the
         // dynamic shared memory of a kernel without static shared memory starts on.
         if ((spio::arch::shared_address(smem) & 1023) != 0) __trap();
         for (int i = 0; i < kSyncGroups * kInputRing; ++i) spio::arch::mbarrier_init(&bars[i], 1);
+        if constexpr (kProducerWarps > 0) {
+            for (int i = 0; i < kSyncGroups * kInputRing; ++i) {
+                spio::arch::mbarrier_init(&empties[i], kGroupWarps);
+            }
+        }
         spio::arch::mbarrier_init_fence();
     }
     __syncthreads();
@@ -412,7 +465,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             bar, kProducerImages * (kInputBoxBytes + (grad ? kGradBoxBytes : 0)));
 #pragma unroll
         for (int i = 0; i < kProducerImages; ++i) {
-            const N image(kSplitImages ? warp_n.get() * kWarpImages + i : i);
+            const N image(kSplitImages ? sync_group * kWarpImages + i : i);
             const int n = (step_n + image).get();
             spio::arch::tma_load(smem_input[RING(slot)][image].get(), &x_map, bar, channel0,
                                  input_x0.get(), input_y0.get() + j, n);
@@ -428,7 +481,31 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         load_part_row_tma(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0, at.block_y,
                           at.block_x);
     };
-    if (producer) {
+    if constexpr (kProducerWarps > 0) {
+        if (producer_warp) {
+            // Every row of the walk, each into its slot once the group's warps let go of the
+            // slot's previous row. Where the rows are (with segments, found by division: off
+            // the walking warps' path here).
+            if (producer) {
+                for (int J = 0; J < walk_rows; ++J) {
+                    const int slot = sync_group * kInputRing + J % kInputRing;
+                    if (J >= kInputRing) {
+                        spio::arch::mbarrier_wait_parity(&empties[slot], (J / kInputRing - 1) & 1);
+                    }
+                    const PartRow at = [&] {
+                        if constexpr (kStream) {
+                            return segment_row(segment_walk.at(J));
+                        } else {
+                            return place_of(J);
+                        }
+                    }();
+                    load_part_row_tma(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0,
+                                      at.block_y, at.block_x);
+                }
+            }
+            return;
+        }
+    } else if (producer) {
         for (int J = 0; J < kPrefetch; ++J) load_rows_tma(J);
     }
 #else
@@ -463,11 +540,13 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const auto walk_row = [&](int J, int j, int t, int rows) {
 #ifdef CONV2D_GW8_TMA
         // Row J + kPrefetch goes to the slot of row J - 2, which every warp of the group
-        // finished before the previous row's barrier.
-        if (producer) load_rows_tma(J + kPrefetch);
+        // finished before the previous row's barrier. (Producer warps load on their own.)
+        if constexpr (kProducerWarps == 0) {
+            if (producer) load_rows_tma(J + kPrefetch);
+        }
         spio::arch::mbarrier_wait_parity(&bars[sync_group * kInputRing + J % kInputRing],
                                          (J / kInputRing) & 1);
-        sync_row(warp_n.get());
+        if constexpr (kProducerWarps == 0) sync_row(warp_n.get());
 #else
         load_rows(J + kPrefetch);
         spio::arch::cp_async_commit_group();
@@ -502,6 +581,15 @@ extern "C" __global__ void __launch_bounds__(kThreads)
                 }
             }
         }
+#ifdef CONV2D_GW8_TMA
+        if constexpr (kProducerWarps > 0) {
+            // The warp is done with row J's slot: once every warp of the group is, the
+            // producer refills it.
+            __syncwarp();
+            if (lane == 0)
+                spio::arch::mbarrier_arrive(&empties[sync_group * kInputRing + J % kInputRing]);
+        }
+#endif
     };
     // The walk goes R rows at a time so that every band index is a compile-time constant
     // (registers, not local memory): J mod R for chunks (each step's rows follow on in the same
@@ -543,7 +631,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
     }
     spio::arch::cp_async_wait_all();
-    __syncthreads();  // the rings' memory now holds the accumulators
+    sync_walkers();  // the rings' memory now holds the accumulators
 
     // Every warp's accumulators to shared memory in grad_w's order, a slab of the block's
     // weights per (row, column strip) of warps (the dropped half of an odd S's last pair is
@@ -571,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             }
         }
     }
-    __syncthreads();
+    sync_walkers();
 
     const auto partial = Partials(partials_ptr)[block.get<BLOCK_N>()][block.get<BLOCK_Y>()]
                                                [block.get<BLOCK_X>()][block.get<BLOCK_G>()];

@@ -108,12 +108,17 @@ class WgradConfig:
     in the same shared-memory layout, on older GPUs), which the launch gives two tensor maps
     for; segments (keyword only): 0 walks chunks of block_p rows of walk_n steps, S >= 1
     cuts the stream of rows of each column strip and group slice into S equal segments, a
-    block each (block_p is then unused and walk_n must be 1; stream_config picks S for a GPU).
+    block each (block_p is then unused and walk_n must be 1; stream_config picks S for a GPU);
+    producer (keyword only; with tma): one more warp per group of warps that meet (the block,
+    or each warp row with image_sync) issues the group's TMA rows, each as soon as every warp
+    of the group is done with the slot it refills, and the walking warps meet at no barrier
+    per row (before sm_90, without TMA, the extra warps leave at once).
     """
 
-    #: Fields no config space varies: stream_config sets them on a chosen config for the GPU
-    #: it runs on, so latency models neither see nor choose them.
-    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("segments",)
+    #: Fields no config space varies: the launchers set them on a chosen config for the GPU
+    #: it runs on (stream_config, wgrad.balanced_config_on), so latency models neither see
+    #: nor choose them.
+    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("segments", "producer")
 
     block_q: int = 64
     block_g: int = 2
@@ -125,6 +130,7 @@ class WgradConfig:
     image_sync: bool = dataclasses.field(default=False, kw_only=True)
     tma: bool = dataclasses.field(default=False, kw_only=True)
     segments: int = dataclasses.field(default=0, kw_only=True)
+    producer: bool = dataclasses.field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
@@ -139,7 +145,7 @@ class WgradConfig:
                 f"segments = {self.segments} walks the whole stream of rows, so walk_n must be "
                 f"1, got {self.walk_n}"
             )
-        for flag in ("image_sync", "tma"):
+        for flag in ("image_sync", "tma", "producer"):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         if self.block_q not in NARROW_BLOCK_Q and self.block_q % TILE_Q != 0:
@@ -152,6 +158,8 @@ class WgradConfig:
                 f"block_q = {self.block_q} puts {self.warp_images} images in each warp, so "
                 f"block_n must be a multiple of {self.warp_images}, got {self.block_n}"
             )
+        if self.producer and not self.tma:
+            raise ValueError("producer=True issues the rows by TMA, so it needs tma=True")
         if self.tma and self.block_q % TMA_ROW_PIXELS != 0:
             raise ValueError(
                 f"tma=True needs block_q a multiple of {TMA_ROW_PIXELS} (whole swizzle rows per "
@@ -202,7 +210,20 @@ class WgradConfig:
 
     @property
     def threads(self) -> int:
+        """Threads that walk the rows."""
         return WARP_SIZE * self.warps
+
+    @property
+    def producer_warps(self) -> int:
+        """Warps that only issue rows (producer): one per group of warps that meet, each warp
+        row's with image_sync, else the block's. (Arithmetic rather than branches, so that it
+        also holds on a space's arrays of fields.)"""
+        return int(self.producer) * (1 + self.image_sync * (self.warp_rows - 1))
+
+    @property
+    def block_threads(self) -> int:
+        """Threads per block of the main kernel: the walking ones and the producer warps."""
+        return WARP_SIZE * (self.warps + self.producer_warps)
 
 
 def column_pairs(params: Conv2dGw8Params) -> int:
@@ -310,7 +331,7 @@ def grid_blocks(params: Conv2dGw8Params, config: WgradConfig) -> int:
 def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeometry:
     """Return the launch geometry of the main kernel."""
     return LaunchGeometry(
-        grid_blocks(params, config), config.threads, shared_mem_bytes(params, config)
+        grid_blocks(params, config), config.block_threads, shared_mem_bytes(params, config)
     )
 
 
@@ -799,9 +820,13 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
     check_config(params, config)
     text = generate(_specs(params, config)) + _constants(params, config)
     # The kernel signature takes the tensor maps only with tma (on sm_90 and newer), so it is
-    # a macro rather than a constant.
-    return text + (
-        "// rows by TMA where the GPU has it\n#define CONV2D_GW8_TMA_LOADS 1\n"
-        if config.tma
-        else ""
-    )
+    # a macro rather than a constant; so are the producer warps, which leave a config without
+    # them as it was.
+    if config.tma:
+        text += "// rows by TMA where the GPU has it\n#define CONV2D_GW8_TMA_LOADS 1\n"
+    if config.producer:
+        text += (
+            "// warps that only issue the rows (one per group of warps that meet)\n"
+            f"#define CONV2D_GW8_PRODUCER_WARPS {config.producer_warps}\n"
+        )
+    return text
