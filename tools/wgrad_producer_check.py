@@ -12,10 +12,9 @@ pass, the fastest round's median), with cuDNN and the copy bandwidth.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
-from wgrad_timing import named_layers, start, time_alternating
+from wgrad_timing import layers_and_copy, time_alternating
 
 from spio.perfmodel import choose_config
 
@@ -28,11 +27,8 @@ NAMED = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--layers", nargs="+", metavar="NxCxHxWxK", help="instead of NAMED")
-    args = parser.parse_args()
-    copy = start()
-    for params in named_layers(args.layers, NAMED):
+    layers, copy = layers_and_copy(__doc__.splitlines()[0], NAMED)
+    for params in layers:
         placed = choose_config("wgrad", params).config
         shape = f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s}"
         if not placed.producer:

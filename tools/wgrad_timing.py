@@ -3,6 +3,7 @@ against each other (alternating rounds in one process, with cuDNN)."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 import torch
@@ -20,6 +21,18 @@ def named_layers(
     tool's named (n, c, h, w, k) tuples where none were given."""
     shapes = [tuple(int(v) for v in text.split("x")) for text in texts] if texts else named
     return [Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2) for n, c, h, w, k in shapes]
+
+
+def layers_and_copy(
+    description: str, named: Sequence[tuple[int, ...]]
+) -> tuple[list[Conv2dGw8Params], float]:
+    """The layers of the command line's --layers (N x C x H x W x K), else the tool's named
+    ones, and the GPU's copy bandwidth (start)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--layers", nargs="+", metavar="NxCxHxWxK", help="instead of NAMED")
+    args = parser.parse_args()
+    copy = start()
+    return named_layers(args.layers, named), copy
 
 
 def start() -> float:

@@ -12,10 +12,9 @@ cuDNN and the copy bandwidth; the tuning's own wall time is printed too.
 
 from __future__ import annotations
 
-import argparse
 import time
 
-from wgrad_timing import named_layers, start, time_alternating
+from wgrad_timing import layers_and_copy, time_alternating
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig
 from spio.perfmodel import choose_config, tune_config
@@ -29,11 +28,8 @@ NAMED = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--layers", nargs="+", metavar="NxCxHxWxK", help="instead of NAMED")
-    args = parser.parse_args()
-    copy = start()
-    for params in named_layers(args.layers, NAMED):
+    layers, copy = layers_and_copy(__doc__.splitlines()[0], NAMED)
+    for params in layers:
         model = choose_config("wgrad", params).config
         began = time.perf_counter()
         tuned = tune_config("wgrad", params)
