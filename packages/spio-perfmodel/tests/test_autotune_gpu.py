@@ -47,13 +47,13 @@ def test_tuning_times_the_shortlist_and_runs_the_fastest(
     choice = tune_config(pass_name, layer)
     assert choice.source == "autotune"
     tiles = candidates(model, layer, heuristic_config(pass_name, layer))  # type: ignore[arg-type]
-    # Each tile and its other walks on this GPU (wgrad's segments, each with the producer
-    # warps the launcher gives it; the others' tiles alone).
+    # Each tile and its other walks on this GPU (wgrad's segments, each with the kernel
+    # improvements the launcher gives it; the others' tiles alone).
     shortlist = _select._with_walks(pass_name, layer, tiles, 0)
     if pass_name == "wgrad":
-        from spio.kernels.conv2d_gw8.wgrad import producer_config_on
+        from spio.kernels.conv2d_gw8.wgrad import improved_config_on
 
-        assert {producer_config_on(layer, tile, 0) for tile in tiles} <= set(shortlist)
+        assert {improved_config_on(layer, tile, 0) for tile in tiles} <= set(shortlist)
         assert any(config.segments for config in shortlist), shortlist
     else:
         assert shortlist == tiles

@@ -173,9 +173,11 @@ def test_a_wgrad_placement_names_what_it_changed(
     plain = choose_config("wgrad", LAYER)
     both = dataclasses.replace(plain.config, walk_n=1, segments=7, tma=True, producer=True)
     producer_only = dataclasses.replace(plain.config, tma=True, producer=True)
+    padded = dataclasses.replace(plain.config, padded_slabs=True)
     for placed_config, what in (
         (both, "walks 7 segments a strip and loads its rows from producer warps"),
         (producer_only, "loads its rows from producer warps"),
+        (padded, "pads its slabs of partial sums"),
     ):
         placements = {"wgrad": lambda p, c, d, placed_config=placed_config: placed_config}
         monkeypatch.setattr(_select, "_placements", lambda placements=placements: placements)

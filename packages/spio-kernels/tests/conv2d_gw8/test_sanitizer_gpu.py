@@ -122,6 +122,16 @@ CASES = {
         "segments=11",
         "producer=1",
     ],
+    # Padded slabs of partial sums (wgrad.padded_config_on): the epilogue's shared memory at
+    # other addresses, with a 5 x 3 filter and with images on their own barriers.
+    "wgrad-padded-slabs-filter": ["wgrad", "3x16x9x7", *_FILTER, "--config", "padded_slabs=1"],
+    "wgrad-padded-slabs-images-own-barriers": [
+        "wgrad",
+        "4x64x12x12",
+        "--config",
+        *_OWN_BARRIERS,
+        "padded_slabs=1",
+    ],
     "wgrad-segments-prefetch3-own-barriers": [
         "wgrad",
         "4x64x12x12",

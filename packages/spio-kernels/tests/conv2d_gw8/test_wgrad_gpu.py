@@ -156,6 +156,7 @@ def test_wgrad_kernels_use_no_local_memory() -> None:
         # producer warps where its rows arrive by TMA (their launch bounds cap the registers)
         configs += [wgrad_spec.stream_config(params, config, 132) for config in configs]
         configs += [dataclasses.replace(c, producer=True) for c in configs if c.tma]
+        configs += [dataclasses.replace(c, padded_slabs=True) for c in configs]
         for config in configs:
             for kernel in get_wgrad_kernels(params, config):
                 assert kernel.attributes.local_mem == 0, (config, kernel.attributes)
@@ -224,18 +225,67 @@ PRODUCER_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("params", "config"), PRODUCER_CASES, ids=str)
-def test_producer_warps_give_the_same_bits(params: Conv2dGw8Params, config: WgradConfig) -> None:
+# Padded slabs of partial sums: the same sums in the same order at other addresses, so the
+# same bits; with producer warps, one partial per weight written to grad_w, paired images,
+# 1 x 1 to 7 x 7 filters and asymmetric padding.
+PADDED_CASES = [
+    (Conv2dGw8Params.make(3, 64, 20, 18), WgradConfig(16, 8, 2, 8, 2, 2, image_sync=True)),
+    (
+        Conv2dGw8Params.make(32, 64, 64, 64),
+        WgradConfig(32, 8, 2, 16, 2, 2, image_sync=True, tma=True, producer=True),
+    ),
+    (Conv2dGw8Params.make(2, 64, 8, 8), WgradConfig(8, 8, 2, 8, 2, 2)),
+    (Conv2dGw8Params.make(4, 128, 11, 9, r=1, s=1, padding=0), WgradConfig(16, 4, 2, 8, 2, 4)),
+    (
+        Conv2dGw8Params.make(6, 64, 17, 21, r=5, s=3, padding=(2, 1, 0, 2)),
+        WgradConfig(16, 2, 1, 8, 1, 2),
+    ),
+    (Conv2dGw8Params.make(2, 64, 12, 12, r=7, s=7, padding=3), WgradConfig(16, 1, 1, 8, 1, 2)),
+    (
+        Conv2dGw8Params.make(5, 64, 8, 8),
+        WgradConfig(8, 8, 1, 8, 1, 4, image_sync=True, segments=3),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("params", "config", "field"),
+    [(p, c, "producer") for p, c in PRODUCER_CASES]
+    + [(p, c, "padded_slabs") for p, c in PADDED_CASES],
+    ids=str,
+)
+def test_placed_improvements_give_the_same_bits(
+    params: Conv2dGw8Params, config: WgradConfig, field: str
+) -> None:
     import torch
 
     x = uniform(params.input_shape, params, 13)
     grad_y = uniform(params.output_shape, params, 14)
-    produced = _run(params, dataclasses.replace(config, producer=True), x, grad_y)
-    assert not torch.isnan(produced).any(), "the kernels left weights or partials unwritten"
-    assert torch.equal(produced, _run(params, config, x, grad_y))
+    improved = _run(params, dataclasses.replace(config, **{field: True}), x, grad_y)
+    assert not torch.isnan(improved).any(), "the kernels left weights or partials unwritten"
+    assert torch.equal(improved, _run(params, config, x, grad_y))
     depth = params.n * params.p * params.q
     expected = wgrad_reference(x, grad_y, params)
-    torch.testing.assert_close(produced, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+    torch.testing.assert_close(improved, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
+def test_improved_config_on_pads_the_slabs_where_the_blocks_still_fit() -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8._tiling import grid_slots
+    from spio.kernels.conv2d_gw8.wgrad import improved_config_on, padded_config_on, wgrad_launch
+
+    device = torch.cuda.current_device()
+    params = Conv2dGw8Params.make(64, 128, 32, 32)
+    for tile in (WgradConfig(16, 4, 1, 16, 1, 4, image_sync=True), WgradConfig(16, 8, 2, 16, 2, 2)):
+        padded = padded_config_on(params, tile, device)
+        assert padded in (tile, dataclasses.replace(tile, padded_slabs=True))
+        slots = [
+            grid_slots(wgrad_launch(params, c, device).main, wgrad_spec.launch_geometry(params, c))
+            for c in (tile, dataclasses.replace(tile, padded_slabs=True))
+        ]
+        assert padded.padded_slabs == (slots[1] >= slots[0])
+        assert improved_config_on(params, tile, device) == padded  # no TMA: no producer warps
 
 
 def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma() -> None:
@@ -328,14 +378,18 @@ def test_balanced_config_walks_segments_where_the_waves_leave_sms_idle(
 ) -> None:
     import torch
 
-    from spio.kernels.conv2d_gw8.wgrad import balanced_config_on, stream_config_on
+    from spio.kernels.conv2d_gw8.wgrad import (
+        balanced_config_on,
+        improved_config_on,
+        stream_config_on,
+    )
 
     device = torch.cuda.current_device()
     params = Conv2dGw8Params.make(*shape)
     tile = WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True)  # 8 warps: two blocks per SM
     config = balanced_config_on(params, tile, device)
-    expected = stream_config_on(params, tile, device) if segmented else tile
-    assert config == expected
+    walk = stream_config_on(params, tile, device) if segmented else tile
+    assert config == improved_config_on(params, walk, device)
     assert balanced_config_on(params, config, device) == config
 
 
@@ -343,7 +397,7 @@ def test_walks_are_the_tile_its_segments_and_deeper_prefetch_while_the_blocks_fi
     import torch
 
     from spio.kernels.conv2d_gw8._tiling import grid_slots
-    from spio.kernels.conv2d_gw8.wgrad import producer_config_on, stream_config_on, wgrad_launch
+    from spio.kernels.conv2d_gw8.wgrad import improved_config_on, stream_config_on, wgrad_launch
     from spio.kernels.conv2d_gw8.wgrad_walks import MAX_WALK_PREFETCH, walks_on
 
     def slots(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -354,9 +408,9 @@ def test_walks_are_the_tile_its_segments_and_deeper_prefetch_while_the_blocks_fi
     params = Conv2dGw8Params.make(256, 64, 64, 64)
     tile = WgradConfig(32, 8, 2, 64, 2, 1, 2, tma=True)
     walks = walks_on(params, tile, device)
-    # Each walk as the launcher runs it: with producer warps where they fit.
+    # Each walk as the launcher runs it: with the kernel's improvements where they fit.
     assert walks[:2] == [
-        producer_config_on(params, walk, device)
+        improved_config_on(params, walk, device)
         for walk in (tile, stream_config_on(params, tile, device))
     ]
     # 2 blocks per SM of 8 warps whatever the prefetch (70 KB of shared memory at 4).

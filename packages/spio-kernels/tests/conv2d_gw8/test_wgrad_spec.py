@@ -128,12 +128,39 @@ def test_producer_warps_are_one_per_group_of_warps_that_meet(
         assert "CONV2D_GW8_PRODUCER_WARPS" not in text
 
 
+@pytest.mark.parametrize(
+    ("params", "config"),
+    [
+        (Conv2dGw8Params.make(32, 64, 64, 64), WgradConfig(32, 8, 2, 16, 2, 2, image_sync=True)),
+        (Conv2dGw8Params.make(8, 64, 28, 28, r=7, s=7, padding=3), WgradConfig(16, 1, 1, 8, 1, 4)),
+        (Conv2dGw8Params.make(8, 64, 20, 18, r=3, s=2, padding=(1, 0, 0, 1)), WgradConfig(16, 4)),
+    ],
+    ids=str,
+)
+def test_padded_slabs_add_slab_pad_floats_after_each_output_channel(
+    params: Conv2dGw8Params, config: WgradConfig
+) -> None:
+    padded = dataclasses.replace(config, padded_slabs=True)
+    taps = params.r * params.s * 8
+    assert wgrad_spec.slab_channel_stride(params, config) == taps
+    assert wgrad_spec.slab_channel_stride(params, padded) == taps + wgrad_spec.SLAB_PAD
+    # Two output channels apart (a warp's stores), the strides' 8-bank groups differ.
+    assert (2 * (taps + wgrad_spec.SLAB_PAD)) % 32 in (8, 24)
+    slabs = config.warp_rows * config.warps_q * config.block_g * 8
+    assert wgrad_spec.reduce_bytes(params, padded) == slabs * (taps + wgrad_spec.SLAB_PAD) * 4
+    assert wgrad_spec.reduce_bytes(params, config) == slabs * taps * 4
+    text = wgrad_spec.generate_types(params, padded)
+    assert f"#define CONV2D_GW8_SLAB_PAD {wgrad_spec.SLAB_PAD}" in text
+    assert f"spio::DimInfo<K, 8, {taps + wgrad_spec.SLAB_PAD}>" in text
+    assert "CONV2D_GW8_SLAB_PAD" not in wgrad_spec.generate_types(params, config)
+
+
 def test_producer_is_placed_not_in_the_space() -> None:
     """The launcher sets producer on a chosen config (wgrad.producer_config_on); the spaces,
     and so the latency models, keep to the tiles."""
-    assert "producer" in WgradConfig.PLACEMENT_FIELDS
+    assert {"producer", "padded_slabs"} <= set(WgradConfig.PLACEMENT_FIELDS)
     params = Conv2dGw8Params.make(32, 64, 64, 64)
-    assert not any(c.producer for c in wgrad_spec.config_space(params))
+    assert not any(c.producer or c.padded_slabs for c in wgrad_spec.config_space(params))
 
 
 @pytest.mark.parametrize(
@@ -417,6 +444,18 @@ COMPILE_CASES = (
             Conv2dGw8Params.make(4, 64, 16, 16, r=5, s=5, padding=2),
             WgradConfig(16, 8, 1, 16, 1, 1, tma=True, segments=5, producer=True),
         ),
+        # Padded slabs: with producer warps, a 7 x 2 filter, one partial per weight.
+        (
+            Conv2dGw8Params.make(8, 64, 64, 64),
+            WgradConfig(
+                16, 8, 2, 64, 2, 4, image_sync=True, tma=True, producer=True, padded_slabs=True
+            ),
+        ),
+        (
+            Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
+            WgradConfig(16, 1, 1, 8, 1, 2, padded_slabs=True),
+        ),
+        (Conv2dGw8Params.make(2, 64, 8, 8), WgradConfig(8, 8, 2, 8, 2, 2, padded_slabs=True)),
         (
             Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
             WgradConfig(16, 1, 1, 8, 1, 2, segments=3),

@@ -14,9 +14,10 @@ TILE = WgradConfig(32, 8, 2, 64, 2, 1, 2, tma=True)
 
 
 @pytest.fixture(autouse=True)
-def _no_producer_warps(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Placing producer warps asks the device: here no walk gets them, unless a test says."""
-    monkeypatch.setattr(wgrad_walks, "producer_config_on", lambda params, config, device: config)
+def _no_improvements(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placing the kernel's improvements asks the device: here no walk gets them, unless a
+    test says."""
+    monkeypatch.setattr(wgrad_walks, "improved_config_on", lambda params, config, device: config)
 
 
 def _stand_ins(monkeypatch: pytest.MonkeyPatch, slots_by_prefetch: dict[int, int]) -> None:
@@ -87,20 +88,20 @@ def test_a_config_the_layer_cannot_run_is_refused() -> None:
         wgrad_walks.walks_on(Conv2dGw8Params.make(8, 8, 8, 8), TILE)
 
 
-def test_each_walk_takes_the_producer_warps_the_launcher_would_give_it(
+def test_each_walk_takes_the_improvements_the_launcher_would_give_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _stand_ins(monkeypatch, {2: 264, 3: 264, 4: 264})
     asked = []
 
-    def producer_config_on(
+    def improved_config_on(
         params: Conv2dGw8Params, config: WgradConfig, device: int
     ) -> WgradConfig:
         asked.append(config)
         # Say the deepest segments would fit fewer blocks with them: that walk stays as it is.
         return config if config.prefetch == 4 else dataclasses.replace(config, producer=True)
 
-    monkeypatch.setattr(wgrad_walks, "producer_config_on", producer_config_on)
+    monkeypatch.setattr(wgrad_walks, "improved_config_on", improved_config_on)
     walks = wgrad_walks.walks_on(LAYER, TILE)
     assert sorted(asked, key=lambda c: (c.segments, c.prefetch)) == [
         TILE,

@@ -119,6 +119,8 @@ def _placed(
         placed.append(f"walks {config.segments} segments a strip")
     if config.producer != choice.config.producer:
         placed.append("loads its rows from producer warps")
+    if config.padded_slabs != choice.config.padded_slabs:
+        placed.append("pads its slabs of partial sums")
     reason = f"{choice.reason}; on this GPU its tile {' and '.join(placed)} (balanced_config_on)"
     return ConfigChoice(config, choice.source, reason)
 

@@ -64,10 +64,19 @@ static_assert(kStepImages == kWarpRows * kWarpImages && kWarpRows <= 15,
               "each warp row owns kWarpImages images; named barriers 1 ... 15");
 static_assert(kWarpImages == 1 || kWarpImages * BLOCK_X::stride == 16,
               "a K step spans several images as 16 / kWarpImages columns of each");
-static_assert(PartialCellIndex::size() * 4 * SmemPartials::size<N>().get() *
-                      SmemPartials::size<WARP_X>().get() ==
+// WgradConfig.padded_slabs (types.h defines CONV2D_GW8_SLAB_PAD): floats after each output
+// channel's weights in a slab of partial sums.
+#ifdef CONV2D_GW8_SLAB_PAD
+constexpr int kSlabPad = CONV2D_GW8_SLAB_PAD;
+#else
+constexpr int kSlabPad = 0;
+#endif
+static_assert((PartialCellIndex::size() * 4 + SmemPartials::size<G>().get() * 8 * kSlabPad) *
+                          SmemPartials::size<N>().get() * SmemPartials::size<WARP_X>().get() -
+                      kSlabPad ==
                   SmemPartials::storage_size(),
-              "each slab of the block's weights is whole 16-byte cells of 4 input channels");
+              "each slab of the block's weights is whole 16-byte cells of 4 input channels, "
+              "and kSlabPad floats after each output channel's but the last");
 static_assert(ReduceThread::size() == kReduceCells * kReduceSlices,
               "the reduce block has one thread per (slice, cell of 4 weights)");
 static_assert(kWeights % 4 == 0, "grad_w is whole 16-byte cells (8 input channels per tap)");

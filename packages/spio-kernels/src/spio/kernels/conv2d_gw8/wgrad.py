@@ -147,9 +147,18 @@ def balanced_config_on(
     params: Conv2dGw8Params, config: WgradConfig, device: int = 0
 ) -> WgradConfig:
     """Return config as it runs best on device by rule (memoised; compiles what it
-    compares): its tile walking segments where _balanced_walk says, then with producer
-    warps where producer_config_on says."""
-    return producer_config_on(params, _balanced_walk(params, config, device), device)
+    compares): its tile walking segments where _balanced_walk says, then with the kernel's
+    improvements where they fit (improved_config_on)."""
+    return improved_config_on(params, _balanced_walk(params, config, device), device)
+
+
+def improved_config_on(
+    params: Conv2dGw8Params, config: WgradConfig, device: int = 0
+) -> WgradConfig:
+    """Return config with producer warps (producer_config_on), then padded slabs
+    (padded_config_on), each where its kernel keeps config's blocks per SM without
+    spilling: the placement fields that no latency model knows, as a launch takes them."""
+    return padded_config_on(params, producer_config_on(params, config, device), device)
 
 
 def _balanced_walk(params: Conv2dGw8Params, config: WgradConfig, device: int) -> WgradConfig:
@@ -205,16 +214,40 @@ def producer_config_on(
 
     if config.producer or not config.tma or not has_tma(spio.jit.device_info(device).arch):
         return config
-    produced = dataclasses.replace(config, producer=True)
-    if not fits(wgrad_spec.check_config, params, produced):
+    return _variant_if_it_fits(params, config, dataclasses.replace(config, producer=True), device)
+
+
+@functools.cache
+def padded_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> WgradConfig:
+    """Return config with padded slabs of partial sums (WgradConfig.padded_slabs) where that
+    kernel fits as many blocks per SM without spilling, else config (memoised; compiles both).
+
+    From H200 runs (2026-11-25, the models' picks, the main kernel alone, one process):
+    32x64x64x64 11.22 -> 11.02 us, 128x64x64x64 36.98 -> 36.76, 256x64x64x64 69.38 -> 69.15,
+    64x128x32x32 11.80 -> 11.69, 128x1024x16x16 42.27 -> 41.99, 32x256x16x16 5 x 5 8.02 ->
+    7.64: the block's accumulator stores, all at the end of its walk, reach all 32 banks.
+    """
+    if config.padded_slabs:
+        return config
+    return _variant_if_it_fits(
+        params, config, dataclasses.replace(config, padded_slabs=True), device
+    )
+
+
+def _variant_if_it_fits(
+    params: Conv2dGw8Params, config: WgradConfig, variant: WgradConfig, device: int
+) -> WgradConfig:
+    """variant where its kernel runs params, uses no more local memory than config's and
+    fits as many blocks per SM, else config (compiles both)."""
+    if not fits(wgrad_spec.check_config, params, variant):
         return config
     base = wgrad_launch(params, config, device).main
-    with_producer = wgrad_launch(params, produced, device).main
-    if with_producer.attributes.local_mem > base.attributes.local_mem:
+    changed = wgrad_launch(params, variant, device).main
+    if changed.attributes.local_mem > base.attributes.local_mem:
         return config
     slots = grid_slots(base, wgrad_spec.launch_geometry(params, config))
-    produced_slots = grid_slots(with_producer, wgrad_spec.launch_geometry(params, produced))
-    return produced if produced_slots >= slots else config
+    variant_slots = grid_slots(changed, wgrad_spec.launch_geometry(params, variant))
+    return variant if variant_slots >= slots else config
 
 
 def _row_maps(params: Conv2dGw8Params, config: WgradConfig) -> Any:

@@ -43,7 +43,7 @@ import itertools
 from dataclasses import dataclass
 from typing import ClassVar
 
-from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Tensor, dtype, generate
+from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Strides, Tensor, dtype, generate
 
 from ._tiling import (
     NARROW_BLOCK_Q,
@@ -112,13 +112,16 @@ class WgradConfig:
     producer (keyword only; with tma): one more warp per group of warps that meet (the block,
     or each warp row with image_sync) issues the group's TMA rows, each as soon as every warp
     of the group is done with the slot it refills, and the walking warps meet at no barrier
-    per row (before sm_90, without TMA, the extra warps leave at once).
+    per row (before sm_90, without TMA, the extra warps leave at once); padded_slabs (keyword
+    only): the block's shared-memory slabs of partial sums after the walk give each output
+    channel's R x S x 8 weights SLAB_PAD more floats, so that a warp's accumulator stores
+    reach all 32 banks instead of 16.
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
     #: it runs on (stream_config, wgrad.balanced_config_on), so latency models neither see
     #: nor choose them.
-    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("segments", "producer")
+    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("segments", "producer", "padded_slabs")
 
     block_q: int = 64
     block_g: int = 2
@@ -131,6 +134,7 @@ class WgradConfig:
     tma: bool = dataclasses.field(default=False, kw_only=True)
     segments: int = dataclasses.field(default=0, kw_only=True)
     producer: bool = dataclasses.field(default=False, kw_only=True)
+    padded_slabs: bool = dataclasses.field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
@@ -145,7 +149,7 @@ class WgradConfig:
                 f"segments = {self.segments} walks the whole stream of rows, so walk_n must be "
                 f"1, got {self.walk_n}"
             )
-        for flag in ("image_sync", "tma", "producer"):
+        for flag in ("image_sync", "tma", "producer", "padded_slabs"):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         if self.block_q not in NARROW_BLOCK_Q and self.block_q % TILE_Q != 0:
@@ -279,11 +283,23 @@ def ring_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     return _CELL_BYTES * config.block_n * config.block_g * (inputs + grads)
 
 
+#: Floats padded_slabs adds after each output channel's R x S x 8 weights in a slab: a warp's
+#: accumulator stores write 8 input channels of 4 output channels two apart (k = 2i + e), so
+#: the channels' strides 2 x (R x S x 8 + 4) fall on 4 different 8-bank groups where
+#: 2 x R x S x 8 falls on 2 (a 4-byte store per lane, 2-way conflicts).
+SLAB_PAD = 4
+
+
+def slab_channel_stride(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Floats from one output channel's weights to the next in a shared-memory slab."""
+    return params.r * params.s * GROUP_WIDTH + SLAB_PAD * config.padded_slabs
+
+
 def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Shared memory of the block's reduction (after the walk, in the same memory as the
     rings): the block's weights in f32 for each warp row and column strip of warps."""
     slabs = config.warp_rows * config.warps_q
-    return slabs * config.block_g * GROUP_WIDTH * params.r * params.s * GROUP_WIDTH * _F32_BYTES
+    return slabs * config.block_g * GROUP_WIDTH * slab_channel_stride(params, config) * _F32_BYTES
 
 
 def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -747,7 +763,8 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             ),
         ),
         # After the walk (in the rings' memory): every warp's accumulators in grad_w's order,
-        # one slab of the block's weights per warp row and column strip of warps.
+        # one slab of the block's weights per warp row and column strip of warps (with
+        # padded_slabs, SLAB_PAD floats after each output channel's weights).
         Tensor(
             "SmemPartials",
             dtype.float,
@@ -760,6 +777,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
                 s=params.s,
                 c=8,
             ),
+            _slab_strides(params, config),
         ),
         CompoundIndex("InputLoadIndex", Dims(n=config.block_n, x=columns, g=config.block_g)),
         CompoundIndex("GradLoadIndex", Dims(n=config.block_n, x=config.block_q, g=config.block_g)),
@@ -789,6 +807,16 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             init="threadIdx.x",
         ),
     ]
+
+
+def _slab_strides(params: Conv2dGw8Params, config: WgradConfig) -> Strides | None:
+    """SmemPartials' strides with padded_slabs (None: packed, as without)."""
+    if not config.padded_slabs:
+        return None
+    channel = slab_channel_stride(params, config)
+    group = GROUP_WIDTH * channel
+    strip = config.block_g * group
+    return Strides(n=config.warps_q * strip, warp_x=strip, g=group, k=channel)
 
 
 def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
@@ -824,6 +852,11 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
     # them as it was.
     if config.tma:
         text += "// rows by TMA where the GPU has it\n#define CONV2D_GW8_TMA_LOADS 1\n"
+    if config.padded_slabs:
+        text += (
+            "// floats after each output channel's weights in a slab\n"
+            f"#define CONV2D_GW8_SLAB_PAD {SLAB_PAD}\n"
+        )
     if config.producer:
         text += (
             "// warps that only issue the rows (one per group of warps that meet)\n"

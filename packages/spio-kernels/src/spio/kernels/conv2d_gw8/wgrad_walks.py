@@ -1,6 +1,6 @@
 """The walks of a wgrad tile worth timing on a GPU: its row chunks, its segments, and its
-segments with more rows in flight per block, each with producer warps where the launcher
-would give it them (wgrad.producer_config_on).
+segments with more rows in flight per block, each with the kernel improvements the launcher
+would give it (wgrad.improved_config_on: producer warps, padded slabs).
 
 Which walk of a tile is fastest does not follow a rule that held on every layer. On an H200
 (2026-11-24, one process, the models' tiles; chunks -> segments -> segments with prefetch 3
@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ._tiling import fits, grid_slots
 from .params import Conv2dGw8Params
-from .wgrad import producer_config_on, stream_config_on, wgrad_launch
+from .wgrad import improved_config_on, stream_config_on, wgrad_launch
 from .wgrad_spec import WgradConfig, check_config, launch_geometry
 
 #: The deepest prefetch a segmented walk is timed with: rows each block keeps loading ahead
@@ -34,7 +34,7 @@ def walks_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> l
     segments (stream_config_on), then its segments with each deeper prefetch up to
     MAX_WALK_PREFETCH while the kernel still runs the layer (shared memory, rows per step)
     and fits as many blocks per SM as the segments at config's prefetch; each as the
-    launcher runs it, with producer warps where producer_config_on gives them.
+    launcher runs it, with the improvements improved_config_on gives it.
 
     Compiles and loads each walk's kernel (spio.jit's cache); ValueError where config
     cannot run params."""
@@ -63,7 +63,7 @@ def walks_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> l
             walks.append(walk)
     walks = list(dict.fromkeys(walks))
     with ThreadPoolExecutor(len(walks)) as pool:
-        placed = list(pool.map(lambda walk: producer_config_on(params, walk, device), walks))
+        placed = list(pool.map(lambda walk: improved_config_on(params, walk, device), walks))
     return list(dict.fromkeys(placed))
 
 
