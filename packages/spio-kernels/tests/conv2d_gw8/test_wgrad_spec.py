@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 from gw8_cases import covering_configs
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_spec
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_spec, wgrad_types
 from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM
 from spio.kernels.conv2d_gw8.reference import wgrad_reference
 from spio.kernels.conv2d_gw8.wgrad import compile_wgrad, wgrad_workspace_bytes
@@ -87,9 +87,9 @@ def test_tma_pads_ring_rows_to_whole_swizzles_after_the_barriers() -> None:
     assert wgrad_spec.shared_mem_bytes(params, tma) == (
         wgrad_spec.ring_bytes(params, tma) + wgrad_spec.TMA_BARRIER_BYTES
     )
-    text = wgrad_spec.generate_types(params, tma)
+    text = wgrad_types.generate_types(params, tma)
     assert "#define CONV2D_GW8_TMA_LOADS 1" in text
-    assert "CONV2D_GW8_TMA_LOADS" not in wgrad_spec.generate_types(params, plain)
+    assert "CONV2D_GW8_TMA_LOADS" not in wgrad_types.generate_types(params, plain)
 
 
 def test_tma_must_be_a_bool() -> None:
@@ -120,10 +120,10 @@ def test_producer_warps_are_one_per_group_of_warps_that_meet(
     plain = dataclasses.replace(config, producer=False)
     assert wgrad_spec.shared_mem_bytes(params, config) == wgrad_spec.shared_mem_bytes(params, plain)
     assert wgrad_spec.workspace_bytes(params, config) == wgrad_spec.workspace_bytes(params, plain)
-    text = wgrad_spec.generate_types(params, config)
+    text = wgrad_types.generate_types(params, config)
     if producer_warps:
         assert f"#define CONV2D_GW8_PRODUCER_WARPS {producer_warps}" in text
-        assert text.startswith(wgrad_spec.generate_types(params, plain))
+        assert text.startswith(wgrad_types.generate_types(params, plain))
     else:
         assert "CONV2D_GW8_PRODUCER_WARPS" not in text
 
@@ -149,10 +149,10 @@ def test_padded_slabs_add_slab_pad_floats_after_each_output_channel(
     slabs = config.warp_rows * config.warps_q * config.block_g * 8
     assert wgrad_spec.reduce_bytes(params, padded) == slabs * (taps + wgrad_spec.SLAB_PAD) * 4
     assert wgrad_spec.reduce_bytes(params, config) == slabs * taps * 4
-    text = wgrad_spec.generate_types(params, padded)
+    text = wgrad_types.generate_types(params, padded)
     assert f"#define CONV2D_GW8_SLAB_PAD {wgrad_spec.SLAB_PAD}" in text
     assert f"spio::DimInfo<K, 8, {taps + wgrad_spec.SLAB_PAD}>" in text
-    assert "CONV2D_GW8_SLAB_PAD" not in wgrad_spec.generate_types(params, config)
+    assert "CONV2D_GW8_SLAB_PAD" not in wgrad_types.generate_types(params, config)
 
 
 def test_producer_is_placed_not_in_the_space() -> None:
@@ -263,7 +263,7 @@ def test_the_reduce_kernel_adds_a_slice_per_partial_up_to_32(n: int, slices: int
     assert wgrad_spec.reduce_cells(params, config) == cells
     geometry = wgrad_spec.reduce_geometry(params, config)
     assert (geometry.grid, geometry.block) == (1024 * 9 * 8 // (4 * cells), 256)
-    types_h = wgrad_spec.generate_types(params, config)
+    types_h = wgrad_types.generate_types(params, config)
     assert f"kReduceSlices = {slices};" in types_h
     assert f"kReduceCells = {cells};" in types_h
 
@@ -293,7 +293,7 @@ def test_walked_images_divide_the_partials_not_the_warps() -> None:
     )
     odd = Conv2dGw8Params.make(5, 16, 9, 9)
     assert wgrad_spec.partial_count(odd, WgradConfig(16, 2, 2, 16, 1, 2, 2)) == 2
-    assert "constexpr int kWalkImages = 2;" in wgrad_spec.generate_types(params, walked)
+    assert "constexpr int kWalkImages = 2;" in wgrad_types.generate_types(params, walked)
 
 
 def test_segments_make_one_partial_per_block_of_each_strip_and_group_slice() -> None:
@@ -304,7 +304,7 @@ def test_segments_make_one_partial_per_block_of_each_strip_and_group_slice() -> 
     assert wgrad_spec.partial_count(params, config) == 33 * 3
     assert wgrad_spec.grid_blocks(params, config) == 33 * 3 * 2  # 2 slices of 4 groups
     assert wgrad_workspace_bytes(params, config) == 33 * 3 * 64 * 9 * 8 * 4
-    types_h = wgrad_spec.generate_types(params, config)
+    types_h = wgrad_types.generate_types(params, config)
     for constant in ("kSegments = 33;", "kSteps = 4;", "kPartials = 99;"):
         assert f"constexpr int {constant}" in types_h
 
@@ -366,8 +366,8 @@ def test_stream_config_needs_slots() -> None:
 def test_generate_types_is_deterministic() -> None:
     params = SHAPES[1]
     config = wgrad_spec.default_config(params)
-    first = wgrad_spec.generate_types(params, config)
-    assert first == wgrad_spec.generate_types(dataclasses.replace(params), config)
+    first = wgrad_types.generate_types(params, config)
+    assert first == wgrad_types.generate_types(dataclasses.replace(params), config)
     assert "constexpr int kPartials" in first
 
 

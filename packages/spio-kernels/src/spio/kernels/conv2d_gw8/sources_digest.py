@@ -24,12 +24,19 @@ from pathlib import Path
 SHARED_FILES = ("conv2d_gw8_ring.cuh", "_tiling.py", "params.py", "fprop.py")
 
 #: Each pass's own files: its device source, its generator spec (layouts, constants, the
-#: config space) and its launcher (launch geometry, which kernels run). dgrad is fprop's
-#: kernel on flipped weights, so fprop's source and spec shape it too.
+#: config space; wgrad's types header in a file of its own) and its launcher (launch
+#: geometry, which kernels run). dgrad is fprop's kernel on flipped weights, so fprop's
+#: source and spec shape it too.
 PASS_FILES: dict[str, tuple[str, ...]] = {
     "fprop": ("conv2d_gw8_fprop.cu", "fprop_spec.py"),
     "dgrad": ("conv2d_gw8_fprop.cu", "fprop_spec.py", "dgrad_spec.py", "dgrad.py"),
-    "wgrad": ("conv2d_gw8_wgrad.cu", "wgrad_spec.py", "wgrad.py", "_tensor_maps.py"),
+    "wgrad": (
+        "conv2d_gw8_wgrad.cu",
+        "wgrad_spec.py",
+        "wgrad_types.py",
+        "wgrad.py",
+        "_tensor_maps.py",
+    ),
 }
 DIGEST_LENGTH = 12
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from . import wgrad_spec
+from . import wgrad_spec, wgrad_types
 from ._tensor_maps import TensorMapCache, device_pointer, has_tma, nhwc_row_map
 from ._tiling import WAVE_FILL, LaunchGeometry, ceil_div, fits, grid_slots, spread_over_sms
 from .fprop import compile_requested, device_of, resolve_device, types_request
@@ -26,7 +26,7 @@ def kernel_source() -> str:
 
 def compile_request(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> Any:
     """Return the spio.jit.CompileRequest of the wgrad kernels (for compile_many)."""
-    types_h = wgrad_spec.generate_types(params, config)
+    types_h = wgrad_types.generate_types(params, config)
     return types_request(SOURCE_NAME, kernel_source(), types_h, arch)
 
 

@@ -1,0 +1,214 @@
+"""wgrad's generated types header: the typed dimensions, tensors, fragments and constants
+that conv2d_gw8_wgrad.cu reads from "types.h", for one layer and WgradConfig
+(`generate_types`; the config, its space and geometry are wgrad_spec's)."""
+
+from __future__ import annotations
+
+from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Strides, Tensor, dtype, generate
+
+from ._tiling import ceil_div, constants_block
+from .params import GROUP_WIDTH, Conv2dGw8Params
+from .wgrad_spec import (
+    REDUCE_BATCH,
+    SLAB_PAD,
+    TILE_Q,
+    WARP_SIZE,
+    WgradConfig,
+    check_config,
+    column_pairs,
+    column_strips,
+    grad_ring_rows,
+    input_columns,
+    input_ring_rows,
+    partial_count,
+    reduce_cells,
+    reduce_slices,
+    ring_columns,
+    slab_channel_stride,
+    tap_pairs,
+    weight_count,
+)
+
+
+def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
+    element = dtype.half if params.dtype == "float16" else dtype.bfloat16
+    groups = params.groups
+    columns = input_columns(params, config)
+    pairs = tap_pairs(params)
+    # With segments the block index's first dimension is the block's segment, and a part of
+    # its walk (one step's rows) at most every output row.
+    images = config.segments or ceil_div(params.n, config.images)
+    row_chunks = 1 if config.segments else ceil_div(params.p, config.block_p)
+    strips = column_strips(params, config)
+    return [
+        Fold("block_n", "n", config.images),
+        Fold("block_y", "y", params.p if config.segments else config.block_p),
+        Fold("block_x", "x", config.block_q),
+        Fold("block_g", "g", config.block_g),
+        Fold("warp_x", "x", TILE_Q),
+        Fold("warp_g", "g", config.warp_g),
+        CompoundIndex(
+            "BlockIndex",
+            Dims(
+                block_n=images, block_y=row_chunks, block_x=strips, block_g=groups // config.block_g
+            ),
+            init="blockIdx.x",
+        ),
+        # n: the warp's row of images within the block (its image; with block_q < 16 the
+        # 16 / block_q images from n * 16 / block_q).
+        CompoundIndex(
+            "ThreadIndex",
+            Dims(n=config.warp_rows, warp_x=config.warps_q, warp_g=config.warps_g, lane=WARP_SIZE),
+            init="threadIdx.x",
+        ),
+        # Global memory: NHWC activations; grad_w and its partial sums in Spio's weight
+        # layout G x K x R x S x C, f32.
+        Tensor(
+            "Input", element, Dims(n=params.n, y=params.h, x=params.w, g=groups, c=8), constant=True
+        ),
+        Tensor(
+            "GradOutput",
+            element,
+            Dims(n=params.n, y=params.p, x=params.q, g=groups, k=8),
+            constant=True,
+        ),
+        Tensor(
+            "Partials",
+            dtype.float,
+            Dims(
+                block_n=images,
+                block_y=row_chunks,
+                block_x=strips,
+                g=groups,
+                k=8,
+                r=params.r,
+                s=params.s,
+                c=8,
+            ),
+        ),
+        # Shared memory: the two rings of rows (16-byte cells, pixel-major with the groups
+        # swizzled into slots: conv2d_gw8_ring.cuh) and, after the walk, every warp's
+        # accumulators, lanes innermost (conflict-free f32 stores and loads).
+        Tensor(
+            "SmemInput",
+            element,
+            Dims(
+                ring=input_ring_rows(params, config),
+                n=config.block_n,
+                x=ring_columns(params, config),
+                slot=config.block_g,
+                c=8,
+            ),
+        ),
+        Tensor(
+            "SmemGrad",
+            element,
+            Dims(
+                ring=grad_ring_rows(config),
+                n=config.block_n,
+                x=config.block_q,
+                slot=config.block_g,
+                k=8,
+            ),
+        ),
+        # After the walk (in the rings' memory): every warp's accumulators in grad_w's order,
+        # one slab of the block's weights per warp row and column strip of warps (with
+        # padded_slabs, SLAB_PAD floats after each output channel's weights).
+        Tensor(
+            "SmemPartials",
+            dtype.float,
+            Dims(
+                n=config.warp_rows,
+                warp_x=config.warps_q,
+                g=config.block_g,
+                k=8,
+                r=params.r,
+                s=params.s,
+                c=8,
+            ),
+            _slab_strides(params, config),
+        ),
+        CompoundIndex("InputLoadIndex", Dims(n=config.block_n, x=columns, g=config.block_g)),
+        CompoundIndex("GradLoadIndex", Dims(n=config.block_n, x=config.block_q, g=config.block_g)),
+        # One image's cells of a ring row (blocks of several images: each image's warps load
+        # their own image's rows).
+        CompoundIndex("ImageInputLoadIndex", Dims(x=columns, g=config.block_g)),
+        CompoundIndex("ImageGradLoadIndex", Dims(x=config.block_q, g=config.block_g)),
+        # What one thread adds up over the slabs and writes: 16 bytes of 4 input channels.
+        Fold("c_quad", "c", 4),
+        CompoundIndex(
+            "PartialCellIndex",
+            Dims(g=config.block_g, k=8, r=params.r, s=params.s, c_quad=GROUP_WIDTH // 4),
+        ),
+        # Tensor cores, m16n8k16: A = (tap of the pair, input channel) x 16 pixels, B = 16
+        # pixels x 8 output channels, C = (tap of the pair, input channel) x output channel.
+        Fragment("TapFrag", "m16n8k16.a", element, "tc", "x"),
+        Fragment("GradFrag", "m16n8k16.b", element, "x", "k"),
+        Fragment("AccFrag", "m16n8k16.c", dtype.float, "tc", "k"),
+        # Accumulators: pair = r * ceil(S / 2) + column pair.
+        Tensor("AccTile", "AccFrag", Dims(g=config.warp_g, pair=pairs)),
+        # grad_y's B fragments of the last R rows: row i in band i % R.
+        Tensor("GradTile", "GradFrag", Dims(band=params.r, g=config.warp_g)),
+        # The reduce kernel: partial slices x 16-byte cells of weights per block.
+        CompoundIndex(
+            "ReduceThread",
+            Dims(slice=reduce_slices(params, config), cell=reduce_cells(params, config)),
+            init="threadIdx.x",
+        ),
+    ]
+
+
+def _slab_strides(params: Conv2dGw8Params, config: WgradConfig) -> Strides | None:
+    """SmemPartials' strides with padded_slabs (None: packed, as without)."""
+    if not config.padded_slabs:
+        return None
+    channel = slab_channel_stride(params, config)
+    group = GROUP_WIDTH * channel
+    strip = config.block_g * group
+    return Strides(n=config.warps_q * strip, warp_x=strip, g=group, k=channel)
+
+
+def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
+    values = [
+        ("kPadTop", params.pad_top, "input rows above the image that read as zero"),
+        ("kPadLeft", params.pad_left, "input columns left of the image that read as zero"),
+        ("kRows", params.r, "filter rows R"),
+        ("kCols", params.s, "filter columns S"),
+        ("kColumnPairs", column_pairs(params), "A fragments per group and input row"),
+        ("kPrefetch", config.prefetch, "rows loading ahead of the one needed next"),
+        ("kWalkImages", config.walk_n, "steps of images a block walks one after another"),
+        ("kWarpImages", config.warp_images, "images a warp's K step spans (16 / block_q each)"),
+        ("kImageSync", int(config.image_sync), "each image's warps load and meet on their own"),
+        ("kSegments", config.segments, "segments of the stream of rows (0: row chunks)"),
+        ("kSteps", ceil_div(params.n, config.block_n), "steps of block_n images in the batch"),
+        ("kThreads", config.threads, "threads per block of the main kernel"),
+        ("kPartials", partial_count(params, config), "partial sums of every weight"),
+        ("kWeights", weight_count(params), "f32 values of grad_w"),
+        ("kReduceCells", reduce_cells(params, config), "16-byte cells of weights per reduce block"),
+        ("kReduceSlices", reduce_slices(params, config), "partial slices per reduce block"),
+        ("kReduceBatch", REDUCE_BATCH, "loads a reduce thread issues before it waits"),
+    ]
+    lines = constants_block("wgrad_spec", values)
+    return "\n".join(lines) + "\n"
+
+
+def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
+    """Return the kernels' types.h for params and config (deterministic)."""
+    check_config(params, config)
+    text = generate(_specs(params, config)) + _constants(params, config)
+    # The kernel signature takes the tensor maps only with tma (on sm_90 and newer), so it is
+    # a macro rather than a constant; so are the producer warps, which leave a config without
+    # them as it was.
+    if config.tma:
+        text += "// rows by TMA where the GPU has it\n#define CONV2D_GW8_TMA_LOADS 1\n"
+    if config.padded_slabs:
+        text += (
+            "// floats after each output channel's weights in a slab\n"
+            f"#define CONV2D_GW8_SLAB_PAD {SLAB_PAD}\n"
+        )
+    if config.producer:
+        text += (
+            "// warps that only issue the rows (one per group of warps that meet)\n"
+            f"#define CONV2D_GW8_PRODUCER_WARPS {config.producer_warps}\n"
+        )
+    return text
