@@ -40,7 +40,8 @@ def launches() -> list[tuple[Any, ...]]:
 
 def _plan(monkeypatch: pytest.MonkeyPatch, launches: list[Any], single_partial: bool) -> None:
     launch = wgrad.WgradLaunch(
-        _Kernel("main", launches), _Kernel("reduce", launches), LaunchGeometry(8, 128, 0),
+        _Kernel("main", launches), _Kernel("reduce", launches),
+        _Kernel("reduce_to_element", launches), LaunchGeometry(8, 128, 0),
         LaunchGeometry(4, 256, 0), 1024, single_partial,
     )  # fmt: skip
     monkeypatch.setattr(wgrad, "wgrad_launch", lambda *_: launch)
@@ -69,6 +70,40 @@ def test_a_missing_workspace_is_named_when_it_cannot_be_allocated(
     with pytest.raises(ValueError, match=r"wgrad_workspace_bytes\(params, config\) = 1024 bytes"):
         wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, CONFIG, device=0)  # pointers: no torch
     assert launches == []
+
+
+@pytest.mark.parametrize("single_partial", [False, True])
+def test_a_grad_w_of_the_activations_dtype_is_reduced_from_the_workspace(
+    monkeypatch: pytest.MonkeyPatch, launches: list[tuple[Any, ...]], single_partial: bool
+) -> None:
+    # With one partial per weight too: the main kernel's f32 sums go to the workspace and
+    # the rounding reduction writes grad_w.
+    _plan(monkeypatch, launches, single_partial)
+    wgrad.conv2d_gw8_wgrad(
+        10, 20, 30, PARAMS, CONFIG, workspace=40, device=0, grad_w_dtype="float16"
+    )
+    assert launches == [("main", (40, 20, 30)), ("reduce_to_element", (10, 40))]
+
+
+def test_a_grad_w_dtype_other_than_f32_or_the_activations_is_named(
+    monkeypatch: pytest.MonkeyPatch, launches: list[tuple[Any, ...]]
+) -> None:
+    _plan(monkeypatch, launches, single_partial=False)
+    message = r"grad_w_dtype must be 'float32' or the activations' dtype 'float16', got 'bfloat16'"
+    with pytest.raises(ValueError, match=message):
+        wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, CONFIG, workspace=40, grad_w_dtype="bfloat16")
+    with pytest.raises(ValueError, match="got 'float64'"):
+        wgrad.wgrad_workspace_bytes(PARAMS, CONFIG, grad_w_dtype="float64")
+    assert launches == []
+
+
+def test_a_rounded_grad_w_needs_a_workspace_for_one_partial_per_weight() -> None:
+    params = Conv2dGw8Params.make(2, 64, 8, 8)
+    config = WgradConfig(block_q=16, block_g=2, warp_g=1, block_p=8, prefetch=1, block_n=2)
+    assert wgrad.wgrad_spec.partial_count(params, config) == 1
+    assert wgrad.wgrad_workspace_bytes(params, config) == 0
+    weights_f32 = 64 * 3 * 3 * 8 * 4
+    assert wgrad.wgrad_workspace_bytes(params, config, grad_w_dtype="float16") == weights_f32
 
 
 def test_a_conv_launch_passes_the_arrays_and_its_geometry(launches: list[Any]) -> None:

@@ -57,6 +57,16 @@ CASES = {
     "wgrad-default": ["wgrad", _ODD],
     "wgrad-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_OWN_BARRIERS],
     "wgrad-single-partial": ["wgrad", *_single_partial_wgrad()],
+    # grad_w in the activations' dtype: the rounding reduction, also after one partial.
+    "wgrad-rounded": ["wgrad", _ODD, "--grad-w-dtype", "float16"],
+    "wgrad-rounded-single-partial": [
+        "wgrad",
+        *_single_partial_wgrad(),
+        "--dtype",
+        "bfloat16",
+        "--grad-w-dtype",
+        "bfloat16",
+    ],
     "wgrad-filter": ["wgrad", "3x16x9x7", *_FILTER],
     "wgrad-tma": ["wgrad", "3x64x20x18", "--config", *_TMA],
     "wgrad-tma-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_TMA, "image_sync=1"],

@@ -125,6 +125,45 @@ def test_one_partial_per_weight_writes_grad_w_without_a_reduction() -> None:
     torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
+# grad_w in the activations' dtype (grad_w_dtype = params.dtype): the reduce kernel rounds
+# each f32 sum once, which must be the bits torch's cast of the f32 result gives; fp16 and
+# bf16, many partials, one partial per weight (then reduced from a workspace), segments.
+ROUNDED_CASES = [
+    (Conv2dGw8Params.make(3, 64, 20, 18), WgradConfig(16, 8, 2, 8, 2, 2)),
+    (
+        Conv2dGw8Params.make(5, 64, 13, 40, dtype="bfloat16"),
+        WgradConfig(32, 8, 2, 8, 1, 1, 2, tma=True),
+    ),
+    (Conv2dGw8Params.make(2, 64, 8, 8), WgradConfig(16, 2, 1, 8, 1, 2)),
+    (Conv2dGw8Params.make(2, 64, 8, 8, dtype="bfloat16"), WgradConfig(16, 2, 1, 8, 1, 2)),
+    (
+        Conv2dGw8Params.make(6, 64, 17, 21, r=5, s=3, padding=(2, 1, 0, 2)),
+        WgradConfig(16, 2, 1, 8, 1, 2, segments=7),
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "config"), ROUNDED_CASES, ids=str)
+def test_rounded_grad_w_is_the_f32_result_cast(
+    params: Conv2dGw8Params, config: WgradConfig
+) -> None:
+    import torch
+
+    dtype = getattr(torch, params.dtype)
+    x = uniform(params.input_shape, params, 15)
+    grad_y = uniform(params.output_shape, params, 16)
+    grad_w = torch.full(params.weight_shape, float("nan"), device="cuda", dtype=dtype)
+    nbytes = wgrad_workspace_bytes(params, config, grad_w_dtype=params.dtype)
+    assert nbytes == wgrad_spec.workspace_bytes(params, config) > 0
+    workspace = torch.full((nbytes // 4,), float("nan"), device="cuda")
+    conv2d_gw8_wgrad(
+        grad_w, x, grad_y, params, config, workspace=workspace, grad_w_dtype=params.dtype
+    )
+    torch.cuda.synchronize()
+    assert not torch.isnan(grad_w).any(), "the kernels left weights or partials unwritten"
+    assert torch.equal(grad_w, _run(params, config, x, grad_y).to(dtype))
+
+
 def test_wgrad_is_deterministic() -> None:
     import torch
 

@@ -195,7 +195,16 @@ def wgrad_cuda(
 ) -> torch.Tensor:
     """The weight gradient on CUDA, C x 8 x R x S in the input's dtype; channels_last memory
     where channels_last_weight (the weight's own layout, _layout.is_spio_layout), else
-    contiguous. input and grad_output from _layout.channels_last."""
+    contiguous. input and grad_output from _layout.channels_last.
+
+    In channels_last memory the kernels' reduction writes the gradient in the input's dtype
+    itself, each f32 sum rounded once (the bits a cast of the f32 sums gives, without the
+    f32 tensor or the cast's kernel); a contiguous gradient is the f32 sums cast and
+    transposed in one copy."""
+    if channels_last_weight:
+        grad = plan.empty("weight", input)
+        plan.launch("wgrad")(grad, input, grad_output, rounded=True)
+        return grad
     grad32 = plan.empty("weight", input, torch.float32)
     plan.launch("wgrad")(grad32, input, grad_output)
     return weight_to_torch(grad32, input.dtype, channels_last_weight)

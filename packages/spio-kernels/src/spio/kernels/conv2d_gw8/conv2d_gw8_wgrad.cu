@@ -687,10 +687,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 // grad_w[w] = sum over partials j = 0, 1, ... of partials[j][w], the same order on every run:
 // thread (slice, cell) adds j = slice, slice + kReduceSlices, ... of one 16-byte cell of 4
 // weights (neighbouring cells of a slice cover whole 128-byte lines), then one thread per cell
-// adds the slices in order. The kernel is latency-bound (the partials sit in L2): many slices
-// and loads issued kReduceBatch at a time keep each thread's loads in flight together.
-extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
-    conv2d_gw8_wgrad_reduce(float* __restrict__ grad_w, const float* __restrict__ partials) {
+// adds the slices in order and hands the cell's 4 sums to store(cell, sums). The kernel is
+// latency-bound (the partials sit in L2): many slices and loads issued kReduceBatch at a time
+// keep each thread's loads in flight together.
+template <typename Store>
+__device__ __forceinline__ void reduce_partials(const float* __restrict__ partials, Store store) {
     __shared__ float4 slice_sums[kReduceSlices][kReduceCells];
     const ReduceThread thread;
     const int slice = thread.get<SLICE>().get();
@@ -717,6 +718,36 @@ extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
         float4 total = slice_sums[0][block_cell];
 #pragma unroll
         for (int k = 1; k < kReduceSlices; ++k) add_to(total, slice_sums[k][block_cell]);
-        reinterpret_cast<float4*>(grad_w)[cell] = total;
+        store(cell, total);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
+    conv2d_gw8_wgrad_reduce(float* __restrict__ grad_w, const float* __restrict__ partials) {
+    reduce_partials(partials, [&](int cell, const float4& total) {
+        reinterpret_cast<float4*>(grad_w)[cell] = total;
+    });
+}
+
+// Two neighbouring weights rounded to the activations' type (to nearest even), the first in
+// the low half.
+__device__ __forceinline__ unsigned to_element_pair(float lo, float hi) {
+    if constexpr (spio::detail::is_same_v<Element, __half>) {
+        return spio::arch::as_register(spio::arch::to_half2(lo, hi));
+    } else {
+        return spio::arch::as_register(spio::arch::to_bfloat162(lo, hi));
+    }
+}
+
+// The same sums as conv2d_gw8_wgrad_reduce, each rounded once to the activations' type
+// (fp16 or bf16, to nearest even): the weight gradient a training step keeps, the same bits
+// as conv2d_gw8_wgrad_reduce's f32 sums cast afterwards, without the f32 array or the cast's
+// launch.
+extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
+    conv2d_gw8_wgrad_reduce_to_element(Element* __restrict__ grad_w,
+                                       const float* __restrict__ partials) {
+    reduce_partials(partials, [&](int cell, const float4& total) {
+        reinterpret_cast<uint2*>(grad_w)[cell] =
+            make_uint2(to_element_pair(total.x, total.y), to_element_pair(total.z, total.w));
+    });
 }

@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", choices=("float16", "bfloat16"), default="float16")
     parser.add_argument("--bias", action="store_true", help="fprop with a bias")
     parser.add_argument(
+        "--grad-w-dtype",
+        choices=("float32", "float16", "bfloat16"),
+        default="float32",
+        help="wgrad's grad_w: f32 (default) or the activations' dtype (--dtype)",
+    )
+    parser.add_argument(
         "--config", nargs="+", default=[], metavar="FIELD=VALUE", help="fields to override"
     )
     parser.add_argument("--launches", type=int, default=3)
@@ -128,8 +134,9 @@ def run(args: argparse.Namespace) -> str:
             grad_x = torch.empty(params.input_shape, device="cuda", dtype=dtype)
             conv2d_gw8_dgrad(grad_x, grad_y, w, params, config)
         else:
-            grad_w = torch.empty(params.weight_shape, device="cuda", dtype=torch.float32)
-            conv2d_gw8_wgrad(grad_w, x, grad_y, params, config)
+            grad_w_dtype = getattr(torch, args.grad_w_dtype)
+            grad_w = torch.empty(params.weight_shape, device="cuda", dtype=grad_w_dtype)
+            conv2d_gw8_wgrad(grad_w, x, grad_y, params, config, grad_w_dtype=args.grad_w_dtype)
     torch.cuda.synchronize()
     return f"{args.pass_name} {params} {config}"
 

@@ -35,6 +35,10 @@ def compile_wgrad(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> An
     return compile_requested(compile_request(params, config, arch))
 
 
+#: grad_w's dtype by default: each weight's f32 sum as it is.
+GRAD_W_F32 = "float32"
+
+
 @dataclass(frozen=True)
 class WgradLaunch:
     """The wgrad kernels of one layer and config, loaded on one device with their launch
@@ -42,11 +46,13 @@ class WgradLaunch:
 
     main: Any
     reduce: Any
+    #: The reduce kernel that writes grad_w in the activations' dtype (`rounded`).
+    reduce_to_element: Any
     geometry: LaunchGeometry
     reduce_geometry: LaunchGeometry
     workspace_bytes: int
-    #: One partial sum per weight: the main kernel writes grad_w itself (its partials are
-    #: laid out as grad_w) and no reduction runs.
+    #: One partial sum per weight: the main kernel writes an f32 grad_w itself (its partials
+    #: are laid out as grad_w) and no reduction runs.
     single_partial: bool
     #: With WgradConfig.tma on sm_90 and newer: the main kernel's tensor maps of (x, grad_y),
     #: kept per pair of addresses; None where the rows arrive by cp.async.
@@ -60,9 +66,13 @@ class WgradLaunch:
         workspace: Any = None,
         stream: Any = None,
         pdl: bool = True,
+        rounded: bool = False,
     ) -> None:
-        """Launch on the arrays, as conv2d_gw8_wgrad takes them."""
-        if self.single_partial:
+        """Launch on the arrays, as conv2d_gw8_wgrad takes them. rounded: grad_w is of the
+        activations' dtype and takes each weight's f32 sum rounded once (to nearest even),
+        by the reduce kernel, which then runs for one partial sum per weight too."""
+        direct = self.single_partial and not rounded
+        if direct:
             partials = grad_w  # one partial sum per weight: the main kernel writes grad_w
         elif workspace is not None:
             partials = workspace
@@ -78,9 +88,10 @@ class WgradLaunch:
         if self.tensor_maps is not None:
             args += self.tensor_maps((device_pointer(x), device_pointer(grad_y)))
         self.main.launch(geometry.grid, geometry.block, args, geometry.shared_mem, stream, pdl)
-        if not self.single_partial:
+        if not direct:
             finish = self.reduce_geometry
-            self.reduce.launch(finish.grid, finish.block, (grad_w, partials), 0, stream, pdl)
+            reduce = self.reduce_to_element if rounded else self.reduce
+            reduce.launch(finish.grid, finish.block, (grad_w, partials), 0, stream, pdl)
 
 
 @functools.cache
@@ -96,6 +107,7 @@ def wgrad_launch(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) 
     return WgradLaunch(
         main,
         module.get_kernel(wgrad_spec.REDUCE_KERNEL_NAME),
+        module.get_kernel(wgrad_spec.REDUCE_TO_ELEMENT_KERNEL_NAME),
         spread_over_sms(main, wgrad_spec.launch_geometry(params, config)),
         wgrad_spec.reduce_geometry(params, config),
         wgrad_spec.workspace_bytes(params, config),
@@ -282,23 +294,42 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> WgradConfig:
 
 def get_wgrad_kernels(
     params: Conv2dGw8Params, config: WgradConfig, device: int = 0
-) -> tuple[Any, Any]:
-    """Return the loaded (main, reduce) spio.jit.Kernels for params and config (memoised)."""
+) -> tuple[Any, Any, Any]:
+    """Return the loaded (main, reduce, reduce_to_element) spio.jit.Kernels for params and
+    config (memoised)."""
     launch = wgrad_launch(params, config, device)
-    return launch.main, launch.reduce
+    return launch.main, launch.reduce, launch.reduce_to_element
 
 
 def wgrad_workspace_bytes(
-    params: Conv2dGw8Params, config: WgradConfig | None = None, device: int = 0
+    params: Conv2dGw8Params,
+    config: WgradConfig | None = None,
+    device: int = 0,
+    grad_w_dtype: str = GRAD_W_F32,
 ) -> int:
     """Bytes of workspace conv2d_gw8_wgrad needs for params and config (None: the config a
     launch without one runs on device, default_config_on, which asks the device for its SM
-    count); 0 where the config makes one partial sum per weight (written to grad_w)."""
+    count) and grad_w_dtype (as conv2d_gw8_wgrad takes it); 0 where the config makes one
+    partial sum per weight and grad_w is f32 (the main kernel writes it)."""
+    rounded = _rounded(grad_w_dtype, params)
     if config is None:
         config = default_config_on(params, device)
-    if wgrad_spec.partial_count(params, config) == 1:
+    if wgrad_spec.partial_count(params, config) == 1 and not rounded:
         return 0
     return wgrad_spec.workspace_bytes(params, config)
+
+
+def _rounded(grad_w_dtype: str, params: Conv2dGw8Params) -> bool:
+    """Whether grad_w_dtype asks for grad_w in the activations' dtype (else f32); raises
+    ValueError for any other."""
+    if grad_w_dtype == GRAD_W_F32:
+        return False
+    if grad_w_dtype == params.dtype:
+        return True
+    raise ValueError(
+        f"grad_w_dtype must be {GRAD_W_F32!r} or the activations' dtype {params.dtype!r}, "
+        f"got {grad_w_dtype!r}"
+    )
 
 
 def _torch_workspace(like: Any, nbytes: int) -> Any:
@@ -317,25 +348,32 @@ def conv2d_gw8_wgrad(
     stream: Any = None,
     device: int | None = None,
     pdl: bool = True,
+    grad_w_dtype: str = GRAD_W_F32,
 ) -> None:
     """Compute grad_w, the weight gradient of conv2d(x, w) for grad_y, in f32 (asynchronously).
 
     params describe the layer. grad_w (c x r x s x 8, Spio's weight layout, float32), x (n x
     h x w x c) and grad_y (n x p x q x c, both params.dtype) are contiguous device arrays:
     torch tensors, objects with __cuda_array_interface__, or device pointers. workspace is
-    device memory of at least wgrad_workspace_bytes(params, config) bytes for the partial
-    sums; None allocates it with torch when x is a torch tensor. A config with one partial
-    sum per weight needs none: the main kernel writes grad_w and the reduction is skipped.
-    Every array starts on a
-    16-byte boundary (the kernels move 16-byte cells; torch allocations do). The result is
-    the same bits on every run. No shape or dtype checking happens here (spio-torch checks);
-    config None takes default_config_on(params, device); device and stream as
-    conv2d_gw8_fprop. pdl (sm_90 and newer) launches both kernels with programmatic dependent
-    launch: the main kernel's blocks are placed while the previous kernel finishes, and the
-    reduce kernel's while the main kernel's last blocks run; False launches them the ordinary
-    way. The result is the same bits either way.
+    device memory of at least wgrad_workspace_bytes(params, config, grad_w_dtype=...) bytes
+    for the partial sums; None allocates it with torch when x is a torch tensor. A config
+    with one partial sum per weight needs none for an f32 grad_w: the main kernel writes
+    grad_w and the reduction is skipped. Every array starts on a 16-byte boundary (the
+    kernels move 16-byte cells; torch allocations do). The result is the same bits on every
+    run. No shape or dtype checking of the arrays happens here (spio-torch checks); config
+    None takes default_config_on(params, device); device and stream as conv2d_gw8_fprop. pdl
+    (sm_90 and newer) launches both kernels with programmatic dependent launch: the main
+    kernel's blocks are placed while the previous kernel finishes, and the reduce kernel's
+    while the main kernel's last blocks run; False launches them the ordinary way. The
+    result is the same bits either way.
+
+    grad_w_dtype: "float32" (the default), or params.dtype for a grad_w of the activations'
+    dtype: each weight's f32 sum rounded once, to nearest even, as it is written (the same
+    bits as the f32 result cast afterwards, without the f32 array or the cast). A ValueError
+    names any other.
     """
+    rounded = _rounded(grad_w_dtype, params)
     device = resolve_device(device, x)
     if config is None:
         config = default_config_on(params, device)
-    wgrad_launch(params, config, device)(grad_w, x, grad_y, workspace, stream, pdl)
+    wgrad_launch(params, config, device)(grad_w, x, grad_y, workspace, stream, pdl, rounded)

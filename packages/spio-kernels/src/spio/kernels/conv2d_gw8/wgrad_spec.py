@@ -60,6 +60,8 @@ from .params import GROUP_WIDTH, Conv2dGw8Params
 
 KERNEL_NAME = "conv2d_gw8_wgrad"
 REDUCE_KERNEL_NAME = "conv2d_gw8_wgrad_reduce"
+#: The reduce kernel that rounds each weight's sum to the activations' dtype as it writes it.
+REDUCE_TO_ELEMENT_KERNEL_NAME = "conv2d_gw8_wgrad_reduce_to_element"
 WARP_SIZE = 32
 #: Pixels of one m16n8k16 K step: a warp's columns (of one image, or of several: NARROW_BLOCK_Q).
 TILE_Q = 16
