@@ -46,7 +46,7 @@ def test_matches_fp32_conv2d_forward_and_backward_on_cpu(case: Case) -> None:
 
 
 def check_operators(device: str) -> None:
-    """torch.library.opcheck of the three operators on device (schema, fake implementation
+    """torch.library.opcheck of the four operators on device (schema, fake implementation
     against the real one, autograd registration, dispatch)."""
     case = CASES[0]
     x, weight, bias = (t.detach() for t in case.make(device))  # type: ignore[union-attr]
@@ -61,6 +61,9 @@ def check_operators(device: str) -> None:
         ops.conv2d_gw8_input_grad.default, (grad_y, weight.detach(), list(x.shape), padding)
     )
     torch.library.opcheck(ops.conv2d_gw8_weight_grad.default, (x.detach(), grad_y, [3, 3], padding))
+    torch.library.opcheck(
+        ops.conv2d_gw8_weight_bias_grad.default, (x.detach(), grad_y, [3, 3], padding)
+    )
 
 
 def test_operators_pass_torch_library_opcheck() -> None:

@@ -38,11 +38,16 @@ def launches() -> list[tuple[Any, ...]]:
     return []
 
 
-def _plan(monkeypatch: pytest.MonkeyPatch, launches: list[Any], single_partial: bool) -> None:
+def _plan(
+    monkeypatch: pytest.MonkeyPatch,
+    launches: list[Any],
+    single_partial: bool,
+    bias_grad: bool = False,
+) -> None:
     launch = wgrad.WgradLaunch(
         _Kernel("main", launches), _Kernel("reduce", launches),
         _Kernel("reduce_to_element", launches), LaunchGeometry(8, 128, 0),
-        LaunchGeometry(4, 256, 0), 1024, single_partial,
+        LaunchGeometry(4, 256, 0), 1024, single_partial, bias_grad,
     )  # fmt: skip
     monkeypatch.setattr(wgrad, "wgrad_launch", lambda *_: launch)
 
@@ -60,7 +65,7 @@ def test_partials_go_through_the_workspace_and_the_reduction(
 ) -> None:
     _plan(monkeypatch, launches, single_partial=False)
     wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, CONFIG, workspace=40, device=0)
-    assert launches == [("main", (40, 20, 30)), ("reduce", (10, 40))]
+    assert launches == [("main", (40, 20, 30)), ("reduce", (10, 40, 0))]
 
 
 def test_a_missing_workspace_is_named_when_it_cannot_be_allocated(
@@ -82,7 +87,7 @@ def test_a_grad_w_of_the_activations_dtype_is_reduced_from_the_workspace(
     wgrad.conv2d_gw8_wgrad(
         10, 20, 30, PARAMS, CONFIG, workspace=40, device=0, grad_w_dtype="float16"
     )
-    assert launches == [("main", (40, 20, 30)), ("reduce_to_element", (10, 40))]
+    assert launches == [("main", (40, 20, 30)), ("reduce_to_element", (10, 40, 0))]
 
 
 def test_a_grad_w_dtype_other_than_f32_or_the_activations_is_named(
@@ -104,6 +109,37 @@ def test_a_rounded_grad_w_needs_a_workspace_for_one_partial_per_weight() -> None
     assert wgrad.wgrad_workspace_bytes(params, config) == 0
     weights_f32 = 64 * 3 * 3 * 8 * 4
     assert wgrad.wgrad_workspace_bytes(params, config, grad_w_dtype="float16") == weights_f32
+
+
+def test_the_bias_gradient_goes_to_the_reduction(
+    monkeypatch: pytest.MonkeyPatch, launches: list[tuple[Any, ...]]
+) -> None:
+    _plan(monkeypatch, launches, single_partial=False, bias_grad=True)
+    with_bias = Conv2dGw8Params.make(2, 64, 8, 8, has_bias=True)
+    wgrad.conv2d_gw8_wgrad(10, 20, 30, with_bias, CONFIG, workspace=40, device=0, grad_bias=50)
+    assert launches == [("main", (40, 20, 30)), ("reduce", (10, 40, 50))]
+
+
+def test_a_bias_gradient_missing_or_without_a_bias_is_named(
+    monkeypatch: pytest.MonkeyPatch, launches: list[tuple[Any, ...]]
+) -> None:
+    _plan(monkeypatch, launches, single_partial=False, bias_grad=True)
+    with_bias = Conv2dGw8Params.make(2, 64, 8, 8, has_bias=True)
+    with pytest.raises(ValueError, match=r"params.has_bias\), so the kernels write its gradient"):
+        wgrad.conv2d_gw8_wgrad(10, 20, 30, with_bias, CONFIG, workspace=40)
+    with pytest.raises(ValueError, match=r"grad_bias is given, but the layer has no bias"):
+        wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, CONFIG, workspace=40, grad_bias=50)
+    launch = wgrad.wgrad_launch(with_bias, CONFIG, 0)  # the stand-in: the launch checks too
+    with pytest.raises(ValueError, match="pass grad_bias"):
+        launch(10, 20, 30, workspace=40)
+    assert launches == []
+
+
+def test_a_layer_with_a_bias_reduces_its_one_partial_from_a_workspace() -> None:
+    params = Conv2dGw8Params.make(2, 64, 8, 8, has_bias=True)
+    config = WgradConfig(block_q=16, block_g=2, warp_g=1, block_p=8, prefetch=1, block_n=2)
+    assert wgrad.wgrad_spec.partial_count(params, config) == 1
+    assert wgrad.wgrad_workspace_bytes(params, config) == (64 * 3 * 3 * 8 + 64) * 4
 
 
 def test_a_conv_launch_passes_the_arrays_and_its_geometry(launches: list[Any]) -> None:

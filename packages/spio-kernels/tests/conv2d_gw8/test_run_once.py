@@ -23,7 +23,8 @@ def test_the_layer_comes_from_the_arguments() -> None:
     assert params.padding == (2, 1, 0, 2)
     assert params.has_bias
     assert params.dtype == "bfloat16"
-    assert not run_once.layer(_args("wgrad", "3x16x9x7", "--bias")).has_bias  # fprop's only
+    assert run_once.layer(_args("wgrad", "3x16x9x7", "--bias")).has_bias  # its gradient
+    assert not run_once.layer(_args("dgrad", "3x16x9x7", "--bias")).has_bias  # none in dgrad
     assert run_once.layer(_args("dgrad", "1x8x4x4", "--padding", "1", "0")).padding == (1, 1, 0, 0)
 
 

@@ -57,6 +57,9 @@ CASES = {
     "wgrad-default": ["wgrad", _ODD],
     "wgrad-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_OWN_BARRIERS],
     "wgrad-single-partial": ["wgrad", *_single_partial_wgrad()],
+    # The bias gradient with the weights' (segments: parts of images per block).
+    "wgrad-bias": ["wgrad", _ODD, "--bias"],
+    "wgrad-bias-segments-tma": ["wgrad", "4x64x12x12", "--bias", "--config", *_TMA, "segments=5"],
     # grad_w in the activations' dtype: the rounding reduction, also after one partial.
     "wgrad-rounded": ["wgrad", _ODD, "--grad-w-dtype", "float16"],
     "wgrad-rounded-single-partial": [

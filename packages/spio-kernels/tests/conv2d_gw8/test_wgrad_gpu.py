@@ -82,14 +82,23 @@ SEGMENT_CASES = [
 
 
 def _run(params: Conv2dGw8Params, config: WgradConfig, x, grad_y):  # type: ignore[no-untyped-def]
+    """grad_w of params and config; with params.has_bias, the bias gradient that comes with
+    it is checked against the reference here."""
     import torch
+
+    from spio.kernels.conv2d_gw8.reference import wgrad_bias_reference
 
     grad_w = torch.full(params.weight_shape, float("nan"), device="cuda", dtype=torch.float32)
     workspace = torch.full(
         (wgrad_workspace_bytes(params, config) // 4,), float("nan"), device="cuda"
     )
-    conv2d_gw8_wgrad(grad_w, x, grad_y, params, config, workspace=workspace)
+    grad_bias = torch.full((params.c,), float("nan"), device="cuda") if params.has_bias else None
+    conv2d_gw8_wgrad(grad_w, x, grad_y, params, config, workspace=workspace, grad_bias=grad_bias)
     torch.cuda.synchronize()
+    if grad_bias is not None:
+        depth = params.n * params.p * params.q
+        expected = wgrad_bias_reference(grad_y)
+        torch.testing.assert_close(grad_bias, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
     return grad_w
 
 
@@ -162,6 +171,69 @@ def test_rounded_grad_w_is_the_f32_result_cast(
     torch.cuda.synchronize()
     assert not torch.isnan(grad_w).any(), "the kernels left weights or partials unwritten"
     assert torch.equal(grad_w, _run(params, config, x, grad_y).to(dtype))
+
+
+# The bias gradient from the wgrad kernels (params.has_bias): against the reference; the
+# weights the same bits as without the bias; the same bits run to run. Many partials and one,
+# segments, TMA rows with producer warps and padded slabs, images side by side and paired in
+# a K step, grad_w in the activations' dtype, a 5 x 3 filter, bf16.
+BIAS_CASES = [
+    (Conv2dGw8Params.make(3, 64, 20, 18), WgradConfig(16, 8, 2, 8, 2, 2)),
+    (Conv2dGw8Params.make(2, 64, 8, 8), WgradConfig(16, 2, 1, 8, 1, 2)),
+    (
+        Conv2dGw8Params.make(6, 64, 17, 21, r=5, s=3, padding=(2, 1, 0, 2), dtype="bfloat16"),
+        WgradConfig(16, 2, 1, 8, 1, 2, segments=7),
+    ),
+    (
+        Conv2dGw8Params.make(32, 64, 64, 64),
+        WgradConfig(
+            32, 8, 2, 16, 2, 2, image_sync=True, tma=True, producer=True, padded_slabs=True
+        ),
+    ),
+    (Conv2dGw8Params.make(7, 64, 7, 6), WgradConfig(8, 8, 1, 8, 1, 4, image_sync=True)),
+    (Conv2dGw8Params.make(5, 64, 8, 8), WgradConfig(8, 8, 2, 8, 2, 2, 2)),
+    (Conv2dGw8Params.make(2, 16, 9, 30), WgradConfig(32, 2, 2, 16, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("rounded", [False, True])
+@pytest.mark.parametrize(("params", "config"), BIAS_CASES, ids=str)
+def test_the_bias_gradient_comes_with_the_weights(
+    params: Conv2dGw8Params, config: WgradConfig, rounded: bool
+) -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8.reference import wgrad_bias_reference
+
+    with_bias = dataclasses.replace(params, has_bias=True)
+    grad_w_dtype = params.dtype if rounded else "float32"
+    x = uniform(params.input_shape, params, 17)
+    grad_y = uniform(params.output_shape, params, 18)
+
+    def run():  # type: ignore[no-untyped-def]
+        grad_w = torch.full(
+            params.weight_shape, float("nan"), device="cuda", dtype=getattr(torch, grad_w_dtype)
+        )
+        grad_bias = torch.full((params.c,), float("nan"), device="cuda")
+        nbytes = wgrad_workspace_bytes(with_bias, config, grad_w_dtype=grad_w_dtype)
+        workspace = torch.full((nbytes // 4,), float("nan"), device="cuda")
+        conv2d_gw8_wgrad(
+            grad_w, x, grad_y, with_bias, config, workspace=workspace,
+            grad_w_dtype=grad_w_dtype, grad_bias=grad_bias,
+        )  # fmt: skip
+        torch.cuda.synchronize()
+        return grad_w, grad_bias
+
+    grad_w, grad_bias = run()
+    assert not torch.isnan(grad_bias).any(), "the kernels left bias sums unwritten"
+    expected_w = _run(params, config, x, grad_y)
+    assert torch.equal(grad_w, expected_w.to(grad_w.dtype)), "the bias changed the weights"
+    depth = params.n * params.p * params.q
+    expected = wgrad_bias_reference(grad_y)
+    torch.testing.assert_close(grad_bias, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+    again_w, again_bias = run()
+    assert torch.equal(again_bias, grad_bias)
+    assert torch.equal(again_w, grad_w)
 
 
 def test_wgrad_is_deterministic() -> None:

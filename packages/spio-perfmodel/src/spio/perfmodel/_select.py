@@ -137,11 +137,15 @@ def choose_config(
 
     model: a model of your own (LatencyModel.load) to use instead of the shipped ones; it
     must be of pass_name and is trusted to fit this GPU and these kernels. Without one, the
-    choice is memoised per (pass, params, device, selection mode).
+    choice is memoised per (pass, params, device, selection mode). A wgrad layer with a bias
+    gets the config of the same layer without it: the bias gradient's sums ride on the
+    weights' walk (the launch compiles them in).
     """
     name = kernel_pass(pass_name).name
     if not isinstance(params, Conv2dGw8Params):
         raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
+    if name == "wgrad" and params.has_bias:
+        params = dataclasses.replace(params, has_bias=False)
     if model is None:
         return _placed(
             _choose_shipped(name, params, device, selection_mode()), name, params, device

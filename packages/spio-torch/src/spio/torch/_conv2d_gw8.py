@@ -33,7 +33,14 @@ from ._cuda_passes import (
     layer_plan,
     wgrad_cuda,
 )
-from ._layout import channels_last, empty_nchw, from_nhwc, spio_weight
+from ._layout import (
+    bias_buffer,
+    bias_gradient,
+    channels_last,
+    empty_nchw,
+    from_nhwc,
+    spio_weight,
+)
 
 
 def _nhwc(tensor: torch.Tensor) -> torch.Tensor:
@@ -144,6 +151,39 @@ def _(
     return wgrad_cuda(channels_last(input), channels_last(grad_output), plan)
 
 
+# ---- weight and bias gradients ---------------------------------------------------------
+
+
+@torch.library.custom_op("spio::conv2d_gw8_weight_bias_grad", mutates_args=())
+def conv2d_gw8_weight_bias_grad_op(
+    input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The weight gradient (as spio::conv2d_gw8_weight_grad) and the f32 bias gradient of a
+    layer with a bias, from one pass over grad_output on CUDA (CPU: fp32 reference)."""
+    grad_weight = conv2d_gw8_weight_grad_op(input, grad_output, kernel_size, padding)
+    return grad_weight, grad_output.sum((0, 2, 3), dtype=torch.float32)
+
+
+@conv2d_gw8_weight_bias_grad_op.register_fake
+def _(
+    input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    c = input.shape[1]
+    grad_weight = input.new_empty((c, GROUP_WIDTH, kernel_size[0], kernel_size[1]))
+    return grad_weight, input.new_empty((c,), dtype=torch.float32)
+
+
+@conv2d_gw8_weight_bias_grad_op.register_kernel("cuda")
+def _(
+    input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    plan = layer_plan(input.shape, kernel_size, padding, input.dtype, True, input.get_device())
+    grad_output = channels_last(grad_output)
+    grad_bias = bias_buffer(grad_output)
+    grad_weight = wgrad_cuda(channels_last(input), grad_output, plan, grad_bias=grad_bias)
+    return grad_weight, grad_bias
+
+
 # ---- autograd --------------------------------------------------------------------------
 
 
@@ -160,11 +200,17 @@ def _backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
     grad_input = grad_weight = grad_bias = None
     if ctx.needs_input_grad[0]:
         grad_input = conv2d_gw8_input_grad_op(grad_output, weight, list(input.shape), ctx.padding)
-    if ctx.needs_input_grad[1]:
-        kernel_size = list(weight.shape[2:])
+    wants_bias = ctx.bias_dtype is not None and ctx.needs_input_grad[2]
+    kernel_size = list(weight.shape[2:])
+    if ctx.needs_input_grad[1] and wants_bias:
+        grad_weight, grad_bias = conv2d_gw8_weight_bias_grad_op(
+            input, grad_output, kernel_size, ctx.padding
+        )
+        grad_bias = grad_bias.to(ctx.bias_dtype)
+    elif ctx.needs_input_grad[1]:
         grad_weight = conv2d_gw8_weight_grad_op(input, grad_output, kernel_size, ctx.padding)
-    if ctx.bias_dtype is not None and ctx.needs_input_grad[2]:
-        grad_bias = grad_output.float().sum((0, 2, 3)).to(ctx.bias_dtype)
+    elif wants_bias:
+        grad_bias = bias_gradient(grad_output, ctx.bias_dtype)
     return grad_input, grad_weight, grad_bias, None
 
 

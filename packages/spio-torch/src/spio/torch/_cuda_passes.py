@@ -110,15 +110,24 @@ class LayerPlan:
     def launch(self, pass_name: str) -> Any:
         """pass_name's loaded kernels (a ConvLaunch or WgradLaunch) with choose_config's
         config, built at the pass's first call (so SPIO_CONFIG_SELECTION is read then: the
-        environment costs the host about a microsecond a read)."""
+        environment costs the host about a microsecond a read). "wgrad_bias": the wgrad
+        kernels that write the layer's bias gradient too, with the config chosen for its
+        wgrad (the bias's sums ride on the same walk)."""
         launch = self._launches.get(pass_name)
         if launch is None:
-            params = self.params if pass_name == "fprop" else self.grad_params
-            _check_not_capturing_a_tuning(pass_name, params)
-            config = choose_config(pass_name, params, self.device).config
-            launch = _LAUNCHES[pass_name](params, config, self.device)
+            if pass_name == "wgrad_bias":
+                launch = wgrad_launch(self.params, self._config("wgrad"), self.device)
+            else:
+                params = self.params if pass_name == "fprop" else self.grad_params
+                launch = _LAUNCHES[pass_name](params, self._config(pass_name), self.device)
             self._launches[pass_name] = launch
         return launch
+
+    def _config(self, pass_name: str) -> Any:
+        """choose_config's config for pass_name (memoised there)."""
+        params = self.params if pass_name == "fprop" else self.grad_params
+        _check_not_capturing_a_tuning(pass_name, params)
+        return choose_config(pass_name, params, self.device).config
 
 
 _LAUNCHES = {"fprop": fprop_launch, "dgrad": dgrad_launch, "wgrad": wgrad_launch}
@@ -192,19 +201,23 @@ def wgrad_cuda(
     grad_output: torch.Tensor,
     plan: LayerPlan,
     channels_last_weight: bool = False,
+    grad_bias: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The weight gradient on CUDA, C x 8 x R x S in the input's dtype; channels_last memory
     where channels_last_weight (the weight's own layout, _layout.is_spio_layout), else
-    contiguous. input and grad_output from _layout.channels_last.
+    contiguous. input and grad_output from _layout.channels_last. grad_bias (a layer with a
+    bias only): an f32 tensor of C values that takes the bias gradient from the same
+    kernels, which add grad_output up as they read it.
 
     In channels_last memory the kernels' reduction writes the gradient in the input's dtype
     itself, each f32 sum rounded once (the bits a cast of the f32 sums gives, without the
     f32 tensor or the cast's kernel); a contiguous gradient is the f32 sums cast and
     transposed in one copy."""
+    launch = plan.launch("wgrad" if grad_bias is None else "wgrad_bias")
     if channels_last_weight:
         grad = plan.empty("weight", input)
-        plan.launch("wgrad")(grad, input, grad_output, rounded=True)
+        launch(grad, input, grad_output, rounded=True, grad_bias=grad_bias)
         return grad
     grad32 = plan.empty("weight", input, torch.float32)
-    plan.launch("wgrad")(grad32, input, grad_output)
+    launch(grad32, input, grad_output, grad_bias=grad_bias)
     return weight_to_torch(grad32, input.dtype, channels_last_weight)

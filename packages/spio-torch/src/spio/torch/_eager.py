@@ -23,7 +23,7 @@ import torch
 from torch.autograd.function import once_differentiable
 
 from ._cuda_passes import LayerPlan, dgrad_cuda, fprop_cuda, wgrad_cuda
-from ._layout import channels_last, is_spio_layout, spio_weight
+from ._layout import bias_buffer, bias_gradient, channels_last, is_spio_layout, spio_weight
 
 #: The tensor types the eager path takes as they are; subclasses go through the operators.
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
@@ -88,8 +88,14 @@ class _Conv2dGw8(torch.autograd.Function):
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             grad_input = dgrad_cuda(grad_output, weight_spio, plan)
+        wants_bias = ctx.bias_dtype is not None and ctx.needs_input_grad[2]
         if ctx.needs_input_grad[1]:
-            grad_weight = wgrad_cuda(input, grad_output, plan, ctx.weight_channels_last)
-        if ctx.bias_dtype is not None and ctx.needs_input_grad[2]:
-            grad_bias = grad_output.float().sum((0, 2, 3)).to(ctx.bias_dtype)
+            # The bias gradient comes from the weight gradient's kernels, with no pass over
+            # grad_output of its own.
+            grad_bias = bias_buffer(grad_output) if wants_bias else None
+            grad_weight = wgrad_cuda(input, grad_output, plan, ctx.weight_channels_last, grad_bias)
+            if grad_bias is not None:
+                grad_bias = grad_bias.to(ctx.bias_dtype)
+        elif wants_bias:
+            grad_bias = bias_gradient(grad_output, ctx.bias_dtype)
         return grad_input, grad_weight, grad_bias, None

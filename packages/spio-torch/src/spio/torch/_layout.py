@@ -69,6 +69,20 @@ def weight_to_torch(
     return grad32.to(dtype, memory_format=memory_format)
 
 
+def bias_gradient(grad_output: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The bias gradient of a conv2d output's gradient: its sum over images, rows and
+    columns, accumulated in f32 as the reduction reads the 16-bit values (no f32 copy of
+    grad_output: at 128x64x64x64 that copy alone is three times the bytes the sum reads),
+    in dtype."""
+    return grad_output.sum((0, 2, 3), dtype=torch.float32).to(dtype)
+
+
+def bias_buffer(grad_output: torch.Tensor) -> torch.Tensor:
+    """An f32 tensor for the bias gradient of grad_output's layer (C values), on its device,
+    for the wgrad kernels to write."""
+    return torch.empty(grad_output.shape[1], dtype=torch.float32, device=grad_output.device)
+
+
 def bias32(bias: torch.Tensor) -> torch.Tensor:
     """bias as the kernel reads it: contiguous f32 from a 16-byte boundary (copied if not)."""
     if bias.dtype == torch.float32 and bias.is_contiguous() and bias.data_ptr() % _ALIGNMENT == 0:

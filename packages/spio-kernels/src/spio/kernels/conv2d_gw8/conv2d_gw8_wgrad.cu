@@ -80,6 +80,24 @@ static_assert((PartialCellIndex::size() * 4 + SmemPartials::size<G>().get() * 8 
 static_assert(ReduceThread::size() == kReduceCells * kReduceSlices,
               "the reduce block has one thread per (slice, cell of 4 weights)");
 static_assert(kWeights % 4 == 0, "grad_w is whole 16-byte cells (8 input channels per tap)");
+#ifdef CONV2D_GW8_BIAS_GRAD
+// The layer's bias gradient (Conv2dGw8Params.has_bias; types.h defines CONV2D_GW8_BIAS_GRAD):
+// grad_b[g][k] = sum over (n, y, x) of grad_y[n][y][x][g][k]. Each grad_y element reaches
+// exactly one warp's B fragment once (the blocks and their warps tile grad_y; halo rows have
+// none), so the walk adds each fragment's elements in f32 to its lane's sum of the fragment's
+// output channel; after the walk the quads of lanes, then the warps in a fixed order, add
+// theirs, and each block writes its sums after the weights' partial sums, which the reduce
+// kernels add up with the weights'.
+static_assert(BlockChannelIndex::size() == SmemPartials::size<G>().get() * 8,
+              "a thread per output channel of the block's groups");
+static_assert(kBiasCells * 4 == Input::size<G>().get() * 8, "the bias gradient's 16-byte cells");
+
+// sum += frag's elements, in order, in f32.
+__device__ __forceinline__ void add_elements(float& sum, const GradFrag& frag) {
+#pragma unroll
+    for (int e = 0; e < GradFrag::size(); ++e) sum += static_cast<float>(frag.get(e));
+}
+#endif
 
 // Threads of one warp row (a block walks kStepImages images side by side, kWarpImages to a row
 // of warps).
@@ -528,6 +546,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     const auto acc = AccTile(acc_data);
 #pragma unroll
     for (int i = 0; i < AccTile::storage_size(); ++i) acc_data[i].zero();
+#ifdef CONV2D_GW8_BIAS_GRAD
+    // The lane's sums of grad_y for output channel lane / 4 (B's column) of each of the
+    // warp's groups.
+    float bias_sums[AccTile::size<G>().get()] = {};
+#endif
 
     // The warp's first column and first group within the block; where this lane
     // points ldmatrix: for A, its half (row block), image and pixel, for B its image and pixel.
@@ -571,6 +594,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
             if (j < rows) {
                 grad_band[BAND(t)][g]->load_trans(
                     conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
+#ifdef CONV2D_GW8_BIAS_GRAD
+                add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
+#endif
             }
 #pragma unroll
             for (int pair = 0; pair < kColumnPairs; ++pair) {
@@ -668,6 +694,19 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
             }
         }
     }
+#ifdef CONV2D_GW8_BIAS_GRAD
+    // The warp's bias sums, after the slabs: each quad of lanes holds one output channel's
+    // (the butterfly leaves the same sum on all four).
+    const auto smem_bias = SmemBias(reinterpret_cast<float*>(smem) + SmemPartials::storage_size());
+    const auto warp_bias = smem_bias[thread];  // its row, column strip and first group
+#pragma unroll
+    for (auto g : spio::range(AccTile::size<G>())) {
+        float sum = bias_sums[g.get()];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        if (lane % 4 == 0) *warp_bias[g][K(lane / 4)] = sum;
+    }
+#endif
     sync_walkers();
 
     const auto partial = Partials(partials_ptr)[block.get<BLOCK_N>()][block.get<BLOCK_Y>()]
@@ -682,16 +721,36 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         }
         *reinterpret_cast<float4*>(partial[cell].get()) = sum;
     });
+#ifdef CONV2D_GW8_BIAS_GRAD
+    // One thread per output channel of the block's groups adds the warps' sums in order.
+    const auto bias_partial =
+        BiasPartials(partials_ptr + static_cast<long long>(kPartials) *
+                                        kWeights)[block.get<BLOCK_N>()][block.get<BLOCK_Y>()]
+                                                 [block.get<BLOCK_X>()][block.get<BLOCK_G>()];
+    conv2d_gw8::for_each_cell<BlockChannelIndex::size(), kThreads>(threadIdx.x, [&](int i) {
+        const BlockChannelIndex channel(i);
+        float sum = 0.0f;
+        for (auto n : spio::range(SmemBias::size<N>())) {
+            for (auto warp_x : spio::range(SmemBias::size<WARP_X>())) {
+                sum += *smem_bias[n][warp_x][channel];
+            }
+        }
+        *bias_partial[channel] = sum;
+    });
+#endif
 }
 
 // grad_w[w] = sum over partials j = 0, 1, ... of partials[j][w], the same order on every run:
 // thread (slice, cell) adds j = slice, slice + kReduceSlices, ... of one 16-byte cell of 4
 // weights (neighbouring cells of a slice cover whole 128-byte lines), then one thread per cell
-// adds the slices in order and hands the cell's 4 sums to store(cell, sums). The kernel is
+// adds the slices in order and hands the cell's 4 sums to store(cell, sums); with
+// CONV2D_GW8_BIAS_GRAD the cells past the weights' are the bias gradient's, written to
+// grad_bias (unused without). The kernel is
 // latency-bound (the partials sit in L2): many slices and loads issued kReduceBatch at a time
 // keep each thread's loads in flight together.
 template <typename Store>
-__device__ __forceinline__ void reduce_partials(const float* __restrict__ partials, Store store) {
+__device__ __forceinline__ void reduce_partials(const float* __restrict__ partials, Store store,
+                                                float* __restrict__ grad_bias) {
     __shared__ float4 slice_sums[kReduceSlices][kReduceCells];
     const ReduceThread thread;
     const int slice = thread.get<SLICE>().get();
@@ -712,6 +771,20 @@ __device__ __forceinline__ void reduce_partials(const float* __restrict__ partia
             if (j < kPartials) add_to(sum, cells[static_cast<long long>(j) * kCells + cell]);
         }
     }
+#ifdef CONV2D_GW8_BIAS_GRAD
+    // The bias gradient's partial sums follow the weights'.
+    else if (cell < kCells + kBiasCells) {
+        const float4* const bias_cells = cells + static_cast<long long>(kPartials) * kCells;
+        constexpr int kLoads = (kPartials + kReduceSlices - 1) / kReduceSlices;
+#pragma unroll kReduceBatch
+        for (int k = 0; k < kLoads; ++k) {
+            const int j = slice + k * kReduceSlices;
+            if (j < kPartials) {
+                add_to(sum, bias_cells[static_cast<long long>(j) * kBiasCells + cell - kCells]);
+            }
+        }
+    }
+#endif
     slice_sums[slice][block_cell] = sum;
     __syncthreads();
     if (slice == 0 && cell < kCells) {
@@ -720,13 +793,23 @@ __device__ __forceinline__ void reduce_partials(const float* __restrict__ partia
         for (int k = 1; k < kReduceSlices; ++k) add_to(total, slice_sums[k][block_cell]);
         store(cell, total);
     }
+#ifdef CONV2D_GW8_BIAS_GRAD
+    else if (slice == 0 && cell < kCells + kBiasCells) {
+        float4 total = slice_sums[0][block_cell];
+#pragma unroll
+        for (int k = 1; k < kReduceSlices; ++k) add_to(total, slice_sums[k][block_cell]);
+        reinterpret_cast<float4*>(grad_bias)[cell - kCells] = total;
+    }
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
-    conv2d_gw8_wgrad_reduce(float* __restrict__ grad_w, const float* __restrict__ partials) {
-    reduce_partials(partials, [&](int cell, const float4& total) {
-        reinterpret_cast<float4*>(grad_w)[cell] = total;
-    });
+    conv2d_gw8_wgrad_reduce(float* __restrict__ grad_w, const float* __restrict__ partials,
+                            float* __restrict__ grad_bias) {
+    reduce_partials(
+        partials,
+        [&](int cell, const float4& total) { reinterpret_cast<float4*>(grad_w)[cell] = total; },
+        grad_bias);
 }
 
 // Two neighbouring weights rounded to the activations' type (to nearest even), the first in
@@ -745,9 +828,13 @@ __device__ __forceinline__ unsigned to_element_pair(float lo, float hi) {
 // launch.
 extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
     conv2d_gw8_wgrad_reduce_to_element(Element* __restrict__ grad_w,
-                                       const float* __restrict__ partials) {
-    reduce_partials(partials, [&](int cell, const float4& total) {
-        reinterpret_cast<uint2*>(grad_w)[cell] =
-            make_uint2(to_element_pair(total.x, total.y), to_element_pair(total.z, total.w));
-    });
+                                       const float* __restrict__ partials,
+                                       float* __restrict__ grad_bias) {
+    reduce_partials(
+        partials,
+        [&](int cell, const float4& total) {
+            reinterpret_cast<uint2*>(grad_w)[cell] =
+                make_uint2(to_element_pair(total.x, total.y), to_element_pair(total.z, total.w));
+        },
+        grad_bias);
 }

@@ -52,3 +52,9 @@ def wgrad_reference(x: Any, grad_y: Any, params: Conv2dGw8Params) -> Any:
     y = fprop_reference(x.float(), w, None, params)
     (grad_w,) = torch.autograd.grad(y, w, grad_y.float())
     return grad_w.contiguous()
+
+
+def wgrad_bias_reference(grad_y: Any) -> Any:
+    """Return the bias gradient (c values, float32) of grad_y (n x p x q x c, NHWC): its sum
+    over images, rows and columns, in float64 and then rounded to float32."""
+    return grad_y.double().sum((0, 1, 2)).float()

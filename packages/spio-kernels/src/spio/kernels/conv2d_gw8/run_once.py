@@ -2,7 +2,7 @@
 
     python -m spio.kernels.conv2d_gw8.run_once PASS NxCxHxW [--r R] [--s S]
         [--padding P [P | P P P]] [--dtype float16|bfloat16] [--bias]
-        [--config FIELD=VALUE ...] [--launches K]
+        [--grad-w-dtype float32|float16|bfloat16] [--config FIELD=VALUE ...] [--launches K]
 
 For example, Nsight Compute on fprop's default config, and racecheck on a wgrad config:
 
@@ -41,7 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--padding", type=int, nargs="+", default=[1], help="1, 2 or 4 ints (default 1)"
     )
     parser.add_argument("--dtype", choices=("float16", "bfloat16"), default="float16")
-    parser.add_argument("--bias", action="store_true", help="fprop with a bias")
+    parser.add_argument(
+        "--bias",
+        action="store_true",
+        help="a layer with a bias (fprop adds it, wgrad its gradient)",
+    )
     parser.add_argument(
         "--grad-w-dtype",
         choices=("float32", "float16", "bfloat16"),
@@ -70,7 +74,7 @@ def layer(args: argparse.Namespace) -> Conv2dGw8Params:
         raise ValueError(f"--padding takes 1, 2 or 4 ints, got {len(args.padding)}")
     padding: Any = args.padding[0] if len(args.padding) == 1 else tuple(args.padding)
     n, c, h, w = args.shape
-    has_bias = args.bias and args.pass_name == "fprop"
+    has_bias = args.bias and args.pass_name != "dgrad"
     return Conv2dGw8Params.make(n, c, h, w, args.r, args.s, padding, args.dtype, has_bias)
 
 
@@ -136,7 +140,16 @@ def run(args: argparse.Namespace) -> str:
         else:
             grad_w_dtype = getattr(torch, args.grad_w_dtype)
             grad_w = torch.empty(params.weight_shape, device="cuda", dtype=grad_w_dtype)
-            conv2d_gw8_wgrad(grad_w, x, grad_y, params, config, grad_w_dtype=args.grad_w_dtype)
+            grad_bias = torch.empty(params.c, device="cuda") if params.has_bias else None
+            conv2d_gw8_wgrad(
+                grad_w,
+                x,
+                grad_y,
+                params,
+                config,
+                grad_w_dtype=args.grad_w_dtype,
+                grad_bias=grad_bias,
+            )
     torch.cuda.synchronize()
     return f"{args.pass_name} {params} {config}"
 

@@ -51,9 +51,11 @@ class WgradLaunch:
     geometry: LaunchGeometry
     reduce_geometry: LaunchGeometry
     workspace_bytes: int
-    #: One partial sum per weight: the main kernel writes an f32 grad_w itself (its partials
-    #: are laid out as grad_w) and no reduction runs.
+    #: One partial sum per weight and no bias gradient: the main kernel writes an f32 grad_w
+    #: itself (its partials are laid out as grad_w) and no reduction runs.
     single_partial: bool
+    #: The layer has a bias (Conv2dGw8Params.has_bias): the kernels also write its gradient.
+    bias_grad: bool
     #: With WgradConfig.tma on sm_90 and newer: the main kernel's tensor maps of (x, grad_y),
     #: kept per pair of addresses; None where the rows arrive by cp.async.
     tensor_maps: TensorMapCache | None = None
@@ -67,10 +69,14 @@ class WgradLaunch:
         stream: Any = None,
         pdl: bool = True,
         rounded: bool = False,
+        grad_bias: Any = None,
     ) -> None:
         """Launch on the arrays, as conv2d_gw8_wgrad takes them. rounded: grad_w is of the
         activations' dtype and takes each weight's f32 sum rounded once (to nearest even),
-        by the reduce kernel, which then runs for one partial sum per weight too."""
+        by the reduce kernel, which then runs for one partial sum per weight too. grad_bias:
+        the bias gradient's f32 array, for a layer with a bias only (else ValueError)."""
+        if (grad_bias is not None) != self.bias_grad:
+            raise ValueError(_bias_mismatch(self.bias_grad, grad_bias))
         direct = self.single_partial and not rounded
         if direct:
             partials = grad_w  # one partial sum per weight: the main kernel writes grad_w
@@ -91,7 +97,21 @@ class WgradLaunch:
         if not direct:
             finish = self.reduce_geometry
             reduce = self.reduce_to_element if rounded else self.reduce
-            reduce.launch(finish.grid, finish.block, (grad_w, partials), 0, stream, pdl)
+            bias = 0 if grad_bias is None else grad_bias  # a null pointer the kernel never reads
+            reduce.launch(finish.grid, finish.block, (grad_w, partials, bias), 0, stream, pdl)
+
+
+def _bias_mismatch(bias_grad: bool, grad_bias: Any) -> str:
+    """What is wrong where grad_bias is given without the layer's bias, or missing with it."""
+    if bias_grad:
+        return (
+            "the layer has a bias (params.has_bias), so the kernels write its gradient: pass "
+            "grad_bias, an f32 device array of params.c values; got None"
+        )
+    return (
+        "grad_bias is given, but the layer has no bias (params.has_bias is False): "
+        f"got {type(grad_bias).__name__}"
+    )
 
 
 @functools.cache
@@ -111,7 +131,8 @@ def wgrad_launch(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) 
         spread_over_sms(main, wgrad_spec.launch_geometry(params, config)),
         wgrad_spec.reduce_geometry(params, config),
         wgrad_spec.workspace_bytes(params, config),
-        wgrad_spec.partial_count(params, config) == 1,
+        wgrad_spec.partial_count(params, config) == 1 and not params.has_bias,
+        params.has_bias,
         TensorMapCache(_row_maps(params, config)) if config.tma and has_tma(arch) else None,
     )
 
@@ -310,11 +331,12 @@ def wgrad_workspace_bytes(
     """Bytes of workspace conv2d_gw8_wgrad needs for params and config (None: the config a
     launch without one runs on device, default_config_on, which asks the device for its SM
     count) and grad_w_dtype (as conv2d_gw8_wgrad takes it); 0 where the config makes one
-    partial sum per weight and grad_w is f32 (the main kernel writes it)."""
+    partial sum per weight, grad_w is f32 and the layer has no bias (the main kernel writes
+    grad_w)."""
     rounded = _rounded(grad_w_dtype, params)
     if config is None:
         config = default_config_on(params, device)
-    if wgrad_spec.partial_count(params, config) == 1 and not rounded:
+    if wgrad_spec.partial_count(params, config) == 1 and not rounded and not params.has_bias:
         return 0
     return wgrad_spec.workspace_bytes(params, config)
 
@@ -349,8 +371,10 @@ def conv2d_gw8_wgrad(
     device: int | None = None,
     pdl: bool = True,
     grad_w_dtype: str = GRAD_W_F32,
+    grad_bias: Any = None,
 ) -> None:
-    """Compute grad_w, the weight gradient of conv2d(x, w) for grad_y, in f32 (asynchronously).
+    """Compute grad_w, the weight gradient of conv2d(x, w) for grad_y, in f32 (asynchronously),
+    and with params.has_bias the bias gradient grad_bias too.
 
     params describe the layer. grad_w (c x r x s x 8, Spio's weight layout, float32), x (n x
     h x w x c) and grad_y (n x p x q x c, both params.dtype) are contiguous device arrays:
@@ -371,9 +395,19 @@ def conv2d_gw8_wgrad(
     dtype: each weight's f32 sum rounded once, to nearest even, as it is written (the same
     bits as the f32 result cast afterwards, without the f32 array or the cast). A ValueError
     names any other.
+
+    grad_bias: for a layer with a bias (params.has_bias), and only then, an f32 device array
+    of params.c values that takes the bias gradient, grad_y summed over images, rows and
+    columns per channel: the main kernel adds grad_y up as it reads it for the weights, so
+    the bias costs no pass over grad_y of its own. The same bits on every run; the launch
+    then always reduces from the workspace.
     """
     rounded = _rounded(grad_w_dtype, params)
+    if (grad_bias is not None) != params.has_bias:
+        raise ValueError(_bias_mismatch(params.has_bias, grad_bias))
     device = resolve_device(device, x)
     if config is None:
         config = default_config_on(params, device)
-    wgrad_launch(params, config, device)(grad_w, x, grad_y, workspace, stream, pdl, rounded)
+    wgrad_launch(params, config, device)(
+        grad_w, x, grad_y, workspace, stream, pdl, rounded, grad_bias
+    )

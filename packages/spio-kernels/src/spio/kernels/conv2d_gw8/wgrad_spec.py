@@ -299,7 +299,10 @@ def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
     """Shared memory of the block's reduction (after the walk, in the same memory as the
     rings): the block's weights in f32 for each warp row and column strip of warps."""
     slabs = config.warp_rows * config.warps_q
-    return slabs * config.block_g * GROUP_WIDTH * slab_channel_stride(params, config) * _F32_BYTES
+    weights = slabs * config.block_g * GROUP_WIDTH * slab_channel_stride(params, config)
+    # With has_bias, each slab's sums of grad_y per output channel after them.
+    bias = slabs * config.block_g * GROUP_WIDTH if params.has_bias else 0
+    return (weights + bias) * _F32_BYTES
 
 
 def shared_mem_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -335,8 +338,10 @@ def weight_count(params: Conv2dGw8Params) -> int:
 
 
 def workspace_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Bytes of the workspace of partial sums a launch needs (f32)."""
-    return partial_count(params, config) * weight_count(params) * _F32_BYTES
+    """Bytes of the workspace of partial sums a launch needs (f32): every weight's, then
+    with has_bias every output channel's bias gradient's."""
+    bias = params.c if params.has_bias else 0
+    return partial_count(params, config) * (weight_count(params) + bias) * _F32_BYTES
 
 
 def grid_blocks(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -366,8 +371,9 @@ def reduce_cells(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 def reduce_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeometry:
     """Return the launch geometry of the reduce kernel."""
-    weights_per_block = _CELL_BYTES // _F32_BYTES * reduce_cells(params, config)
-    return LaunchGeometry(ceil_div(weight_count(params), weights_per_block), REDUCE_THREADS, 0)
+    values_per_block = _CELL_BYTES // _F32_BYTES * reduce_cells(params, config)
+    values = weight_count(params) + (params.c if params.has_bias else 0)
+    return LaunchGeometry(ceil_div(values, values_per_block), REDUCE_THREADS, 0)
 
 
 def stream_config(params: Conv2dGw8Params, config: WgradConfig, slots: int) -> WgradConfig:

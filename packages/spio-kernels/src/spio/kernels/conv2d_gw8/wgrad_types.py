@@ -140,6 +140,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             "PartialCellIndex",
             Dims(g=config.block_g, k=8, r=params.r, s=params.s, c_quad=GROUP_WIDTH // 4),
         ),
+        *(_bias_specs(params, config, images, row_chunks, strips) if params.has_bias else []),
         # Tensor cores, m16n8k16: A = (tap of the pair, input channel) x 16 pixels, B = 16
         # pixels x 8 output channels, C = (tap of the pair, input channel) x output channel.
         Fragment("TapFrag", "m16n8k16.a", element, "tc", "x"),
@@ -155,6 +156,27 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             Dims(slice=reduce_slices(params, config), cell=reduce_cells(params, config)),
             init="threadIdx.x",
         ),
+    ]
+
+
+def _bias_specs(
+    params: Conv2dGw8Params, config: WgradConfig, images: int, row_chunks: int, strips: int
+) -> list[Spec]:
+    """With params.has_bias, the bias gradient's: each block's sum of grad_y over its pixels
+    per output channel (after the weights' partial sums in the workspace), the warps' sums in
+    shared memory (after the slabs) and the threads that add them up, one per channel."""
+    return [
+        Tensor(
+            "BiasPartials",
+            dtype.float,
+            Dims(block_n=images, block_y=row_chunks, block_x=strips, g=params.groups, k=8),
+        ),
+        Tensor(
+            "SmemBias",
+            dtype.float,
+            Dims(n=config.warp_rows, warp_x=config.warps_q, g=config.block_g, k=8),
+        ),
+        CompoundIndex("BlockChannelIndex", Dims(g=config.block_g, k=8)),
     ]
 
 
@@ -205,6 +227,12 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
         text += (
             "// floats after each output channel's weights in a slab\n"
             f"#define CONV2D_GW8_SLAB_PAD {SLAB_PAD}\n"
+        )
+    if params.has_bias:
+        text += (
+            "// grad_y's sums per output channel too: the bias gradient\n"
+            "#define CONV2D_GW8_BIAS_GRAD 1\n"
+            f"constexpr int kBiasCells = {params.c // 4};  // 16-byte cells of the bias gradient\n"
         )
     if config.producer:
         text += (

@@ -1,0 +1,105 @@
+"""The GPU's time for one training step of a layer, Spio's module against torch's.
+
+    python -m spio.torch.bench_step [--shapes 128x64x64x64 ...] [--bias]
+                                    [--dtype float16|bfloat16] [--rounds 3]
+
+For each N x C x H x W layer (3 x 3, padding 1): a `Conv2dGw8` module (its weight in
+channels_last memory, as it keeps it) and torch's `nn.Conv2d` with C / 8 groups in
+channels_last memory (cuDNN, cudnn.benchmark on), with or without a bias. A step is the
+forward pass and the backward pass of a fixed output gradient into every gradient (input,
+weight, bias). Both steps are captured in CUDA graphs and replayed, so the times are the
+GPU's, without the host's launch cost (spio.torch.bench_overhead measures that). The two
+alternate for --rounds rounds in one process; each prints its fastest round's median, in
+microseconds per step, and torch's time over Spio's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from .bench_overhead import _shape
+
+DEFAULT_SHAPES = ("32x64x64x64", "128x64x64x64", "64x128x32x32", "128x256x14x14")
+DTYPES = ("float16", "bfloat16")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m spio.torch.bench_step", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--shapes", nargs="+", type=_shape, default=list(map(_shape, DEFAULT_SHAPES))
+    )
+    parser.add_argument("--bias", action="store_true", help="layers with a bias")
+    parser.add_argument("--dtype", choices=DTYPES, default=DTYPES[0])
+    parser.add_argument("--rounds", type=_rounds, default=3, help="alternating rounds (>= 1)")
+    return parser
+
+
+def _rounds(text: str) -> int:
+    try:
+        rounds = int(text)
+    except ValueError:
+        rounds = 0
+    if rounds < 1:
+        raise argparse.ArgumentTypeError(f"--rounds takes a whole number >= 1, got {text!r}")
+    return rounds
+
+
+def layer_step_us(
+    shape: tuple[int, int, int, int], bias: bool, dtype_name: str, rounds: int
+) -> tuple[float, float]:
+    """(Spio's, torch's) GPU microseconds per training step of one layer."""
+    import torch
+    from spio.kernels.conv2d_gw8.bench import time_us
+
+    from ._modules import Conv2dGw8
+
+    n, c, h, w = shape
+    dtype = getattr(torch, dtype_name)
+    spio_layer = Conv2dGw8(c, 3, padding=1, bias=bias, device="cuda", dtype=dtype)
+    torch_layer = torch.nn.Conv2d(
+        c, c, 3, padding=1, groups=c // 8, bias=bias, device="cuda", dtype=dtype
+    ).to(memory_format=torch.channels_last)
+    x = torch.randn(n, c, h, w, device="cuda", dtype=dtype)
+    x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
+    grad_y = torch.randn_like(x)
+
+    def step(layer: torch.nn.Module) -> Callable[[], None]:
+        def run() -> None:
+            # Fresh gradients each step (allocated from the graph's pool under capture), so
+            # that neither contender's step adds into the last one's.
+            for tensor in (x, *layer.parameters()):
+                tensor.grad = None
+            layer(x).backward(grad_y)
+
+        return run
+
+    steps = (step(spio_layer), step(torch_layer))
+    times: list[list[float]] = [[], []]
+    for _ in range(rounds):
+        for i, run in enumerate(steps):
+            times[i].append(time_us(run, launches=10, graph=True))
+    return min(times[0]), min(times[1])
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the benchmark and print a line per layer."""
+    args = build_parser().parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("bench_step needs a CUDA GPU")
+    torch.backends.cudnn.benchmark = True
+    bias = "with bias" if args.bias else "no bias"
+    print(f"{torch.cuda.get_device_name()}, {args.dtype}, 3 x 3, {bias}; GPU us per step")
+    print(f"{'layer':>14} {'spio':>9} {'torch':>9} {'speed-up':>8}")
+    for shape in args.shapes:
+        spio_us, torch_us = layer_step_us(shape, args.bias, args.dtype, args.rounds)
+        layer = "x".join(str(v) for v in shape)
+        print(f"{layer:>14} {spio_us:>9.1f} {torch_us:>9.1f} {torch_us / spio_us:>7.2f}x")
+
+
+if __name__ == "__main__":
+    main()
