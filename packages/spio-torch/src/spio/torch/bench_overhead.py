@@ -105,19 +105,30 @@ def layer_times(
     return times
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the benchmark and print a line per layer."""
-    args = build_parser().parse_args(argv)
+def start_on_cuda(program: str) -> None:
+    """Exit with a message where there is no CUDA GPU; else turn cuDNN's benchmark mode on
+    (torch's contender runs its fastest algorithm)."""
     import torch
 
     if not torch.cuda.is_available():
-        raise SystemExit("bench_overhead needs a CUDA GPU")
+        raise SystemExit(f"{program} needs a CUDA GPU")
     torch.backends.cudnn.benchmark = True
+
+
+def layer_name(shape: tuple[int, int, int, int]) -> str:
+    """N x C x H x W as the command line spells it: 128x64x64x64."""
+    return "x".join(str(v) for v in shape)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the benchmark and print a line per layer."""
+    args = build_parser().parse_args(argv)
+    start_on_cuda("bench_overhead")
     print(f"{'layer':>14} {'spio us/call':>12} {'torch us/call':>13} {'ratio':>6}")
     for shape in args.shapes:
         spio_us, torch_us = layer_times(shape, args.calls, args.backward, args.weight_format)
-        layer = "x".join(str(v) for v in shape)
-        print(f"{layer:>14} {spio_us:>12.1f} {torch_us:>13.1f} {spio_us / torch_us:>6.2f}")
+        row = f"{spio_us:>12.1f} {torch_us:>13.1f} {spio_us / torch_us:>6.2f}"
+        print(f"{layer_name(shape):>14} {row}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from .bench_overhead import _shape
+from .bench_overhead import _shape, layer_name, start_on_cuda
 
 DEFAULT_SHAPES = ("32x64x64x64", "128x64x64x64", "64x128x32x32", "128x256x14x14")
 DTYPES = ("float16", "bfloat16")
@@ -87,18 +87,16 @@ def layer_step_us(
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark and print a line per layer."""
     args = build_parser().parse_args(argv)
+    start_on_cuda("bench_step")
     import torch
 
-    if not torch.cuda.is_available():
-        raise SystemExit("bench_step needs a CUDA GPU")
-    torch.backends.cudnn.benchmark = True
     bias = "with bias" if args.bias else "no bias"
     print(f"{torch.cuda.get_device_name()}, {args.dtype}, 3 x 3, {bias}; GPU us per step")
     print(f"{'layer':>14} {'spio':>9} {'torch':>9} {'speed-up':>8}")
     for shape in args.shapes:
         spio_us, torch_us = layer_step_us(shape, args.bias, args.dtype, args.rounds)
-        layer = "x".join(str(v) for v in shape)
-        print(f"{layer:>14} {spio_us:>9.1f} {torch_us:>9.1f} {torch_us / spio_us:>7.2f}x")
+        row = f"{spio_us:>9.1f} {torch_us:>9.1f} {torch_us / spio_us:>7.2f}x"
+        print(f"{layer_name(shape):>14} {row}")
 
 
 if __name__ == "__main__":
