@@ -129,6 +129,20 @@ def test_a_layer_with_bias_uses_the_measurement_without(gpu: SimpleNamespace) ->
     assert (choice.config, choice.source) == (model.measured[trained], "measured")
 
 
+def test_a_wgrad_layer_with_bias_takes_the_choice_without_and_its_placement(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bias gradient's sums ride on the weights' walk: the layer without its bias is the
+    # one chosen for and placed (whose kernels the launch then compiles with the bias).
+    asked = []
+    placements = {"wgrad": lambda p, c, d: asked.append(p) or c}
+    monkeypatch.setattr(_select, "_placements", lambda: placements)
+    with_bias = dataclasses.replace(LAYER, has_bias=True)
+    assert choose_config("wgrad", with_bias) == choose_config("wgrad", LAYER)
+    assert asked
+    assert all(not params.has_bias for params in asked)
+
+
 def test_a_used_pick_compiles_no_heuristic_config(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

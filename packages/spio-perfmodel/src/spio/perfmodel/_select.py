@@ -130,6 +130,17 @@ def heuristic_config(pass_name: str, params: Conv2dGw8Params, device: int = 0) -
     return _heuristics()[kernel_pass(pass_name).name](params, device)
 
 
+def _timed_layer(name: str, params: Conv2dGw8Params) -> Conv2dGw8Params:
+    """The layer whose config pass `name` takes for params (TypeError for anything but
+    Conv2dGw8Params): params, or for wgrad params without a bias, since the bias gradient's
+    sums ride on the weights' walk and the launch compiles them in."""
+    if not isinstance(params, Conv2dGw8Params):
+        raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
+    if name == "wgrad" and params.has_bias:
+        return dataclasses.replace(params, has_bias=False)
+    return params
+
+
 def choose_config(
     pass_name: str, params: Conv2dGw8Params, device: int = 0, model: LatencyModel | None = None
 ) -> ConfigChoice:
@@ -138,14 +149,10 @@ def choose_config(
     model: a model of your own (LatencyModel.load) to use instead of the shipped ones; it
     must be of pass_name and is trusted to fit this GPU and these kernels. Without one, the
     choice is memoised per (pass, params, device, selection mode). A wgrad layer with a bias
-    gets the config of the same layer without it: the bias gradient's sums ride on the
-    weights' walk (the launch compiles them in).
+    gets the config of the same layer without it (_timed_layer).
     """
     name = kernel_pass(pass_name).name
-    if not isinstance(params, Conv2dGw8Params):
-        raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
-    if name == "wgrad" and params.has_bias:
-        params = dataclasses.replace(params, has_bias=False)
+    params = _timed_layer(name, params)
     if model is None:
         return _placed(
             _choose_shipped(name, params, device, selection_mode()), name, params, device
@@ -271,8 +278,7 @@ def tune_config(
     the result per layer); the device is synchronized first.
     """
     name = kernel_pass(pass_name).name
-    if not isinstance(params, Conv2dGw8Params):
-        raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
+    params = _timed_layer(name, params)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"count must be an int >= 1, got {count!r}")
     if model is not None:
