@@ -32,6 +32,7 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
     "dgrad": ("conv2d_gw8_fprop.cu", "fprop_spec.py", "dgrad_spec.py", "dgrad.py"),
     "wgrad": (
         "conv2d_gw8_wgrad.cu",
+        "conv2d_gw8_wgrad_reduce.cuh",
         "wgrad_spec.py",
         "wgrad_types.py",
         "wgrad.py",

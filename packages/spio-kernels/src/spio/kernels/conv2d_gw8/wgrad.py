@@ -16,18 +16,27 @@ from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
 
 SOURCE_NAME = "conv2d_gw8_wgrad.cu"
+#: The reduce kernels, which the main source includes at its end.
+REDUCE_HEADER = "conv2d_gw8_wgrad_reduce.cuh"
 
 
 @functools.cache
 def kernel_source() -> str:
-    """Return the device source of the wgrad kernels."""
+    """Return the device source of the wgrad kernels (the main kernel's file)."""
     return resources.files(__package__).joinpath(SOURCE_NAME).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _reduce_header() -> str:
+    return resources.files(__package__).joinpath(REDUCE_HEADER).read_text(encoding="utf-8")
 
 
 def compile_request(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> Any:
     """Return the spio.jit.CompileRequest of the wgrad kernels (for compile_many)."""
     types_h = wgrad_types.generate_types(params, config)
-    return types_request(SOURCE_NAME, kernel_source(), types_h, arch)
+    request = types_request(SOURCE_NAME, kernel_source(), types_h, arch)
+    headers = {**request.headers, REDUCE_HEADER: _reduce_header()}
+    return dataclasses.replace(request, headers=headers)
 
 
 def compile_wgrad(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> Any:
