@@ -15,7 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Every package's tests and the cross-package flows; the `gpu` marker selects the tier.
+# Every package's tests and the cross-package flows; the `gpu` marker selects the tier, less
+# the tests also marked `slow` (every config of every pass on the shape set, about 9400
+# kernels) unless --slow asks for them.
 TEST_PATHS = (
     "packages/spio-dims/tests",
     "packages/spio-jit/tests",
@@ -24,7 +26,8 @@ TEST_PATHS = (
     "packages/spio-torch/tests",
     "tests/integration",
 )
-MARKER = "gpu"
+MARKER = "gpu and not slow"
+SLOW_MARKER = "gpu"
 
 
 def no_gpu_reason() -> str | None:
@@ -41,13 +44,14 @@ def no_gpu_reason() -> str | None:
     return None
 
 
-def pytest_args(out_dir: Path) -> list[str]:
-    """Return the pytest command line of the GPU tier, writing JUnit XML into out_dir."""
+def pytest_args(out_dir: Path, slow: bool = False) -> list[str]:
+    """Return the pytest command line of the GPU tier, writing JUnit XML into out_dir (slow:
+    with the slow GPU tests)."""
     paths = [path for path in TEST_PATHS if (ROOT / path).is_dir()]
     return [
         *paths,
         "-m",
-        MARKER,
+        SLOW_MARKER if slow else MARKER,
         "-p",
         "no:cacheprovider",
         f"--junitxml={out_dir / 'gpu-tier.xml'}",
@@ -58,6 +62,9 @@ def pytest_args(out_dir: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "gpu-out", help="log + JUnit dir")
+    parser.add_argument(
+        "--slow", action="store_true", help="also run the slow GPU tests (every config)"
+    )
     # Everything else (-x, -k EXPR, a test path) goes to pytest unchanged.
     args, pytest_extra = parser.parse_known_args(argv)
     reason = no_gpu_reason()
@@ -65,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"GPU tier skipped: {reason}")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pytest", *pytest_args(args.out), *pytest_extra]
+    command = [sys.executable, "-m", "pytest", *pytest_args(args.out, args.slow), *pytest_extra]
     print("+", " ".join(command), flush=True)
     with (args.out / "gpu-tier.log").open("w") as log:
         process = subprocess.Popen(
