@@ -45,6 +45,23 @@ SHAPE_SET = SHAPES + PAIRED_SHAPES
 REPORTED = 20
 
 
+def _poisoned_16bit_check(
+    out: Any, run: Callable[[Any], None], expected: Any, params: Conv2dGw8Params, what: str
+) -> Callable[[Any], None]:
+    """A check of one config: out poisoned with NaN, run(config), then no element left
+    unwritten and out close to expected (16-bit rounding, 8 * R * S terms a sum)."""
+    import torch
+
+    def check(config: Any) -> None:
+        out.fill_(float("nan"))
+        run(config)
+        torch.cuda.synchronize()
+        assert not torch.isnan(out).any(), f"{what} elements left unwritten"
+        assert_close_16bit(out, expected, params, 8 * params.r * params.s)
+
+    return check
+
+
 def _fprop_checker(params: Conv2dGw8Params) -> Callable[[Any], None]:
     import torch
 
@@ -55,17 +72,14 @@ def _fprop_checker(params: Conv2dGw8Params) -> Callable[[Any], None]:
         bias = torch.randn(
             params.c, device="cuda", generator=torch.Generator("cuda").manual_seed(2)
         )
-    expected = fprop_reference(x, w, bias, params)
     y = torch.empty(params.output_shape, device="cuda", dtype=x.dtype)
-
-    def check(config: Any) -> None:
-        y.fill_(float("nan"))
-        conv2d_gw8_fprop(y, x, w, bias, params, config)
-        torch.cuda.synchronize()
-        assert not torch.isnan(y).any(), "output elements left unwritten"
-        assert_close_16bit(y, expected, params, 8 * params.r * params.s)
-
-    return check
+    return _poisoned_16bit_check(
+        y,
+        lambda config: conv2d_gw8_fprop(y, x, w, bias, params, config),
+        fprop_reference(x, w, bias, params),
+        params,
+        "output",
+    )
 
 
 def _dgrad_checker(params: Conv2dGw8Params) -> Callable[[Any], None]:
@@ -73,17 +87,14 @@ def _dgrad_checker(params: Conv2dGw8Params) -> Callable[[Any], None]:
 
     grad_y = uniform(params.output_shape, params, 3)
     w = uniform(params.weight_shape, params, 4)
-    expected = dgrad_reference(grad_y, w, params)
     grad_x = torch.empty(params.input_shape, device="cuda", dtype=grad_y.dtype)
-
-    def check(config: Any) -> None:
-        grad_x.fill_(float("nan"))
-        conv2d_gw8_dgrad(grad_x, grad_y, w, params, config)
-        torch.cuda.synchronize()
-        assert not torch.isnan(grad_x).any(), "grad_x elements left unwritten"
-        assert_close_16bit(grad_x, expected, params, 8 * params.r * params.s)
-
-    return check
+    return _poisoned_16bit_check(
+        grad_x,
+        lambda config: conv2d_gw8_dgrad(grad_x, grad_y, w, params, config),
+        dgrad_reference(grad_y, w, params),
+        params,
+        "grad_x",
+    )
 
 
 def _wgrad_checker(params: Conv2dGw8Params) -> Callable[[Any], None]:
