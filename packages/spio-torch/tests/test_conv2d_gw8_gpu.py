@@ -211,3 +211,45 @@ def test_autotuning_refuses_to_start_inside_cuda_graph_capture(
     graph.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(captured, expected, atol=0, rtol=0)
+
+
+@pytest.fixture
+def nondeterministic_wgrad():  # type: ignore[no-untyped-def]
+    import spio.torch
+
+    spio.torch.set_wgrad_deterministic(False)
+    yield
+    spio.torch.set_wgrad_deterministic(True)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.c >= 64][:4], ids=str)
+def test_nondeterministic_wgrad_trains_like_fp32_conv2d(
+    case: Case, nondeterministic_wgrad: None
+) -> None:
+    """set_wgrad_deterministic(False): the weight gradients from atomic sums where they pay,
+    as close to fp32 conv2d's as ever (bias and weight layouts as the cases give them)."""
+    run_case(case, "cuda")
+
+
+def test_deterministic_algorithms_keep_wgrad_deterministic(nondeterministic_wgrad: None) -> None:
+    """torch.use_deterministic_algorithms(True) overrides set_wgrad_deterministic(False): the
+    weight gradient is the deterministic launch's, bit for bit."""
+    import spio.torch
+
+    case = Case(32, 64, 64, 64, 3, 3, (1, 1, 1, 1), torch.float16, False)
+    x, weight, _ = case.make("cuda")
+
+    def weight_grad() -> torch.Tensor:
+        (grad,) = torch.autograd.grad(spio_f.conv2d_gw8(x, weight, padding=1).sum(), weight)
+        return grad
+
+    before = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert spio.torch.wgrad_is_deterministic()
+        first = weight_grad()
+        assert torch.equal(weight_grad(), first)
+    finally:
+        torch.use_deterministic_algorithms(before)
+    spio.torch.set_wgrad_deterministic(True)
+    assert torch.equal(weight_grad(), first)

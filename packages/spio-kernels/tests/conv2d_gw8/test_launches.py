@@ -43,13 +43,62 @@ def _plan(
     launches: list[Any],
     single_partial: bool,
     bias_grad: bool = False,
+    atomic_sums: bool = False,
 ) -> None:
+    zero = _Kernel("zero", launches) if atomic_sums else None
     launch = wgrad.WgradLaunch(
         _Kernel("main", launches), _Kernel("reduce", launches),
         _Kernel("reduce_to_element", launches), LaunchGeometry(8, 128, 0),
-        LaunchGeometry(4, 256, 0), 1024, single_partial, bias_grad,
+        LaunchGeometry(4, 256, 0), 1024, single_partial, bias_grad, None, zero,
+        LaunchGeometry(2, 256, 0) if atomic_sums else None,
     )  # fmt: skip
     monkeypatch.setattr(wgrad, "wgrad_launch", lambda *_: launch)
+
+
+ATOMIC = WgradConfig(block_q=16, block_g=2, warp_g=1, block_p=8, prefetch=1, atomic_sums=True)
+
+
+def test_atomic_sums_clear_grad_w_and_add_into_it(
+    monkeypatch: pytest.MonkeyPatch, launches: list[tuple[Any, ...]]
+) -> None:
+    _plan(monkeypatch, launches, single_partial=True, atomic_sums=True)
+    wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, ATOMIC, device=0, deterministic=False)
+    assert launches == [("zero", (10,)), ("main", (10, 20, 30))]
+
+
+def test_atomic_sums_into_a_workspace_are_rounded_into_grad_w(
+    monkeypatch: pytest.MonkeyPatch, launches: list[tuple[Any, ...]]
+) -> None:
+    _plan(monkeypatch, launches, single_partial=True, atomic_sums=True)
+    wgrad.conv2d_gw8_wgrad(
+        10, 20, 30, PARAMS, ATOMIC, workspace=40, device=0, grad_w_dtype="float16",
+        deterministic=False,
+    )  # fmt: skip
+    assert launches == [
+        ("zero", (40,)),
+        ("main", (40, 20, 30)),
+        ("reduce_to_element", (10, 40, 0)),
+    ]
+
+
+def test_atomic_sums_need_deterministic_false(
+    monkeypatch: pytest.MonkeyPatch, launches: list[tuple[Any, ...]]
+) -> None:
+    _plan(monkeypatch, launches, single_partial=True, atomic_sums=True)
+    with pytest.raises(ValueError, match=r"pass deterministic=False to run it"):
+        wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, ATOMIC, device=0)
+    with pytest.raises(TypeError, match=r"deterministic must be a bool, got 'no'"):
+        wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, ATOMIC, device=0, deterministic="no")
+    assert launches == []
+
+
+def test_deterministic_false_keeps_a_given_config_as_it_is(
+    monkeypatch: pytest.MonkeyPatch, launches: list[tuple[Any, ...]]
+) -> None:
+    """deterministic=False allows atomic sums; a config given without them runs as given."""
+    _plan(monkeypatch, launches, single_partial=True)
+    wgrad.conv2d_gw8_wgrad(10, 20, 30, PARAMS, CONFIG, device=0, deterministic=False)
+    assert launches == [("main", (10, 20, 30))]
 
 
 def test_one_partial_per_weight_is_one_launch_into_grad_w(

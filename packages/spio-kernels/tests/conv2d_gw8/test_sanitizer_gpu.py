@@ -71,6 +71,19 @@ CASES = {
         "bfloat16",
     ],
     "wgrad-filter": ["wgrad", "3x16x9x7", *_FILTER],
+    # Atomic sums (deterministic=False): the zero kernel, then every block adding into grad_w,
+    # or into the workspace that the reduce kernel copies and rounds, with the bias's sums.
+    "wgrad-atomic": ["wgrad", _ODD, "--config", "atomic_sums=1"],
+    "wgrad-atomic-bias-rounded-tma": [
+        "wgrad",
+        "4x64x12x12",
+        "--bias",
+        "--grad-w-dtype",
+        "float16",
+        "--config",
+        *_TMA,
+        "atomic_sums=1",
+    ],
     "wgrad-tma": ["wgrad", "3x64x20x18", "--config", *_TMA],
     "wgrad-tma-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_TMA, "image_sync=1"],
     # fprop and dgrad with images paired in each A fragment: an odd batch (the last pair

@@ -158,9 +158,47 @@ def test_padded_slabs_add_slab_pad_floats_after_each_output_channel(
 def test_producer_is_placed_not_in_the_space() -> None:
     """The launcher sets producer on a chosen config (wgrad.producer_config_on); the spaces,
     and so the latency models, keep to the tiles."""
-    assert {"producer", "padded_slabs"} <= set(WgradConfig.PLACEMENT_FIELDS)
+    assert {"producer", "padded_slabs", "atomic_sums"} <= set(WgradConfig.PLACEMENT_FIELDS)
     params = Conv2dGw8Params.make(32, 64, 64, 64)
-    assert not any(c.producer or c.padded_slabs for c in wgrad_spec.config_space(params))
+    space = wgrad_spec.config_space(params)
+    assert not any(c.producer or c.padded_slabs or c.atomic_sums for c in space)
+
+
+def test_atomic_sums_make_one_sum_for_the_same_blocks() -> None:
+    """Every block adds into one sum of every weight (then the bias gradient's), which the
+    zero kernel clears a 16-byte cell per thread; the grid is the same blocks."""
+    params = Conv2dGw8Params.make(3, 16, 20, 40, has_bias=True)
+    config = WgradConfig(block_q=32, block_g=2, warp_g=2, block_p=8, prefetch=1)
+    atomic = dataclasses.replace(config, atomic_sums=True)
+    assert wgrad_spec.partial_count(params, config) == 18  # 3 x ceil(20 / 8) x ceil(40 / 32)
+    assert wgrad_spec.partial_count(params, atomic) == 1
+    assert wgrad_spec.block_sums(params, atomic) == 18
+    assert wgrad_spec.grid_blocks(params, atomic) == wgrad_spec.grid_blocks(params, config)
+    values = 16 * 9 * 8 + 16
+    assert wgrad_spec.workspace_bytes(params, atomic) == values * 4
+    assert wgrad_spec.zero_cells(params) == values // 4
+    assert wgrad_spec.zero_geometry(params).grid == -(-values // 4 // 256)
+    assert wgrad_spec.reduce_slices(params, atomic) == 1  # the reduction copies the one sum
+    text = wgrad_types.generate_types(params, atomic)
+    assert "#define CONV2D_GW8_ATOMIC_SUMS 1" in text
+    assert f"constexpr int kZeroCells = {values // 4};" in text
+    assert "kPartials = 1;" in text
+    assert "ATOMIC" not in wgrad_types.generate_types(params, config)
+
+
+def test_atomic_sums_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="atomic_sums must be a bool, got 1"):
+        WgradConfig(atomic_sums=1)  # type: ignore[arg-type]
+
+
+def test_a_config_with_atomic_sums_needs_deterministic_false() -> None:
+    params = Conv2dGw8Params.make(2, 64, 8, 8)
+    atomic = WgradConfig(16, 2, 1, 8, 1, 2, atomic_sums=True)
+    with pytest.raises(ValueError, match="atomic_sums adds the blocks' sums in an order"):
+        wgrad_workspace_bytes(params, atomic)
+    assert wgrad_workspace_bytes(params, atomic, deterministic=False) == 0
+    rounded = wgrad_workspace_bytes(params, atomic, grad_w_dtype="float16", deterministic=False)
+    assert rounded == 64 * 9 * 8 * 4  # one sum to round from
 
 
 @pytest.mark.parametrize(
@@ -459,6 +497,32 @@ COMPILE_CASES = (
         (
             Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
             WgradConfig(16, 1, 1, 8, 1, 2, segments=3),
+        ),
+        # Atomic sums: with TMA rows, producer warps, padded slabs and a bias; with segments
+        # and a 7 x 2 filter; images paired in each K step.
+        (
+            Conv2dGw8Params.make(8, 64, 64, 64, has_bias=True),
+            WgradConfig(
+                16,
+                8,
+                2,
+                64,
+                2,
+                4,
+                image_sync=True,
+                tma=True,
+                producer=True,
+                padded_slabs=True,
+                atomic_sums=True,
+            ),
+        ),
+        (
+            Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
+            WgradConfig(16, 1, 1, 8, 1, 2, segments=3, atomic_sums=True),
+        ),
+        (
+            Conv2dGw8Params.make(5, 64, 8, 8, has_bias=True),
+            WgradConfig(8, 8, 2, 8, 2, 2, 2, atomic_sums=True),
         ),
     ]
 )

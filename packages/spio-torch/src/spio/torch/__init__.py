@@ -3,7 +3,8 @@
 `Conv2dGw8` (an nn.Conv2d with 8 channels per group, stride 1, run by Spio) and `convert`
 (swap a model's eligible nn.Conv2d layers for it) import torch when first used, so that
 `import spio.torch` stays cheap for the command line; the functional operators live in
-`spio.functional`.
+`spio.functional`. `set_wgrad_deterministic(False)` trades the weight gradients' run-to-run
+bitwise reproducibility for speed.
 """
 
 from __future__ import annotations
@@ -11,11 +12,20 @@ from __future__ import annotations
 from importlib.metadata import version as _version
 from typing import Any
 
+from ._determinism import set_wgrad_deterministic, wgrad_is_deterministic
+
 __version__ = _version("spio-torch")
 
 _MODULES = ("Conv2dGw8", "convert", "ineligible_because")
 
-__all__ = ["Conv2dGw8", "__version__", "convert", "ineligible_because"]
+__all__ = [
+    "Conv2dGw8",
+    "__version__",
+    "convert",
+    "ineligible_because",
+    "set_wgrad_deterministic",
+    "wgrad_is_deterministic",
+]
 
 
 def __getattr__(name: str) -> Any:

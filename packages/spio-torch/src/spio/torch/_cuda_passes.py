@@ -18,8 +18,10 @@ from typing import Any
 
 import torch
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, dgrad_launch, fprop_launch, wgrad_launch
+from spio.kernels.conv2d_gw8.wgrad import atomic_config_on
 from spio.perfmodel import choose_config, selection_mode
 
+from ._determinism import wgrad_is_deterministic
 from ._layout import bias32, weight_to_torch
 
 GROUP_WIDTH = 8
@@ -107,20 +109,27 @@ class LayerPlan:
         size, strides = self.sizes[name]
         return torch.empty_strided(size, strides, dtype=dtype or like.dtype, device=like.device)
 
-    def launch(self, pass_name: str) -> Any:
+    def launch(self, pass_name: str, atomic_sums: bool = False) -> Any:
         """pass_name's loaded kernels (a ConvLaunch or WgradLaunch) with choose_config's
         config, built at the pass's first call (so SPIO_CONFIG_SELECTION is read then: the
         environment costs the host about a microsecond a read). "wgrad_bias": the wgrad
         kernels that write the layer's bias gradient too, with the config chosen for its
-        wgrad (the bias's sums ride on the same walk)."""
-        launch = self._launches.get(pass_name)
+        wgrad (the bias's sums ride on the same walk). atomic_sums (wgrad only): with the
+        blocks' sums added atomically where that pays (atomic_config_on), for gradients
+        that need not be the same bits on every run."""
+        key = f"{pass_name}:atomic" if atomic_sums else pass_name
+        launch = self._launches.get(key)
         if launch is None:
-            if pass_name == "wgrad_bias":
-                launch = wgrad_launch(self.params, self._config("wgrad"), self.device)
+            if pass_name in ("wgrad", "wgrad_bias"):
+                params = self.params if pass_name == "wgrad_bias" else self.grad_params
+                config = self._config("wgrad")
+                if atomic_sums:
+                    config = atomic_config_on(params, config, self.device)
+                launch = _LAUNCHES["wgrad"](params, config, self.device)
             else:
                 params = self.params if pass_name == "fprop" else self.grad_params
                 launch = _LAUNCHES[pass_name](params, self._config(pass_name), self.device)
-            self._launches[pass_name] = launch
+            self._launches[key] = launch
         return launch
 
     def _config(self, pass_name: str) -> Any:
@@ -212,8 +221,11 @@ def wgrad_cuda(
     In channels_last memory the kernels' reduction writes the gradient in the input's dtype
     itself, each f32 sum rounded once (the bits a cast of the f32 sums gives, without the
     f32 tensor or the cast's kernel); a contiguous gradient is the f32 sums cast and
-    transposed in one copy."""
-    launch = plan.launch("wgrad" if grad_bias is None else "wgrad_bias")
+    transposed in one copy. The same bits on every run unless set_wgrad_deterministic(False)
+    lets the kernels add their sums atomically (_determinism)."""
+    launch = plan.launch(
+        "wgrad" if grad_bias is None else "wgrad_bias", not wgrad_is_deterministic()
+    )
     if channels_last_weight:
         grad = plan.empty("weight", input)
         launch(grad, input, grad_output, rounded=True, grad_bias=grad_bias)

@@ -2,7 +2,7 @@
 
     python -m spio.kernels.bench conv2d_gw8 [--shapes 128x64x64x64 ...] [--passes fprop]
         [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs [--sample-configs K]]
-        [--no-pdl] [--cuda-graph] [--out DIR]
+        [--no-pdl] [--cuda-graph] [--nondeterministic] [--out DIR]
     python -m spio.kernels.bench conv2d_gw8 --layer 64x64x64 --batch-sweep 1 2 4 ... 512
         --out DIR
 
@@ -26,6 +26,10 @@ are placed while the previous launch finishes, the loop's back-to-back launches 
 the GPU's time without the host's launch cost, which otherwise bounds layers of a few
 microseconds (the rows' timing column says which; the copy bandwidth is timed the same way
 either way).
+--nondeterministic runs wgrad's default config with atomic sums where they pay
+(`wgrad.atomic_config_on`, as conv2d_gw8_wgrad(..., deterministic=False) does): faster, but
+the last bits of the weight gradient vary from run to run (the rows' spio_config says
+atomic_sums=True where it was taken).
 --all-configs times every config of the space per shape and prints the best and the
 default's regret (default time / best time - 1). --sample-configs K (with --all-configs)
 times the default and K other configs of the space drawn at random, the same ones on every
@@ -76,8 +80,8 @@ from .fprop import conv2d_gw8_fprop, get_kernel
 from .fprop import default_config_on as fprop_default_on
 from .fprop_spec import FpropConfig, config_space
 from .params import Conv2dGw8Params, normalize_padding
+from .wgrad import atomic_config_on, conv2d_gw8_wgrad, get_wgrad_kernels
 from .wgrad import compile_request as wgrad_request
-from .wgrad import conv2d_gw8_wgrad, get_wgrad_kernels
 from .wgrad import default_config_on as wgrad_default_on
 
 DEFAULT_SHAPES = ("128x64x64x64", "256x64x64x64", "32x64x64x64", "64x128x32x32")
@@ -197,8 +201,16 @@ def _spio_launcher(
         get_dgrad_kernel(params, config)
         return lambda: conv2d_gw8_dgrad(b.grad_x, b.grad_y, b.w, params, config, pdl=pdl)
     get_wgrad_kernels(params, config)
+    deterministic = not config.atomic_sums
     return lambda: conv2d_gw8_wgrad(
-        b.grad_w, b.x, b.grad_y, params, config, workspace=b.workspace, pdl=pdl
+        b.grad_w,
+        b.x,
+        b.grad_y,
+        params,
+        config,
+        workspace=b.workspace,
+        pdl=pdl,
+        deterministic=deterministic,
     )
 
 
@@ -399,6 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
         "GPU's time without the host's launch cost, which bounds small layers otherwise",
     )
     parser.add_argument(
+        "--nondeterministic",
+        action="store_true",
+        help="wgrad: add the blocks' sums atomically where that pays (deterministic=False): "
+        "faster, but the last bits of the result vary from run to run",
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, help="write CSV, JSON and PNG plots into this directory"
     )
     return parser
@@ -527,6 +545,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for text in args.shapes:
         params = parse_shape(text, args.r, args.s, padding, args.dtype)
         defaults = {p: PASS_CONFIGS[p][1](params) for p in args.passes}
+        if args.nondeterministic and "wgrad" in defaults:
+            defaults["wgrad"] = atomic_config_on(params, defaults["wgrad"])
         configs: dict[str, Sequence[Any]] = {
             p: _configs_to_time(args, params, p, defaults[p]) for p in args.passes
         }

@@ -1,6 +1,7 @@
 // The wgrad reduce kernels: the partial sums that conv2d_gw8_wgrad writes, one per block,
 // added up in a fixed order into grad_w (f32, or rounded to the activations' type) and, with
-// CONV2D_GW8_BIAS_GRAD, the bias gradient. Part of conv2d_gw8_wgrad.cu's source, which
+// CONV2D_GW8_BIAS_GRAD, the bias gradient; with CONV2D_GW8_ATOMIC_SUMS the kernel that
+// clears the one sum the blocks add into instead. Part of conv2d_gw8_wgrad.cu's source, which
 // includes it after its own definitions (types.h, Element, add_to); spio.kernels compiles
 // both into one module (wgrad.compile_request).
 #pragma once
@@ -77,6 +78,21 @@ extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
         [&](int cell, const float4& total) { reinterpret_cast<float4*>(grad_w)[cell] = total; },
         grad_bias);
 }
+
+#ifdef CONV2D_GW8_ATOMIC_SUMS
+// WgradConfig.atomic_sums: clears the one sum that every block of the main kernel adds into
+// (grad_w itself, or the workspace: kZeroCells 16-byte cells of weights, then of the bias
+// gradient). Launched right before the main kernel, whose blocks wait for it to finish.
+extern "C" __global__ void __launch_bounds__(kReduceCells* kReduceSlices)
+    conv2d_gw8_wgrad_zero(float* __restrict__ sums) {
+    spio::arch::allow_next_grid_launch();
+    spio::arch::wait_for_previous_grids();  // the kernel before may still read the sums
+    const int cell = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (cell < kZeroCells) {
+        reinterpret_cast<float4*>(sums)[cell] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+}
+#endif
 
 // Two neighbouring weights rounded to the activations' type (to nearest even), the first in
 // the low half.

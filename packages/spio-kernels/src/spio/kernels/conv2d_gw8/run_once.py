@@ -14,7 +14,8 @@ For example, Nsight Compute on fprop's default config, and racecheck on a wgrad 
 The config is the pass's default on the device (`default_config_on`) with the --config
 fields replaced; a config the layer cannot run is refused with the rule it breaks. Inputs
 are random (torch), the launches are synchronized at the end, and one line names the pass,
-the layer and the config that ran.
+the layer and the config that ran. A wgrad config with atomic_sums=1 runs with
+deterministic=False, as that config needs.
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ def run(args: argparse.Namespace) -> str:
                 config,
                 grad_w_dtype=args.grad_w_dtype,
                 grad_bias=grad_bias,
+                deterministic=not config.atomic_sums,
             )
     torch.cuda.synchronize()
     return f"{args.pass_name} {params} {config}"

@@ -68,6 +68,10 @@ class WgradLaunch:
     #: With WgradConfig.tma on sm_90 and newer: the main kernel's tensor maps of (x, grad_y),
     #: kept per pair of addresses; None where the rows arrive by cp.async.
     tensor_maps: TensorMapCache | None = None
+    #: With WgradConfig.atomic_sums: the kernel that zeroes the one sum the main kernel's
+    #: blocks add into, launched before it (None without).
+    zero: Any = None
+    zero_geometry: LaunchGeometry | None = None
 
     def __call__(
         self,
@@ -102,6 +106,9 @@ class WgradLaunch:
         args: tuple[Any, ...] = (partials, x, grad_y)
         if self.tensor_maps is not None:
             args += self.tensor_maps((device_pointer(x), device_pointer(grad_y)))
+        clear = self.zero_geometry
+        if clear is not None:
+            self.zero.launch(clear.grid, clear.block, (partials,), 0, stream, pdl)
         self.main.launch(geometry.grid, geometry.block, args, geometry.shared_mem, stream, pdl)
         if not direct:
             finish = self.reduce_geometry
@@ -133,6 +140,7 @@ def wgrad_launch(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) 
     arch = spio.jit.device_info(device).arch
     module = compile_wgrad(params, config, arch).load(device=device)
     main = module.get_kernel(wgrad_spec.KERNEL_NAME)
+    atomic = config.atomic_sums
     return WgradLaunch(
         main,
         module.get_kernel(wgrad_spec.REDUCE_KERNEL_NAME),
@@ -143,6 +151,8 @@ def wgrad_launch(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) 
         wgrad_spec.partial_count(params, config) == 1 and not params.has_bias,
         params.has_bias,
         TensorMapCache(_row_maps(params, config)) if config.tma and has_tma(arch) else None,
+        module.get_kernel(wgrad_spec.ZERO_KERNEL_NAME) if atomic else None,
+        wgrad_spec.zero_geometry(params) if atomic else None,
     )
 
 
@@ -276,6 +286,49 @@ def padded_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int =
     )
 
 
+@functools.cache
+def atomic_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> WgradConfig:
+    """Return config with atomic sums (WgradConfig.atomic_sums: the blocks add into one sum
+    instead of writing partial sums for the reduce kernel) where its grid fits on device in
+    one wave, and the atomic sums' kernel fits as many blocks per SM without spilling and
+    takes within ATOMIC_REGISTER_SHIFT registers a thread of config's; else config
+    (memoised; compiles both). Only for launches that allow results that vary from run to
+    run in their last bits (deterministic=False).
+
+    From runs of 16 layers (2026-11-25, the models' picks against the same configs with
+    atomic sums, one process: tools/wgrad_atomic_check.py): every
+    grid the rule takes is one wave, whose blocks finish together so that the reduction
+    runs alone after them; there the H200 gained 1.02-1.13x on 15 layers (32x64x64x64 11.39
+    -> 10.10 us, 128x64x64x64 37.07 -> 34.22) and lost 0.97x on 128x1024x16x16, the H100
+    gained 1.03-1.17x on all 16. Of two grids of several waves timed (the heuristic's tiles,
+    H200), 512x64x64x64 lost 0.945x and 256x64x64x64 gained 1.027x: there the partial sums
+    of early waves are written while later waves walk, and hundreds of blocks' atomic adds
+    per weight cost the L2 more than the reduction did.
+    """
+    if config.atomic_sums:
+        return config
+    variant = dataclasses.replace(config, atomic_sums=True)
+    if not fits(wgrad_spec.check_config, params, variant):
+        return config
+    base = wgrad_launch(params, config, device).main
+    atomic = wgrad_launch(params, variant, device).main
+    if abs(atomic.attributes.registers - base.attributes.registers) > ATOMIC_REGISTER_SHIFT:
+        return config
+    geometry = wgrad_spec.launch_geometry(params, config)
+    if geometry.grid > grid_slots(base, geometry):
+        return config
+    return _variant_if_it_fits(params, config, variant, device)
+
+
+#: Registers a thread by which atomic_config_on lets the atomic sums' kernel differ from the
+#: partial sums' one. Without the block's own partial sum to index, the compiler lays out
+#: the whole kernel anew; where the registers moved far, so did the walk: the heuristic's
+#: tile of 32x64x64x64 and 64x128x32x32 (H200) went from 63 to 54 registers and from 4.1 M
+#: to 7.4 M instructions executed, 12.3 -> 15.3 us a pass (0.80x), where the other layers
+#: measured moved by at most one register.
+ATOMIC_REGISTER_SHIFT = 4
+
+
 def _variant_if_it_fits(
     params: Conv2dGw8Params, config: WgradConfig, variant: WgradConfig, device: int
 ) -> WgradConfig:
@@ -336,18 +389,38 @@ def wgrad_workspace_bytes(
     config: WgradConfig | None = None,
     device: int = 0,
     grad_w_dtype: str = GRAD_W_F32,
+    deterministic: bool = True,
 ) -> int:
     """Bytes of workspace conv2d_gw8_wgrad needs for params and config (None: the config a
     launch without one runs on device, default_config_on, which asks the device for its SM
-    count) and grad_w_dtype (as conv2d_gw8_wgrad takes it); 0 where the config makes one
-    partial sum per weight, grad_w is f32 and the layer has no bias (the main kernel writes
-    grad_w)."""
+    count), grad_w_dtype and deterministic (as conv2d_gw8_wgrad takes them); 0 where the
+    config makes one partial sum per weight, grad_w is f32 and the layer has no bias (the
+    main kernel writes grad_w)."""
     rounded = _rounded(grad_w_dtype, params)
-    if config is None:
-        config = default_config_on(params, device)
+    config = _launched_config(params, config, device, deterministic)
     if wgrad_spec.partial_count(params, config) == 1 and not rounded and not params.has_bias:
         return 0
     return wgrad_spec.workspace_bytes(params, config)
+
+
+def _launched_config(
+    params: Conv2dGw8Params, config: WgradConfig | None, device: int, deterministic: bool
+) -> WgradConfig:
+    """The config a launch runs: config as given, else default_config_on's, with atomic sums
+    where they pay (atomic_config_on) unless deterministic. ValueError for a config with
+    atomic sums where deterministic asks for the same bits on every run."""
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
+    if config is None:
+        config = default_config_on(params, device)
+        return config if deterministic else atomic_config_on(params, config, device)
+    if config.atomic_sums and deterministic:
+        raise ValueError(
+            "config.atomic_sums adds the blocks' sums in an order that varies from run to run, "
+            "so the result's last bits do too: pass deterministic=False to run it (got "
+            "deterministic=True)"
+        )
+    return config
 
 
 def _rounded(grad_w_dtype: str, params: Conv2dGw8Params) -> bool:
@@ -381,24 +454,25 @@ def conv2d_gw8_wgrad(
     pdl: bool = True,
     grad_w_dtype: str = GRAD_W_F32,
     grad_bias: Any = None,
+    deterministic: bool = True,
 ) -> None:
     """Compute grad_w, the weight gradient of conv2d(x, w) for grad_y, in f32 (asynchronously),
     and with params.has_bias the bias gradient grad_bias too.
 
-    params describe the layer. grad_w (c x r x s x 8, Spio's weight layout, float32), x (n x
-    h x w x c) and grad_y (n x p x q x c, both params.dtype) are contiguous device arrays:
-    torch tensors, objects with __cuda_array_interface__, or device pointers. workspace is
-    device memory of at least wgrad_workspace_bytes(params, config, grad_w_dtype=...) bytes
-    for the partial sums; None allocates it with torch when x is a torch tensor. A config
-    with one partial sum per weight needs none for an f32 grad_w: the main kernel writes
-    grad_w and the reduction is skipped. Every array starts on a 16-byte boundary (the
-    kernels move 16-byte cells; torch allocations do). The result is the same bits on every
-    run. No shape or dtype checking of the arrays happens here (spio-torch checks); config
-    None takes default_config_on(params, device); device and stream as conv2d_gw8_fprop. pdl
-    (sm_90 and newer) launches both kernels with programmatic dependent launch: the main
-    kernel's blocks are placed while the previous kernel finishes, and the reduce kernel's
-    while the main kernel's last blocks run; False launches them the ordinary way. The
-    result is the same bits either way.
+    params describe the layer. grad_w (c x r x s x 8, Spio's weight layout, float32), x (n x h x
+    w x c) and grad_y (n x p x q x c, both params.dtype) are contiguous device arrays: torch
+    tensors, objects with __cuda_array_interface__, or device pointers. workspace is device
+    memory of at least wgrad_workspace_bytes(params, config, grad_w_dtype=...,
+    deterministic=...) bytes for the partial sums; None allocates it with torch when x is a
+    torch tensor. A config with one partial sum per weight needs none for an f32 grad_w: the
+    main kernel writes grad_w and the reduction is skipped. Every array starts on a 16-byte
+    boundary (the kernels move 16-byte cells; torch allocations do). The result is the same bits
+    on every run unless deterministic=False (below). No shape or dtype checking of the arrays
+    happens here (spio-torch checks); config None takes default_config_on(params, device);
+    device and stream as conv2d_gw8_fprop. pdl (sm_90 and newer) launches both kernels with
+    programmatic dependent launch: the main kernel's blocks are placed while the previous kernel
+    finishes, and the reduce kernel's while the main kernel's last blocks run; False launches
+    them the ordinary way. The result is the same bits either way.
 
     grad_w_dtype: "float32" (the default), or params.dtype for a grad_w of the activations'
     dtype: each weight's f32 sum rounded once, to nearest even, as it is written (the same
@@ -410,13 +484,19 @@ def conv2d_gw8_wgrad(
     columns per channel: the main kernel adds grad_y up as it reads it for the weights, so
     the bias costs no pass over grad_y of its own. The same bits on every run; the launch
     then always reduces from the workspace.
+
+    deterministic: True (the default) gives the same bits on every run. False lets a launch
+    without a config add the blocks' sums into one with atomic adds where that pays
+    (atomic_config_on; a config with atomic_sums needs it): no partial sums and no
+    reduction, 1.02-1.17x on most layers measured (H200, H100), but the order of the additions,
+    and so the last bits of the sums, vary from run to run. A config with atomic_sums and
+    deterministic=True raises ValueError.
     """
     rounded = _rounded(grad_w_dtype, params)
     if (grad_bias is not None) != params.has_bias:
         raise ValueError(_bias_mismatch(params.has_bias, grad_bias))
     device = resolve_device(device, x)
-    if config is None:
-        config = default_config_on(params, device)
+    config = _launched_config(params, config, device, deterministic)
     wgrad_launch(params, config, device)(
         grad_w, x, grad_y, workspace, stream, pdl, rounded, grad_bias
     )

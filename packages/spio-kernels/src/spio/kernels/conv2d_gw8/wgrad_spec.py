@@ -62,6 +62,8 @@ KERNEL_NAME = "conv2d_gw8_wgrad"
 REDUCE_KERNEL_NAME = "conv2d_gw8_wgrad_reduce"
 #: The reduce kernel that rounds each weight's sum to the activations' dtype as it writes it.
 REDUCE_TO_ELEMENT_KERNEL_NAME = "conv2d_gw8_wgrad_reduce_to_element"
+#: With atomic_sums: the kernel that zeroes the sum the main kernel's blocks add into.
+ZERO_KERNEL_NAME = "conv2d_gw8_wgrad_zero"
 WARP_SIZE = 32
 #: Pixels of one m16n8k16 K step: a warp's columns (of one image, or of several: NARROW_BLOCK_Q).
 TILE_Q = 16
@@ -115,13 +117,22 @@ class WgradConfig:
     per row (before sm_90, without TMA, the extra warps leave at once); padded_slabs (keyword
     only): the block's shared-memory slabs of partial sums after the walk give each output
     channel's R x S x 8 weights SLAB_PAD more floats, so that a warp's accumulator stores
-    reach all 32 banks instead of 16.
+    reach all 32 banks instead of 16; atomic_sums (keyword only): every block adds its sums
+    into one f32 sum of every weight with atomic adds (the launch zeroes it first) instead of
+    writing a partial sum of its own for the reduce kernel: fewer bytes and no reduction, but
+    the order of the additions, and so the rounding of the result, varies from run to run
+    (the launchers take it only where the caller allows that: deterministic=False).
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
     #: it runs on (stream_config, wgrad.balanced_config_on), so latency models neither see
     #: nor choose them.
-    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("segments", "producer", "padded_slabs")
+    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = (
+        "segments",
+        "producer",
+        "padded_slabs",
+        "atomic_sums",
+    )
 
     block_q: int = 64
     block_g: int = 2
@@ -135,6 +146,7 @@ class WgradConfig:
     segments: int = dataclasses.field(default=0, kw_only=True)
     producer: bool = dataclasses.field(default=False, kw_only=True)
     padded_slabs: bool = dataclasses.field(default=False, kw_only=True)
+    atomic_sums: bool = dataclasses.field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
@@ -149,7 +161,7 @@ class WgradConfig:
                 f"segments = {self.segments} walks the whole stream of rows, so walk_n must be "
                 f"1, got {self.walk_n}"
             )
-        for flag in ("image_sync", "tma", "producer", "padded_slabs"):
+        for flag in ("image_sync", "tma", "producer", "padded_slabs", "atomic_sums"):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         if self.block_q not in NARROW_BLOCK_Q and self.block_q % TILE_Q != 0:
@@ -324,8 +336,14 @@ def stream_rows(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def partial_count(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Partial sums of every weight the main kernel writes: one per image chunk x row chunk
-    x column strip, or one per segment x column strip."""
+    """Partial sums of every weight the main kernel writes: one per block of a group slice
+    (block_sums), or with atomic_sums the one that all of them add into."""
+    return 1 if config.atomic_sums else block_sums(params, config)
+
+
+def block_sums(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Blocks that sum a group slice's weights, each over its own pixels: one per image chunk
+    x row chunk x column strip, or one per segment x column strip."""
     if config.segments:
         return config.segments * column_strips(params, config)
     images = ceil_div(params.n, config.images)
@@ -345,8 +363,8 @@ def workspace_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def grid_blocks(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Blocks of the main kernel: partials x group slices."""
-    return partial_count(params, config) * (params.groups // config.block_g)
+    """Blocks of the main kernel: block_sums x group slices."""
+    return block_sums(params, config) * (params.groups // config.block_g)
 
 
 def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeometry:
@@ -374,6 +392,19 @@ def reduce_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeome
     values_per_block = _CELL_BYTES // _F32_BYTES * reduce_cells(params, config)
     values = weight_count(params) + (params.c if params.has_bias else 0)
     return LaunchGeometry(ceil_div(values, values_per_block), REDUCE_THREADS, 0)
+
+
+def zero_cells(params: Conv2dGw8Params) -> int:
+    """16-byte cells of the one sum of atomic_sums that the zero kernel clears: every weight,
+    then with has_bias every output channel's bias gradient (4 floats a cell)."""
+    bias = params.c if params.has_bias else 0
+    return (weight_count(params) + bias) // (_CELL_BYTES // _F32_BYTES)
+
+
+def zero_geometry(params: Conv2dGw8Params) -> LaunchGeometry:
+    """Return the launch geometry of the kernel that zeroes the sum of atomic_sums: a thread
+    per cell."""
+    return LaunchGeometry(ceil_div(zero_cells(params), REDUCE_THREADS), REDUCE_THREADS, 0)
 
 
 def stream_config(params: Conv2dGw8Params, config: WgradConfig, slots: int) -> WgradConfig:

@@ -27,6 +27,7 @@ from .wgrad_spec import (
     slab_channel_stride,
     tap_pairs,
     weight_count,
+    zero_cells,
 )
 
 
@@ -40,6 +41,9 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
     images = config.segments or ceil_div(params.n, config.images)
     row_chunks = 1 if config.segments else ceil_div(params.p, config.block_p)
     strips = column_strips(params, config)
+    # The workspace's partial sums: one per block of a group slice, or with atomic_sums the one
+    # every block adds into.
+    sums = (1, 1, 1) if config.atomic_sums else (images, row_chunks, strips)
     return [
         Fold("block_n", "n", config.images),
         Fold("block_y", "y", params.p if config.segments else config.block_p),
@@ -76,9 +80,9 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             "Partials",
             dtype.float,
             Dims(
-                block_n=images,
-                block_y=row_chunks,
-                block_x=strips,
+                block_n=sums[0],
+                block_y=sums[1],
+                block_x=sums[2],
                 g=groups,
                 k=8,
                 r=params.r,
@@ -140,7 +144,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
             "PartialCellIndex",
             Dims(g=config.block_g, k=8, r=params.r, s=params.s, c_quad=GROUP_WIDTH // 4),
         ),
-        *(_bias_specs(params, config, images, row_chunks, strips) if params.has_bias else []),
+        *(_bias_specs(params, config, *sums) if params.has_bias else []),
         # Tensor cores, m16n8k16: A = (tap of the pair, input channel) x 16 pixels, B = 16
         # pixels x 8 output channels, C = (tap of the pair, input channel) x output channel.
         Fragment("TapFrag", "m16n8k16.a", element, "tc", "x"),
@@ -238,5 +242,11 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
         text += (
             "// warps that only issue the rows (one per group of warps that meet)\n"
             f"#define CONV2D_GW8_PRODUCER_WARPS {config.producer_warps}\n"
+        )
+    if config.atomic_sums:
+        text += (
+            "// every block adds its sums into one partial sum with atomic adds\n"
+            "#define CONV2D_GW8_ATOMIC_SUMS 1\n"
+            f"constexpr int kZeroCells = {zero_cells(params)};  // 16-byte cells the sum takes\n"
         )
     return text
