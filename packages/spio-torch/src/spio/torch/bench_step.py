@@ -2,6 +2,7 @@
 
     python -m spio.torch.bench_step [--shapes 128x64x64x64 ...] [--bias]
                                     [--dtype float16|bfloat16] [--rounds 3]
+                                    [--nondeterministic]
 
 For each N x C x H x W layer (3 x 3, padding 1): a `Conv2dGw8` module (its weight in
 channels_last memory, as it keeps it) and torch's `nn.Conv2d` with C / 8 groups in
@@ -10,7 +11,9 @@ forward pass and the backward pass of a fixed output gradient into every gradien
 weight, bias). Both steps are captured in CUDA graphs and replayed, so the times are the
 GPU's, without the host's launch cost (spio.torch.bench_overhead measures that). The two
 alternate for --rounds rounds in one process; each prints its fastest round's median, in
-microseconds per step, and torch's time over Spio's.
+microseconds per step, and torch's time over Spio's. --nondeterministic runs Spio's steps
+after `spio.torch.set_wgrad_deterministic(False)` (the weight gradient from atomic sums
+where they pay; cuDNN may pick nondeterministic algorithms either way).
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bias", action="store_true", help="layers with a bias")
     parser.add_argument("--dtype", choices=DTYPES, default=DTYPES[0])
     parser.add_argument("--rounds", type=_rounds, default=3, help="alternating rounds (>= 1)")
+    parser.add_argument(
+        "--nondeterministic",
+        action="store_true",
+        help="Spio's weight gradients from atomic sums where they pay (their last bits vary)",
+    )
     return parser
 
 
@@ -90,13 +98,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     start_on_cuda("bench_step")
     import torch
 
+    from ._determinism import set_wgrad_deterministic
+
     bias = "with bias" if args.bias else "no bias"
-    print(f"{torch.cuda.get_device_name()}, {args.dtype}, 3 x 3, {bias}; GPU us per step")
+    wgrad = "nondeterministic" if args.nondeterministic else "deterministic"
+    print(
+        f"{torch.cuda.get_device_name()}, {args.dtype}, 3 x 3, {bias}, Spio's wgrad {wgrad}; "
+        "GPU us per step"
+    )
     print(f"{'layer':>14} {'spio':>9} {'torch':>9} {'speed-up':>8}")
-    for shape in args.shapes:
-        spio_us, torch_us = layer_step_us(shape, args.bias, args.dtype, args.rounds)
-        row = f"{spio_us:>9.1f} {torch_us:>9.1f} {torch_us / spio_us:>7.2f}x"
-        print(f"{layer_name(shape):>14} {row}")
+    set_wgrad_deterministic(not args.nondeterministic)
+    try:
+        for shape in args.shapes:
+            spio_us, torch_us = layer_step_us(shape, args.bias, args.dtype, args.rounds)
+            row = f"{spio_us:>9.1f} {torch_us:>9.1f} {torch_us / spio_us:>7.2f}x"
+            print(f"{layer_name(shape):>14} {row}")
+    finally:
+        set_wgrad_deterministic(True)  # the default, for whatever runs next in the process
 
 
 if __name__ == "__main__":
