@@ -237,7 +237,11 @@ def test_a_layer_plan_chooses_and_loads_each_pass_once(monkeypatch: pytest.Monke
     assert plan.launch("fprop") == ("fprop", "fprop config", 0)
     assert chosen == [("fprop", True), ("wgrad", False)]  # the gradients' params have no bias
     # Atomic sums: the same chosen config, placed by atomic_config_on, cached apart.
-    monkeypatch.setattr(_cuda_passes, "atomic_config_on", lambda p, c, d: f"{c} + atomic")
-    assert plan.launch("wgrad", atomic_sums=True) == ("wgrad", "wgrad config + atomic", 0)
+    monkeypatch.setattr(
+        _cuda_passes, "atomic_config_on", lambda p, c, d, reduced: f"{c} + atomic {reduced}"
+    )
+    assert plan.launch("wgrad", atomic_sums=True) == ("wgrad", "wgrad config + atomic False", 0)
+    rounded = plan.launch("wgrad", atomic_sums=True, rounded=True)
+    assert rounded == ("wgrad", "wgrad config + atomic True", 0)
     assert plan.launch("wgrad") == ("wgrad", "wgrad config", 0)
-    assert chosen == [("fprop", True), ("wgrad", False), ("wgrad", False)]
+    assert chosen == [("fprop", True), ("wgrad", False), ("wgrad", False), ("wgrad", False)]

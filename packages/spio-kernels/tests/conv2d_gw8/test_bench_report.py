@@ -17,8 +17,11 @@ from spio.kernels.conv2d_gw8.bench import (
     CSV_NAME,
     DEFAULT_SHAPES,
     JSON_NAME,
+    _configs_to_time,
     parse_args,
     sample_configs,
+    tile_of,
+    tile_times,
 )
 from spio.kernels.conv2d_gw8.bench_results import (
     COLUMNS,
@@ -553,3 +556,23 @@ def test_bench_pass_times_cudnn_in_benchmark_mode_and_restores_it(
     bench.bench_pass("wgrad", params, ["a config"], None, 20, 9)
     assert seen == [False, True]  # Spio's config, then cuDNN
     assert torch.backends.cudnn.benchmark is False
+
+
+def test_a_placed_default_is_timed_but_its_tile_is_sampled_and_written() -> None:
+    """Latency models train on tiles: the config times keep the tiles only, and the sample
+    is drawn around the placed default's tile, which it holds."""
+    from spio.kernels.conv2d_gw8 import wgrad_spec
+
+    params = Conv2dGw8Params.make(2, 64, 16, 16)
+    tile = wgrad_spec.default_config(params)
+    placed = dataclasses.replace(tile, padded_slabs=True, atomic_sums=True)
+    assert tile_of(placed) == tile
+    assert tile_of(FpropConfig(mma_k=16)) == FpropConfig(mma_k=16)  # no placement fields
+    args = parse_args(["--shapes", "2x64x16x16", "--all-configs", "--sample-configs", "2"])
+    timed = _configs_to_time(args, params, "wgrad", placed)
+    assert timed[0] == placed
+    assert timed[1] == tile
+    assert len(timed) == 4
+    assert tile_times({c: 1.0 for c in timed}) == {c: 1.0 for c in timed[1:]}
+    whole = parse_args(["--shapes", "2x64x16x16", "--all-configs"])
+    assert _configs_to_time(whole, params, "wgrad", placed)[0] == placed

@@ -163,7 +163,9 @@ def test_a_nondeterministic_launch_without_a_config_takes_atomic_config_on() -> 
 
 def test_atomic_config_on_takes_only_kernels_that_fit_as_well() -> None:
     """Where atomic_config_on takes atomic sums, the grid is one wave, and their kernel spills
-    no more, takes within ATOMIC_REGISTER_SHIFT registers and fits as many blocks per SM."""
+    no more, takes within ATOMIC_REGISTER_SHIFT registers and fits as many blocks per SM;
+    for a launch that reduces anyway, the blocks make ATOMIC_REDUCED_MIN_SUMS partial sums
+    of each weight or more."""
     from spio.kernels.conv2d_gw8 import wgrad
     from spio.kernels.conv2d_gw8._tiling import grid_slots
 
@@ -172,6 +174,7 @@ def test_atomic_config_on_takes_only_kernels_that_fit_as_well() -> None:
         Conv2dGw8Params.make(8, 64, 56, 56),
         Conv2dGw8Params.make(16, 64, 56, 56, r=7, s=7, padding=3),
         Conv2dGw8Params.make(512, 64, 64, 64),
+        Conv2dGw8Params.make(32, 64, 64, 64),
     ]
     for params in layers:
         config = default_config_on(params)
@@ -188,3 +191,8 @@ def test_atomic_config_on_takes_only_kernels_that_fit_as_well() -> None:
             ]
             assert slots[1] >= slots[0]
             assert wgrad_spec.grid_blocks(params, config) <= slots[0]
+        # Where the launch reduces anyway, only with many partial sums of each weight.
+        reduced = atomic_config_on(params, config, 0, True)
+        assert reduced in (config, chosen)
+        if wgrad_spec.block_sums(params, config) < wgrad.ATOMIC_REDUCED_MIN_SUMS:
+            assert reduced == config

@@ -109,22 +109,24 @@ class LayerPlan:
         size, strides = self.sizes[name]
         return torch.empty_strided(size, strides, dtype=dtype or like.dtype, device=like.device)
 
-    def launch(self, pass_name: str, atomic_sums: bool = False) -> Any:
+    def launch(self, pass_name: str, atomic_sums: bool = False, rounded: bool = False) -> Any:
         """pass_name's loaded kernels (a ConvLaunch or WgradLaunch) with choose_config's
         config, built at the pass's first call (so SPIO_CONFIG_SELECTION is read then: the
         environment costs the host about a microsecond a read). "wgrad_bias": the wgrad
         kernels that write the layer's bias gradient too, with the config chosen for its
         wgrad (the bias's sums ride on the same walk). atomic_sums (wgrad only): with the
-        blocks' sums added atomically where that pays (atomic_config_on), for gradients
-        that need not be the same bits on every run."""
-        key = f"{pass_name}:atomic" if atomic_sums else pass_name
+        blocks' sums added atomically where that pays (atomic_config_on, which also asks
+        whether the gradient is `rounded` to the activations' dtype), for gradients that
+        need not be the same bits on every run."""
+        key = f"{pass_name}:atomic:{rounded}" if atomic_sums else pass_name
         launch = self._launches.get(key)
         if launch is None:
             if pass_name in ("wgrad", "wgrad_bias"):
                 params = self.params if pass_name == "wgrad_bias" else self.grad_params
                 config = self._config("wgrad")
                 if atomic_sums:
-                    config = atomic_config_on(params, config, self.device)
+                    reduced = rounded or params.has_bias
+                    config = atomic_config_on(params, config, self.device, reduced)
                 launch = _LAUNCHES["wgrad"](params, config, self.device)
             else:
                 params = self.params if pass_name == "fprop" else self.grad_params
@@ -224,7 +226,9 @@ def wgrad_cuda(
     transposed in one copy. The same bits on every run unless set_wgrad_deterministic(False)
     lets the kernels add their sums atomically (_determinism)."""
     launch = plan.launch(
-        "wgrad" if grad_bias is None else "wgrad_bias", not wgrad_is_deterministic()
+        "wgrad" if grad_bias is None else "wgrad_bias",
+        not wgrad_is_deterministic(),
+        channels_last_weight,
     )
     if channels_last_weight:
         grad = plan.empty("weight", input)

@@ -14,10 +14,10 @@ _wgrad_deterministic = True
 
 
 def set_wgrad_deterministic(deterministic: bool) -> None:
-    """True (the default): Spio's weight gradients are the same bits on every run. False: they may
-    vary in their last bits, for speed (wgrad 1.02-1.17x on most layers measured on an H200
-    and an H100), unless torch.use_deterministic_algorithms(True) is in force. Read at each
-    backward pass, so it may change between steps."""
+    """True (the default): Spio's weight gradients are the same bits on every run. False:
+    they may vary in their last bits, for speed (wgrad with a gradient in the activations'
+    dtype 1.02-1.06x where taken, H200), unless torch.use_deterministic_algorithms(True) is
+    in force. Read at each backward pass, so it may change between steps."""
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
     global _wgrad_deterministic

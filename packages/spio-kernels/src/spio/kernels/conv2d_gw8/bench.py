@@ -43,8 +43,10 @@ Outputs: a table on stdout. With --out DIR (created if missing) also
   contender (spio, cudnn) with the GPU, torch and cuDNN versions, dtype, shape, R, S,
   padding, spio config, median us, effective GB/s, fraction of copy bandwidth, speed-up over
   cuDNN, copy bandwidth, launches and repetitions (`bench_results.BenchRow`);
-- with --all-configs, DIR/conv2d_gw8_configs_<pass>.csv: every timed config's median time
-  per layer, with the layer (N, C, H, W, R, S, padding, dtype) and timing mode
+- with --all-configs, DIR/conv2d_gw8_configs_<pass>.csv: every timed tile's median time
+  per layer (the latency models' training data: a default with placement fields set for
+  the GPU, such as wgrad's padded slabs, is timed for the table but not written; its tile
+  is sampled and written instead), with the layer (N, C, H, W, R, S, padding, dtype) and timing mode
   (`bench_results.write_config_times`; appended to, so several runs can share one file,
   one file per pass because wgrad's configs have other fields than fprop's and dgrad's);
 - one PNG per layer and pass, batch_size_vs_eff_bandwidth__<gpu>__<pass>_<layer>.png:
@@ -55,6 +57,7 @@ Outputs: a table on stdout. With --out DIR (created if missing) also
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import statistics
 import zlib
@@ -499,15 +502,33 @@ def _report_best(
 def _configs_to_time(
     args: argparse.Namespace, params: Conv2dGw8Params, pass_: str, default: Any
 ) -> list[Any]:
-    """The configs of pass_ to time: the default alone; with --all-configs the pass's config
-    space, or with --sample-configs its sample (`sample_configs`, keyed by shape and pass)."""
+    """The configs of pass_ to time: the default alone; with --all-configs the default and
+    the pass's config space, or with --sample-configs its sample around the default's tile
+    (`sample_configs`, keyed by shape and pass)."""
     if not args.all_configs:
         return [default]
     space = PASS_CONFIGS[pass_][0](params)
     if args.sample_configs is None:
-        return list(space)
+        return list(space) if default in space else [default, *space]
     key = f"{shape_text(params)}:{pass_}"
-    return sample_configs(space, default, args.sample_configs, key)
+    sample = sample_configs(space, tile_of(default), args.sample_configs, key)
+    return list(dict.fromkeys([default, *sample]))
+
+
+def tile_of(config: Any) -> Any:
+    """config with its placement fields (the config type's PLACEMENT_FIELDS, which launchers
+    set on a chosen config for its GPU) at their defaults: the tile that a config space holds
+    and a latency model scores."""
+    placed = getattr(config, "PLACEMENT_FIELDS", ())
+    fields = dataclasses.fields(config)
+    return dataclasses.replace(config, **{f.name: f.default for f in fields if f.name in placed})
+
+
+def tile_times(times: dict[Any, float]) -> dict[Any, float]:
+    """The times of the configs that are tiles (tile_of(config) == config): what the config
+    times CSV keeps, since latency models train on tiles only (a placed default, timed for
+    the table, is left out)."""
+    return {config: us for config, us in times.items() if tile_of(config) == config}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -575,7 +596,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 _report_best(pass_, params, default, times, copy_gbs)
                 if args.out is not None:
                     path = args.out / CONFIGS_CSV_NAME.format(pass_name=pass_)
-                    write_config_times(gpu, pass_, params, times, path, timing=run["timing"])
+                    write_config_times(
+                        gpu, pass_, params, tile_times(times), path, timing=run["timing"]
+                    )
     if args.out is not None:
         written = [write_csv(rows, args.out / CSV_NAME), write_json(rows, args.out / JSON_NAME)]
         written += write_bandwidth_plots(rows, args.out)

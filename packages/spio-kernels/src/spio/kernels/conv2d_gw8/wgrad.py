@@ -287,13 +287,18 @@ def padded_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int =
 
 
 @functools.cache
-def atomic_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> WgradConfig:
+def atomic_config_on(
+    params: Conv2dGw8Params, config: WgradConfig, device: int = 0, reduced: bool = False
+) -> WgradConfig:
     """Return config with atomic sums (WgradConfig.atomic_sums: the blocks add into one sum
     instead of writing partial sums for the reduce kernel) where its grid fits on device in
     one wave, and the atomic sums' kernel fits as many blocks per SM without spilling and
     takes within ATOMIC_REGISTER_SHIFT registers a thread of config's; else config
     (memoised; compiles both). Only for launches that allow results that vary from run to
-    run in their last bits (deterministic=False).
+    run in their last bits (deterministic=False). reduced: the launch runs the reduce kernel
+    anyway (grad_w in the activations' dtype, or a bias gradient), to copy and round the one
+    sum; then only where config's blocks make at least ATOMIC_REDUCED_MIN_SUMS partial sums
+    of each weight.
 
     From runs of 16 layers (2026-11-25, the models' picks against the same configs with
     atomic sums, one process: tools/wgrad_atomic_check.py): every
@@ -306,6 +311,8 @@ def atomic_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int =
     per weight cost the L2 more than the reduction did.
     """
     if config.atomic_sums:
+        return config
+    if reduced and wgrad_spec.block_sums(params, config) < ATOMIC_REDUCED_MIN_SUMS:
         return config
     variant = dataclasses.replace(config, atomic_sums=True)
     if not fits(wgrad_spec.check_config, params, variant):
@@ -327,6 +334,17 @@ def atomic_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int =
 #: to 7.4 M instructions executed, 12.3 -> 15.3 us a pass (0.80x), where the other layers
 #: measured moved by at most one register.
 ATOMIC_REGISTER_SHIFT = 4
+
+#: Partial sums of each weight below which atomic_config_on keeps them where the launch
+#: reduces anyway. With grad_w in the activations' dtype (H200, 15 layers, the models'
+#: configs, wgrad alone) the atomic sums gained 1.02-1.06x where the blocks made 128-256
+#: partial sums of each weight (32x64x64x64 11.68 -> 11.18 us, 128x64x56x56 30.53 ->
+#: 28.79) and 0.92-1.06x where they made 16-64 (128x1024x16x16 40.11 -> 43.39,
+#: 128x128x32x32 21.63 -> 20.42): the zero kernel and the copy of the one sum then cost
+#: about what the reduction of the few partials saved. In a training step
+#: (spio.torch.bench_step) 128x256x14x14, 64 partial sums, went from 32.5 to 35.4 us and
+#: 128x128x32x32 stayed at 64 us.
+ATOMIC_REDUCED_MIN_SUMS = 128
 
 
 def _variant_if_it_fits(
@@ -397,14 +415,18 @@ def wgrad_workspace_bytes(
     config makes one partial sum per weight, grad_w is f32 and the layer has no bias (the
     main kernel writes grad_w)."""
     rounded = _rounded(grad_w_dtype, params)
-    config = _launched_config(params, config, device, deterministic)
+    config = _launched_config(params, config, device, deterministic, rounded)
     if wgrad_spec.partial_count(params, config) == 1 and not rounded and not params.has_bias:
         return 0
     return wgrad_spec.workspace_bytes(params, config)
 
 
 def _launched_config(
-    params: Conv2dGw8Params, config: WgradConfig | None, device: int, deterministic: bool
+    params: Conv2dGw8Params,
+    config: WgradConfig | None,
+    device: int,
+    deterministic: bool,
+    rounded: bool,
 ) -> WgradConfig:
     """The config a launch runs: config as given, else default_config_on's, with atomic sums
     where they pay (atomic_config_on) unless deterministic. ValueError for a config with
@@ -413,7 +435,9 @@ def _launched_config(
         raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
     if config is None:
         config = default_config_on(params, device)
-        return config if deterministic else atomic_config_on(params, config, device)
+        if deterministic:
+            return config
+        return atomic_config_on(params, config, device, rounded or params.has_bias)
     if config.atomic_sums and deterministic:
         raise ValueError(
             "config.atomic_sums adds the blocks' sums in an order that varies from run to run, "
@@ -496,7 +520,7 @@ def conv2d_gw8_wgrad(
     if (grad_bias is not None) != params.has_bias:
         raise ValueError(_bias_mismatch(params.has_bias, grad_bias))
     device = resolve_device(device, x)
-    config = _launched_config(params, config, device, deterministic)
+    config = _launched_config(params, config, device, deterministic, rounded)
     wgrad_launch(params, config, device)(
         grad_w, x, grad_y, workspace, stream, pdl, rounded, grad_bias
     )
