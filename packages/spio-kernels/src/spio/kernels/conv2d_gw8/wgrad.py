@@ -304,10 +304,11 @@ def atomic_config_on(
     sums, one process: tools/wgrad_atomic_check.py): every grid the rule takes is one wave,
     whose blocks finish together so that the reduction runs alone after them; there the H200
     gained 1.02-1.13x on 14 of the 15 layers it took (32x64x64x64 11.39 -> 10.10 us,
-    128x64x64x64 37.07 -> 34.22) and lost 0.97x on 128x1024x16x16, the H100 gained 1.03-1.17x on all 16. Of two grids of
-    several waves timed (the heuristic's tiles, H200), 512x64x64x64 lost 0.945x and 256x64x64x64
-    gained 1.027x: there the partial sums of early waves are written while later waves walk, and
-    hundreds of blocks' atomic adds per weight cost the L2 more than the reduction did.
+    128x64x64x64 37.07 -> 34.22) and lost 0.97x on 128x1024x16x16, the H100 gained 1.03-1.17x on
+    all 16. Of two grids of several waves timed (the heuristic's tiles, H200), 512x64x64x64 lost
+    0.945x and 256x64x64x64 gained 1.027x: there the partial sums of early waves are written
+    while later waves walk, and hundreds of blocks' atomic adds per weight cost the L2 more than
+    the reduction did.
     """
     if config.atomic_sums:
         return config
