@@ -6,6 +6,7 @@ import functools
 from typing import Any
 
 from . import dgrad_spec
+from ._arrays import check_activation, check_params, check_weights
 from ._tiling import balance_waves, spread_over_sms, wave_fill
 from .fprop import (
     SOURCE_NAME,
@@ -80,10 +81,13 @@ def conv2d_gw8_dgrad(
     params describe the layer (its forward shape). grad_x (n x h x w x c), grad_y (n x p x
     q x c) and w (the layer's c x r x s x 8 weights, as fprop takes them) are contiguous
     device arrays of params.dtype: torch tensors, objects with __cuda_array_interface__, or
-    device pointers. No shape or dtype checking happens here (spio-torch checks); config
-    None takes default_config_on(params, device); device, stream and pdl as
-    conv2d_gw8_fprop.
+    device pointers, checked as conv2d_gw8_fprop checks its arrays; config None takes
+    default_config_on(params, device); device, stream and pdl as conv2d_gw8_fprop.
     """
+    check_params(params)
+    check_activation("grad_x", grad_x, params.input_shape, params.dtype)
+    check_activation("grad_y", grad_y, params.output_shape, params.dtype)
+    check_weights("w", w, params, params.dtype)
     device = resolve_device(device, grad_y)
     if config is None:
         config = default_config_on(params, device)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from ._arrays import check_activation, check_params, check_vector, check_weights
 from ._tiling import LaunchGeometry, balance_waves, grid_slots, spread_over_sms, wave_fill
 from .fprop_spec import (
     KERNEL_NAME,
@@ -188,14 +189,24 @@ def conv2d_gw8_fprop(
     y (n x p x q x c), x (n x h x w x c) and w (c x r x s x 8, see
     params.weights_from_torch_layout) are contiguous device arrays of params.dtype: torch
     tensors, objects with __cuda_array_interface__, or device pointers (ints); bias is c
-    float32 values when params.has_bias, else None. No shape or dtype checking happens here
-    (the caller owns that; spio-torch checks); config None takes default_config_on(params,
-    device).
+    float32 values when params.has_bias, else None. Arrays that describe themselves (torch
+    tensors, __cuda_array_interface__) are checked first: each must be dense in that order,
+    or torch's N x C x H x W (weights K x 8 x R x S) view of it in channels_last memory, of
+    the layer's dtype (ValueError names the array); device pointers are taken as they are.
+    config None takes default_config_on(params, device).
     device defaults to x's device (torch tensors) or device 0; stream as spio.jit.launch.
     pdl (sm_90 and newer): launch with programmatic dependent launch, so that the kernel's
     blocks are placed while the previous kernel in the stream finishes (they wait for it
     before touching memory); False launches it the ordinary way. The result is the same.
     """
+    check_params(params)
+    check_activation("y", y, params.output_shape, params.dtype)
+    check_activation("x", x, params.input_shape, params.dtype)
+    check_weights("w", w, params, params.dtype)
+    if bias is not None:
+        if not params.has_bias:
+            raise ValueError("bias is given, but the layer has no bias (params.has_bias is False)")
+        check_vector("bias", bias, params.c, "float32")
     device = resolve_device(device, x)
     if config is None:
         config = default_config_on(params, device)

@@ -9,6 +9,13 @@ from importlib import resources
 from typing import Any
 
 from . import wgrad_spec, wgrad_types
+from ._arrays import (
+    check_activation,
+    check_params,
+    check_vector,
+    check_weights,
+    check_workspace,
+)
 from ._tensor_maps import TensorMapCache, device_pointer, has_tma, nhwc_row_map
 from ._tiling import WAVE_FILL, LaunchGeometry, ceil_div, fits, grid_slots, spread_over_sms
 from .fprop import compile_requested, device_of, resolve_device, types_request
@@ -415,7 +422,13 @@ def wgrad_workspace_bytes(
     config makes one partial sum per weight, grad_w is f32 and the layer has no bias (the
     main kernel writes grad_w)."""
     rounded = _rounded(grad_w_dtype, params)
-    config = _launched_config(params, config, device, deterministic, rounded)
+    return _workspace_bytes(
+        params, _launched_config(params, config, device, deterministic, rounded), rounded
+    )
+
+
+def _workspace_bytes(params: Conv2dGw8Params, config: WgradConfig, rounded: bool) -> int:
+    """Bytes of workspace a launch of config needs (0: the main kernel writes grad_w)."""
     if wgrad_spec.partial_count(params, config) == 1 and not rounded and not params.has_bias:
         return 0
     return wgrad_spec.workspace_bytes(params, config)
@@ -491,9 +504,10 @@ def conv2d_gw8_wgrad(
     torch tensor. A config with one partial sum per weight needs none for an f32 grad_w: the
     main kernel writes grad_w and the reduction is skipped. Every array starts on a 16-byte
     boundary (the kernels move 16-byte cells; torch allocations do). The result is the same bits
-    on every run unless deterministic=False (below). No shape or dtype checking of the arrays
-    happens here (spio-torch checks); config None takes default_config_on(params, device);
-    device and stream as conv2d_gw8_fprop. pdl (sm_90 and newer) launches both kernels with
+    on every run unless deterministic=False (below). The arrays are checked as
+    conv2d_gw8_fprop checks its own (grad_w of float32, or grad_w_dtype; a workspace that
+    describes itself must hold the bytes); config None takes default_config_on(params,
+    device); device and stream as conv2d_gw8_fprop. pdl (sm_90 and newer) launches both kernels with
     programmatic dependent launch: the main kernel's blocks are placed while the previous kernel
     finishes, and the reduce kernel's while the main kernel's last blocks run; False launches
     them the ordinary way. The result is the same bits either way.
@@ -516,11 +530,19 @@ def conv2d_gw8_wgrad(
     and so the last bits of the sums, vary from run to run. A config with atomic_sums and
     deterministic=True raises ValueError.
     """
+    check_params(params)
     rounded = _rounded(grad_w_dtype, params)
     if (grad_bias is not None) != params.has_bias:
         raise ValueError(_bias_mismatch(params.has_bias, grad_bias))
+    check_weights("grad_w", grad_w, params, params.dtype if rounded else GRAD_W_F32)
+    check_activation("x", x, params.input_shape, params.dtype)
+    check_activation("grad_y", grad_y, params.output_shape, params.dtype)
+    if grad_bias is not None:
+        check_vector("grad_bias", grad_bias, params.c, GRAD_W_F32)
     device = resolve_device(device, x)
     config = _launched_config(params, config, device, deterministic, rounded)
+    if workspace is not None:
+        check_workspace(workspace, _workspace_bytes(params, config, rounded))
     wgrad_launch(params, config, device)(
         grad_w, x, grad_y, workspace, stream, pdl, rounded, grad_bias
     )

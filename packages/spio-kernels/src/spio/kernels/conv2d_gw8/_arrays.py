@@ -1,0 +1,190 @@
+"""Checks of the arrays given to conv2d_gw8_fprop, _dgrad and _wgrad, where they describe
+themselves.
+
+The kernels read and write each array through its data pointer as dense memory in one order:
+activations N x H x W x C, weights K x R x S x 8. An array of another shape, element type or
+memory order would be read out of bounds or misread, so the entries check every array that
+says what it is (a torch tensor, or an object with __cuda_array_interface__) before anything
+is compiled or launched; bare device pointers (ints) are taken as they are. The launch
+callables (fprop_launch, ...) skip these checks: their callers (spio-torch) check once per
+layer.
+
+Two views of the same memory are accepted: the kernel's own (NHWC activations, K x R x S x 8
+weights, C-contiguous) and torch's in channels_last memory (N x C x H x W activations,
+K x 8 x R x S weights), which is the same bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .params import Conv2dGw8Params
+
+#: torch's view of an activation (N, C, H, W) and of a weight (K, 8, R, S), as positions in
+#: the kernel's memory order (N, H, W, C) and (K, R, S, 8).
+_TORCH_VIEW = (0, 3, 1, 2)
+#: Element types by __cuda_array_interface__ kind and width: float16 and float32 are named;
+#: bfloat16 has no typestr of its own (containers of 2-byte elements carry it).
+_FLOAT_NAMES = {2: "float16", 4: "float32"}
+#: str() of the torch dtype of each element type.
+_TORCH_NAMES = {name: f"torch.{name}" for name in ("float16", "bfloat16", "float32")}
+
+
+@dataclass(frozen=True)
+class _Described:
+    """What an array says of itself: its shape, strides in elements, and element type (a
+    dtype name, or for a 2-byte non-float container, None)."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: str | None
+    itemsize: int
+
+
+def _describe(name: str, array: Any) -> _Described | None:
+    """The description of a torch tensor or __cuda_array_interface__ object, else None (a
+    device pointer or another object, which the launch takes as it is)."""
+    if type(array).__module__.startswith("torch") and hasattr(array, "data_ptr"):
+        if array.device.type != "cuda":
+            raise ValueError(f"{name} must be on a CUDA device, got a tensor on {array.device}")
+        dtype = str(array.dtype).removeprefix("torch.")
+        return _Described(tuple(array.shape), tuple(array.stride()), dtype, array.element_size())
+    interface = getattr(array, "__cuda_array_interface__", None)
+    if not isinstance(interface, dict):
+        return None
+    shape = tuple(int(v) for v in interface["shape"])
+    typestr = str(interface["typestr"])
+    itemsize = int(typestr[2:])
+    dtype = _FLOAT_NAMES.get(itemsize) if typestr[1] == "f" else None
+    strides = interface.get("strides")
+    if strides is None:
+        elements = _dense_strides(shape)
+    else:
+        elements = tuple(int(stride) // itemsize for stride in strides)
+    return _Described(shape, elements, dtype, itemsize)
+
+
+def _dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def _matches(described: _Described, shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether the array has this shape and these strides (sizes of 1 take any stride)."""
+    return described.shape == shape and all(
+        size == 1 or stride == want
+        for size, stride, want in zip(shape, described.strides, strides, strict=True)
+    )
+
+
+def _dense_in_order(described: _Described, memory_shape: tuple[int, ...]) -> bool:
+    """Whether the array is dense memory of memory_shape: in that shape, or in torch's view of
+    it (dimensions in _TORCH_VIEW's order, strides permuted alike)."""
+    dense = _dense_strides(memory_shape)
+    torch_shape = tuple(memory_shape[i] for i in _TORCH_VIEW)
+    torch_strides = tuple(dense[i] for i in _TORCH_VIEW)
+    return _matches(described, memory_shape, dense) or _matches(
+        described, torch_shape, torch_strides
+    )
+
+
+def check_array(
+    name: str, array: Any, memory_shape: tuple[int, ...], dtype: str, view: str
+) -> None:
+    """Raise ValueError unless array (when it describes itself) is dense memory of
+    memory_shape in the kernel's order, or torch's channels_last view of it, holding dtype
+    elements. view names the accepted shapes for the message."""
+    if _fits_as_tensor(array, memory_shape, dtype):
+        return
+    described = _describe(name, array)
+    if described is None:
+        return
+    if not _dense_in_order(described, memory_shape):
+        torch_shape = tuple(memory_shape[i] for i in _TORCH_VIEW)
+        raise ValueError(
+            f"{name} must be {view}: shape {memory_shape}, contiguous, or shape {torch_shape} "
+            f"in channels_last memory; got shape {described.shape} with strides "
+            f"{described.strides}"
+        )
+    _check_dtype(name, described, dtype)
+
+
+def _fits_as_tensor(array: Any, memory_shape: tuple[int, ...], dtype: str) -> bool:
+    """Whether array is a CUDA torch tensor that fits, found with few of torch's calls (the
+    common case, a few hundred nanoseconds); False sends it through the full description."""
+    if not type(array).__module__.startswith("torch") or not getattr(array, "is_cuda", False):
+        return False
+    if str(array.dtype) != _TORCH_NAMES[dtype]:
+        return False
+    if array.shape == memory_shape:
+        return bool(array.is_contiguous())
+    torch = sys.modules["torch"]
+    return bool(array.dim() == 4 and array.is_contiguous(memory_format=torch.channels_last)) and (
+        tuple(array.shape) == tuple(memory_shape[i] for i in _TORCH_VIEW)
+    )
+
+
+def check_vector(name: str, array: Any, length: int, dtype: str) -> None:
+    """Raise ValueError unless array (when it describes itself) is `length` contiguous
+    elements of dtype."""
+    described = _describe(name, array)
+    if described is None:
+        return
+    if described.shape != (length,) or (length > 1 and described.strides != (1,)):
+        raise ValueError(
+            f"{name} must be {length} contiguous values, got shape {described.shape} with "
+            f"strides {described.strides}"
+        )
+    _check_dtype(name, described, dtype)
+
+
+def check_workspace(array: Any, nbytes: int) -> None:
+    """Raise ValueError unless the workspace (when it describes itself) is contiguous and
+    holds at least nbytes."""
+    described = _describe("workspace", array)
+    if described is None:
+        return
+    elements = 1
+    for size in described.shape:
+        elements *= size
+    if described.strides != _dense_strides(described.shape) and elements > 1:
+        raise ValueError(f"workspace must be contiguous, got strides {described.strides}")
+    if elements * described.itemsize < nbytes:
+        raise ValueError(
+            f"workspace must hold at least {nbytes} bytes (wgrad_workspace_bytes), got "
+            f"{elements * described.itemsize}"
+        )
+
+
+def _check_dtype(name: str, described: _Described, dtype: str) -> None:
+    width = 4 if dtype == "float32" else 2
+    known = described.dtype
+    if described.itemsize != width or (known is not None and known != dtype):
+        got = known or f"{described.itemsize}-byte elements"
+        raise ValueError(f"{name} must hold {dtype} values, got {got}")
+
+
+def check_params(params: Any) -> None:
+    """Raise TypeError unless params is a Conv2dGw8Params."""
+    if not isinstance(params, Conv2dGw8Params):
+        raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
+
+
+def check_activation(name: str, array: Any, shape: tuple[int, ...], dtype: str) -> None:
+    """check_array for an activation of NHWC shape `shape`."""
+    check_array(name, array, shape, dtype, "an N x H x W x C activation")
+
+
+def check_weights(name: str, array: Any, params: Conv2dGw8Params, dtype: str) -> None:
+    """check_array for the layer's weights (or their gradient) in Spio's K x R x S x 8 layout."""
+    view = (
+        "the layer's K x R x S x 8 weights (weights_from_torch_layout converts a contiguous "
+        "K x 8 x R x S one)"
+    )
+    check_array(name, array, params.weight_shape, dtype, view)

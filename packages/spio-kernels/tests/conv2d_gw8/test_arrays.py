@@ -1,0 +1,177 @@
+"""The entries' checks of the arrays they are given (CPU: the checks come before any device
+is asked for, and arrays are stood in for by __cuda_array_interface__ objects)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    WgradConfig,
+    conv2d_gw8_dgrad,
+    conv2d_gw8_fprop,
+    conv2d_gw8_wgrad,
+    wgrad_spec,
+    wgrad_workspace_bytes,
+)
+from spio.kernels.conv2d_gw8._arrays import check_activation, check_weights
+
+PARAMS = Conv2dGw8Params.make(2, 16, 6, 5)  # 3 x 3, padding 1: output 6 x 5
+BF16 = Conv2dGw8Params.make(2, 16, 6, 5, dtype="bfloat16")
+WGRAD = WgradConfig(block_q=16, block_g=2, warp_g=1, block_p=8, prefetch=1)
+
+
+class _Array:
+    """A device array as __cuda_array_interface__ describes it (never dereferenced)."""
+
+    def __init__(self, shape: tuple[int, ...], typestr: str = "<f2", strides: Any = None) -> None:
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": typestr,
+            "strides": strides,
+            "data": (0x10000, False),
+            "version": 3,
+        }
+
+
+def _channels_last(n: int, h: int, w: int, c: int, itemsize: int = 2) -> _Array:
+    """torch's N x C x H x W view of dense NHWC memory (byte strides)."""
+    strides = (h * w * c * itemsize, itemsize, w * c * itemsize, c * itemsize)
+    return _Array((n, c, h, w), "<f2" if itemsize == 2 else "<f4", strides)
+
+
+def _fprop_arrays(**changed: Any) -> dict[str, Any]:
+    arrays = {
+        "y": _Array(PARAMS.output_shape),
+        "x": _Array(PARAMS.input_shape),
+        "w": _Array(PARAMS.weight_shape),
+        "bias": None,
+    }
+    return {**arrays, **changed}
+
+
+def _fprop(**changed: Any) -> None:
+    a = _fprop_arrays(**changed)
+    conv2d_gw8_fprop(a["y"], a["x"], a["w"], a["bias"], changed.get("params", PARAMS))
+
+
+def test_both_views_of_dense_memory_pass() -> None:
+    check_activation("x", _Array(PARAMS.input_shape), PARAMS.input_shape, "float16")
+    check_activation("x", _channels_last(2, 6, 5, 16), PARAMS.input_shape, "float16")
+    # Weights: K x R x S x 8, or torch's K x 8 x R x S in channels_last memory.
+    check_weights("w", _Array((16, 3, 3, 8)), PARAMS, "float16")
+    check_weights("w", _Array((16, 8, 3, 3), strides=(144, 2, 48, 16)), PARAMS, "float16")
+    # Sizes of 1 take any stride (torch gives them whatever stride it likes).
+    one = Conv2dGw8Params.make(1, 16, 1, 5)
+    check_activation("x", _Array((1, 1, 5, 16), strides=(7, 3, 32, 2)), one.input_shape, "float16")
+    # A bfloat16 layer takes 2-byte containers without a float type of their own.
+    check_activation("x", _Array(BF16.input_shape, "<u2"), BF16.input_shape, "bfloat16")
+    # Device pointers are taken as they are.
+    check_activation("x", 0x10000, PARAMS.input_shape, "float16")
+
+
+@pytest.mark.parametrize(
+    ("name", "array", "message"),
+    [
+        (
+            "x",
+            _Array((2, 16, 6, 5)),
+            r"x must be an N x H x W x C activation: shape \(2, 6, 5, 16\)",
+        ),
+        ("y", _Array((2, 6, 5, 24)), r"got shape \(2, 6, 5, 24\)"),
+        ("x", _Array((2, 6, 5, 16), strides=(2048, 256, 32, 2)), r"x must be .* got shape"),
+        ("x", _Array(PARAMS.input_shape, "<f4"), "x must hold float16 values, got float32"),
+        ("w", _Array((16, 8, 3, 3)), r"w must be the layer's K x R x S x 8 weights .*converts"),
+        ("w", _Array((16, 3, 3, 8), "<i1"), "w must hold float16 values, got 1-byte elements"),
+    ],
+    ids=["nchw-contiguous", "channels", "strided", "dtype", "torch-weights", "weights-dtype"],
+)
+def test_fprop_names_the_array_that_does_not_fit(name: str, array: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _fprop(**{name: array})
+
+
+def test_a_bfloat16_layer_refuses_float16_arrays() -> None:
+    with pytest.raises(ValueError, match="x must hold bfloat16 values, got float16"):
+        conv2d_gw8_fprop(
+            _Array(BF16.output_shape, "<u2"), _Array(BF16.input_shape), _Array(BF16.weight_shape),
+            None, BF16,
+        )  # fmt: skip
+
+
+def test_the_bias_must_fit_the_layer() -> None:
+    with pytest.raises(ValueError, match=r"bias is given, but the layer has no bias"):
+        _fprop(bias=_Array((16,), "<f4"))
+    with_bias = Conv2dGw8Params.make(2, 16, 6, 5, has_bias=True)
+    for bias, message in (
+        (_Array((8,), "<f4"), r"bias must be 16 contiguous values, got shape \(8,\)"),
+        (_Array((16,), "<f2"), "bias must hold float32 values, got float16"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            _fprop(bias=bias, params=with_bias)
+
+
+def test_arrays_on_the_host_are_refused() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(PARAMS.input_shape, dtype=torch.float16)
+    with pytest.raises(ValueError, match="x must be on a CUDA device, got a tensor on cpu"):
+        _fprop(x=x)
+
+
+def test_params_must_be_conv2d_gw8_params() -> None:
+    a = _fprop_arrays()
+    with pytest.raises(TypeError, match="params must be a Conv2dGw8Params, got dict"):
+        conv2d_gw8_fprop(a["y"], a["x"], a["w"], None, {"n": 2})  # type: ignore[arg-type]
+
+
+def test_dgrad_checks_its_own_arrays() -> None:
+    with pytest.raises(ValueError, match=r"grad_x must be an N x H x W x C activation"):
+        conv2d_gw8_dgrad(
+            _Array((*PARAMS.output_shape[:3], 8)), _Array(PARAMS.output_shape),
+            _Array(PARAMS.weight_shape), PARAMS,
+        )  # fmt: skip
+
+
+def test_wgrad_checks_grad_w_in_its_dtype_and_the_workspace_size() -> None:
+    x, grad_y = _Array(PARAMS.input_shape), _Array(PARAMS.output_shape)
+    with pytest.raises(ValueError, match="grad_w must hold float32 values, got float16"):
+        conv2d_gw8_wgrad(_Array(PARAMS.weight_shape), x, grad_y, PARAMS, WGRAD)
+    with pytest.raises(ValueError, match="grad_w must hold float16 values, got float32"):
+        conv2d_gw8_wgrad(
+            _Array(PARAMS.weight_shape, "<f4"), x, grad_y, PARAMS, WGRAD, grad_w_dtype="float16"
+        )
+    needed = wgrad_workspace_bytes(PARAMS, WGRAD)
+    assert needed == wgrad_spec.workspace_bytes(PARAMS, WGRAD) > 0
+    small = _Array((needed // 4 - 1,), "<f4")
+    with pytest.raises(ValueError, match=f"workspace must hold at least {needed} bytes"):
+        conv2d_gw8_wgrad(
+            _Array(PARAMS.weight_shape, "<f4"), x, grad_y, PARAMS, WGRAD, workspace=small,
+            grad_w_dtype="float32",
+        )  # fmt: skip
+    with_bias = Conv2dGw8Params.make(2, 16, 6, 5, has_bias=True)
+    with pytest.raises(ValueError, match=r"grad_bias must be 16 contiguous values"):
+        conv2d_gw8_wgrad(
+            _Array(PARAMS.weight_shape, "<f4"), x, grad_y, with_bias, WGRAD,
+            grad_bias=_Array((17,), "<f4"),
+        )  # fmt: skip
+
+
+def test_fitting_arrays_pass_every_entrys_checks() -> None:
+    """With arrays that fit, each entry gets past its checks to the device (none here)."""
+    import spio.jit
+
+    if spio.jit.device_count() > 0:
+        pytest.skip("the stand-in arrays point nowhere: only where no GPU would launch them")
+    x, y = _Array(PARAMS.input_shape), _Array(PARAMS.output_shape)
+    w = _Array(PARAMS.weight_shape)
+    grad_w = _channels_last(16, 3, 3, 8, itemsize=4)  # torch's K x 8 x R x S view
+    workspace = _Array((wgrad_workspace_bytes(PARAMS, WGRAD) // 4,), "<f4")
+    for launch in (
+        lambda: conv2d_gw8_fprop(y, _channels_last(2, 6, 5, 16), w, None, PARAMS),
+        lambda: conv2d_gw8_dgrad(x, y, w, PARAMS),
+        lambda: conv2d_gw8_wgrad(grad_w, x, y, PARAMS, WGRAD, workspace=workspace),
+    ):
+        with pytest.raises(ValueError, match="does not exist; this process sees no CUDA device"):
+            launch()
