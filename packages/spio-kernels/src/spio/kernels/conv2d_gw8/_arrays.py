@@ -58,13 +58,13 @@ def _describe(name: str, array: Any) -> _Described | None:
     shape = tuple(int(v) for v in interface["shape"])
     typestr = str(interface["typestr"])
     itemsize = int(typestr[2:])
-    dtype = _FLOAT_NAMES.get(itemsize) if typestr[1] == "f" else None
+    float_name = _FLOAT_NAMES.get(itemsize) if typestr[1] == "f" else None
     strides = interface.get("strides")
     if strides is None:
         elements = _dense_strides(shape)
     else:
         elements = tuple(int(stride) // itemsize for stride in strides)
-    return _Described(shape, elements, dtype, itemsize)
+    return _Described(shape, elements, float_name, itemsize)
 
 
 def _dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
