@@ -175,3 +175,32 @@ def test_fitting_arrays_pass_every_entrys_checks() -> None:
     ):
         with pytest.raises(ValueError, match="does not exist; this process sees no CUDA device"):
             launch()
+
+
+def test_torch_tensors_are_checked_by_their_shape_strides_and_dtype(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """torch's path (host tensors standing in for CUDA ones): both views pass, with and
+    without the few-call fast path; the rest is named."""
+    torch = pytest.importorskip("torch")
+    from spio.kernels.conv2d_gw8 import _arrays
+
+    monkeypatch.setattr(_arrays, "_on_cuda", lambda tensor: True)
+    x = torch.zeros(PARAMS.input_shape, dtype=torch.float16)
+    nchw = x.permute(0, 3, 1, 2)  # channels_last memory
+    w = torch.zeros(PARAMS.weight_shape, dtype=torch.float16)
+    for array in (x, nchw):
+        assert _arrays._fits_as_tensor(array, PARAMS.input_shape, "float16")
+        check_activation("x", array, PARAMS.input_shape, "float16")
+    assert _arrays._fits_as_tensor(w.permute(0, 3, 1, 2), PARAMS.weight_shape, "float16")
+    check_weights("w", w.permute(0, 3, 1, 2), PARAMS, "float16")
+    refused = [
+        (x.float(), "x must hold float16 values, got float32"),
+        (nchw.contiguous(), r"x must be an N x H x W x C activation: .* got shape \(2, 16, 6, 5\)"),
+        (x[:, :, :, :8], r"got shape \(2, 6, 5, 8\)"),
+        (torch.zeros(4, 6, 5, 16, dtype=torch.float16)[::2], r"with strides \(960, 80, 16, 1\)"),
+    ]
+    for array, message in refused:
+        assert not _arrays._fits_as_tensor(array, PARAMS.input_shape, "float16")
+        with pytest.raises(ValueError, match=message):
+            check_activation("x", array, PARAMS.input_shape, "float16")

@@ -47,8 +47,8 @@ class _Described:
 def _describe(name: str, array: Any) -> _Described | None:
     """The description of a torch tensor or __cuda_array_interface__ object, else None (a
     device pointer or another object, which the launch takes as it is)."""
-    if type(array).__module__.startswith("torch") and hasattr(array, "data_ptr"):
-        if array.device.type != "cuda":
+    if _is_tensor(array):
+        if not _on_cuda(array):
             raise ValueError(f"{name} must be on a CUDA device, got a tensor on {array.device}")
         dtype = str(array.dtype).removeprefix("torch.")
         return _Described(tuple(array.shape), tuple(array.stride()), dtype, array.element_size())
@@ -65,6 +65,15 @@ def _describe(name: str, array: Any) -> _Described | None:
     else:
         elements = tuple(int(stride) // itemsize for stride in strides)
     return _Described(shape, elements, float_name, itemsize)
+
+
+def _is_tensor(array: Any) -> bool:
+    return type(array).__module__.startswith("torch") and hasattr(array, "data_ptr")
+
+
+def _on_cuda(tensor: Any) -> bool:
+    """Whether a torch tensor is on a CUDA device (a seam for the CPU tests)."""
+    return bool(tensor.is_cuda)
 
 
 def _dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -118,7 +127,7 @@ def check_array(
 def _fits_as_tensor(array: Any, memory_shape: tuple[int, ...], dtype: str) -> bool:
     """Whether array is a CUDA torch tensor that fits, found with few of torch's calls (the
     common case, a few hundred nanoseconds); False sends it through the full description."""
-    if not type(array).__module__.startswith("torch") or not getattr(array, "is_cuda", False):
+    if not _is_tensor(array) or not _on_cuda(array):
         return False
     if str(array.dtype) != _TORCH_NAMES[dtype]:
         return False
