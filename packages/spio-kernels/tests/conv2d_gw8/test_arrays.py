@@ -204,3 +204,12 @@ def test_torch_tensors_are_checked_by_their_shape_strides_and_dtype(
         assert not _arrays._fits_as_tensor(array, PARAMS.input_shape, "float16")
         with pytest.raises(ValueError, match=message):
             check_activation("x", array, PARAMS.input_shape, "float16")
+
+
+def test_wgrad_names_a_config_of_another_pass() -> None:
+    from spio.kernels.conv2d_gw8 import default_config
+
+    x, grad_y = _Array(PARAMS.input_shape), _Array(PARAMS.output_shape)
+    grad_w = _Array(PARAMS.weight_shape, "<f4")
+    with pytest.raises(TypeError, match="config must be a WgradConfig, got FpropConfig"):
+        conv2d_gw8_wgrad(grad_w, x, grad_y, PARAMS, default_config(PARAMS))  # type: ignore[arg-type]

@@ -451,6 +451,8 @@ def _launched_config(
         if deterministic:
             return config
         return atomic_config_on(params, config, device, rounded or params.has_bias)
+    if not isinstance(config, WgradConfig):  # (its fitness is wgrad_launch's to check, once)
+        raise TypeError(f"config must be a WgradConfig, got {type(config).__name__}")
     if config.atomic_sums and deterministic:
         raise ValueError(
             "config.atomic_sums adds the blocks' sums in an order that varies from run to run, "
