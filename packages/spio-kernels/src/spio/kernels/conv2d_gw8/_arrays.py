@@ -16,6 +16,7 @@ K x 8 x R x S weights), which is the same bytes.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +77,11 @@ def _on_cuda(tensor: Any) -> bool:
     return bool(tensor.is_cuda)
 
 
+def _torch_view(values: Sequence[int]) -> tuple[int, ...]:
+    """values (a shape or strides in the kernel's memory order) in torch's view's order."""
+    return tuple(values[i] for i in _TORCH_VIEW)
+
+
 def _dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
     strides, step = [], 1
     for size in reversed(shape):
@@ -96,10 +102,8 @@ def _dense_in_order(described: _Described, memory_shape: tuple[int, ...]) -> boo
     """Whether the array is dense memory of memory_shape: in that shape, or in torch's view of
     it (dimensions in _TORCH_VIEW's order, strides permuted alike)."""
     dense = _dense_strides(memory_shape)
-    torch_shape = tuple(memory_shape[i] for i in _TORCH_VIEW)
-    torch_strides = tuple(dense[i] for i in _TORCH_VIEW)
     return _matches(described, memory_shape, dense) or _matches(
-        described, torch_shape, torch_strides
+        described, _torch_view(memory_shape), _torch_view(dense)
     )
 
 
@@ -115,10 +119,9 @@ def check_array(
     if described is None:
         return
     if not _dense_in_order(described, memory_shape):
-        torch_shape = tuple(memory_shape[i] for i in _TORCH_VIEW)
         raise ValueError(
-            f"{name} must be {view}: shape {memory_shape}, contiguous, or shape {torch_shape} "
-            f"in channels_last memory; got shape {described.shape} with strides "
+            f"{name} must be {view}: shape {memory_shape}, contiguous, or shape "
+            f"{_torch_view(memory_shape)} in channels_last memory; got shape {described.shape} with strides "
             f"{described.strides}"
         )
     _check_dtype(name, described, dtype)
@@ -135,7 +138,7 @@ def _fits_as_tensor(array: Any, memory_shape: tuple[int, ...], dtype: str) -> bo
         return bool(array.is_contiguous())
     torch = sys.modules["torch"]
     return bool(array.dim() == 4 and array.is_contiguous(memory_format=torch.channels_last)) and (
-        tuple(array.shape) == tuple(memory_shape[i] for i in _TORCH_VIEW)
+        tuple(array.shape) == _torch_view(memory_shape)
     )
 
 
@@ -159,9 +162,7 @@ def check_workspace(array: Any, nbytes: int) -> None:
     described = _describe("workspace", array)
     if described is None:
         return
-    elements = 1
-    for size in described.shape:
-        elements *= size
+    elements = math.prod(described.shape)
     if described.strides != _dense_strides(described.shape) and elements > 1:
         raise ValueError(f"workspace must be contiguous, got strides {described.strides}")
     if elements * described.itemsize < nbytes:
