@@ -121,8 +121,8 @@ def check_array(
     if not _dense_in_order(described, memory_shape):
         raise ValueError(
             f"{name} must be {view}: shape {memory_shape}, contiguous, or shape "
-            f"{_torch_view(memory_shape)} in channels_last memory; got shape {described.shape} with strides "
-            f"{described.strides}"
+            f"{_torch_view(memory_shape)} in channels_last memory; got shape "
+            f"{described.shape} with strides {described.strides}"
         )
     _check_dtype(name, described, dtype)
 
