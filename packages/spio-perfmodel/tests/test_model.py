@@ -12,6 +12,7 @@ import pytest
 from synthetic import GPU, LAYERS, synthetic_rows, synthetic_us
 
 from spio.perfmodel import PASSES, ConfigTime, GpuLimits, LatencyModel, TrainingOptions, evaluate
+from spio.perfmodel._model import config_fingerprint
 
 FAST = TrainingOptions(rounds=150, threads=2)
 
@@ -92,6 +93,7 @@ def test_save_and_load_give_the_same_predictions(tmp_path: Path) -> None:
     assert (loaded.pass_name, loaded.gpu, loaded.limits) == ("wgrad", GPU, GpuLimits(sm_count=114))
     assert loaded.kernel == "0123456789ab"
     assert loaded.measured == model.measured
+    assert loaded.timed == model.timed
     layer = LAYERS[5]
     configs = PASSES["wgrad"].config_space(layer)[:50]
     np.testing.assert_allclose(loaded.predict_us(layer, configs), model.predict_us(layer, configs))
@@ -105,6 +107,32 @@ def test_a_model_keeps_the_fastest_config_measured_on_each_training_layer() -> N
         fastest = min((row for row in rows if row.params == layer), key=lambda r: r.median_us)
         assert model.measured_config(layer) == fastest.config
     assert model.measured_config(LAYERS[5]) is None
+
+
+def test_a_model_knows_which_configs_were_timed_on_each_training_layer() -> None:
+    rows = synthetic_rows("wgrad", LAYERS[:2], per_layer=30)
+    model = LatencyModel.train(rows, options=FAST)
+    layer = LAYERS[0]
+    timed = {row.config for row in rows if row.params == layer}
+    untimed = [c for c in PASSES["wgrad"].config_space(layer) if c not in timed]
+    assert timed
+    assert untimed
+    assert all(model.was_timed(layer, config) for config in timed)
+    assert not any(model.was_timed(layer, config) for config in untimed)
+    assert len(model.timed[layer]) == len(timed)  # no two timed tiles share a fingerprint
+    # A tile as a launcher places it is still that tile.
+    placed = dataclasses.replace(next(iter(timed)), padded_slabs=True)
+    assert model.was_timed(layer, placed)
+    assert not model.was_timed(LAYERS[5], next(iter(timed)))
+
+
+def test_a_fingerprint_names_a_tile() -> None:
+    space = PASSES["fprop"].config_space(LAYERS[0])
+    fingerprints = {config_fingerprint(config) for config in space}
+    assert len(fingerprints) == len(space)
+    assert all(len(f) == 8 and int(f, 16) >= 0 for f in fingerprints)
+    # Stable across processes and versions of Python: a CRC of the fields' text.
+    assert config_fingerprint(space[0]) == config_fingerprint(dataclasses.replace(space[0]))
 
 
 def test_training_takes_one_pass_and_one_gpu() -> None:

@@ -39,13 +39,21 @@ class _StubModel:
     gpu = "Stub GPU"
 
     def __init__(
-        self, pick: object, heuristic_us: float, pick_us: float, measured: object = None
+        self,
+        pick: object,
+        heuristic_us: float,
+        pick_us: float,
+        measured: object = None,
+        timed: tuple[object, ...] = (),
     ) -> None:
         self.pick, self.times = pick, {"heuristic": heuristic_us, "pick": pick_us}
-        self.measured = measured
+        self.measured, self.timed = measured, timed
 
     def measured_config(self, params: Conv2dGw8Params) -> object:
         return self.measured
+
+    def was_timed(self, params: Conv2dGw8Params, config: object) -> bool:
+        return config in self.timed
 
     def best_config_over(self, params: Conv2dGw8Params, baseline: object) -> tuple[object, float]:
         if baseline == self.pick:
@@ -113,11 +121,40 @@ def test_a_given_model_is_used_and_checked(gpu: SimpleNamespace) -> None:
 
 
 def test_a_training_layer_gets_the_config_measured_fastest_on_it(gpu: SimpleNamespace) -> None:
-    space = PASSES["fprop"].config_space(LAYER)
-    timed = _StubModel(space[0], heuristic_us=10.0, pick_us=5.0, measured=space[1])
+    heuristic = PASSES["fprop"].default_config(LAYER, 132)
+    space = [c for c in PASSES["fprop"].config_space(LAYER) if c != heuristic]
+    timed = _StubModel(
+        space[0], heuristic_us=10.0, pick_us=5.0, measured=space[1], timed=(space[1], heuristic)
+    )
     choice = choose_config("fprop", LAYER, model=timed)  # type: ignore[arg-type]
     assert (choice.config, choice.source) == (space[1], "measured")
     assert choice.reason == "the given model (Stub GPU): measured on this layer"
+
+
+def test_a_measurement_without_the_heuristics_config_does_not_overrule_it(
+    gpu: SimpleNamespace,
+) -> None:
+    # A campaign from before the heuristic's config was in the space: its fastest config
+    # stands only as the model's pick would, against the heuristic's with the 3% margin.
+    heuristic = PASSES["fprop"].default_config(LAYER, 132)
+    space = [c for c in PASSES["fprop"].config_space(LAYER) if c != heuristic]
+    close = _StubModel(
+        space[0], heuristic_us=10.1, pick_us=10.0, measured=space[1], timed=(space[1],)
+    )
+    choice = choose_config("fprop", LAYER, model=close)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (heuristic, "heuristic")
+    assert choice.reason == (
+        "the given model (Stub GPU) predicts its pick only 1.0% faster than the heuristic's "
+        "config (it needs 3%); the layer's campaign never timed the heuristic's config"
+    )
+    faster = _StubModel(
+        space[0], heuristic_us=12.0, pick_us=10.0, measured=space[1], timed=(space[1],)
+    )
+    choice = choose_config("fprop", LAYER, model=faster)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (space[0], "model")
+    assert choice.reason == (
+        "the given model (Stub GPU); the layer's campaign never timed the heuristic's config"
+    )
 
 
 def test_a_layer_with_bias_uses_the_measurement_without(gpu: SimpleNamespace) -> None:
@@ -198,3 +235,12 @@ def test_a_wgrad_placement_names_what_it_changed(
         choice = choose_config("wgrad", LAYER)
         assert choice.config == placed_config
         assert choice.reason == f"{plain.reason}; on this GPU its tile {what} (balanced_config_on)"
+
+
+def test_the_h100s_stale_measurement_no_longer_decides(gpu: SimpleNamespace) -> None:
+    # The shipped case (test_shipped: a campaign older than the heuristic's prefetch 6).
+    gpu.name = "NVIDIA H100 80GB HBM3"
+    layer = Conv2dGw8Params.make(128, 1024, 16, 16)
+    choice = choose_config("fprop", layer)
+    assert choice.source in ("model", "heuristic")
+    assert choice.reason.endswith("; the layer's campaign never timed the heuristic's config")

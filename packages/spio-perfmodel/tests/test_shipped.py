@@ -180,5 +180,41 @@ def test_the_models_run_the_swept_target_layers_with_their_fastest_measured_conf
                 times.setdefault(row.config, []).append(row.median_us)
         fastest = min(times, key=lambda config: sum(times[config]) / len(times[config]))
         assert model.measured_config(layer) == fastest, (gpu, pass_name, n)
+        # and the sweep timed the heuristic's config, so choose_config runs the fastest.
+        default = PASSES[pass_name].default_config(layer, model.limits.sm_count)
+        assert model.was_timed(layer, default), (gpu, pass_name, n)
         if (gpu, pass_name) == ("NVIDIA H200", "wgrad"):
             assert fastest.tma, (n, fastest)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("gpu", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+@pytest.mark.parametrize("pass_name", sorted(PASSES))
+def test_the_models_know_every_config_their_rows_timed(gpu: str, pass_name: str) -> None:
+    from spio.perfmodel import read_config_times
+    from spio.perfmodel._data import by_layer
+
+    model = shipped_model(pass_name, gpu)
+    assert model is not None
+    files = sorted((DATA / gpu_folder(gpu)).glob(f"seed*/*_{pass_name}.csv"))
+    rows = read_config_times(files).select(pass_name, gpu, model.kernel).rows
+    layers = by_layer(rows)
+    assert set(layers) == set(model.timed) == set(model.measured)
+    for layer, layer_rows in layers.items():
+        configs = {row.config for row in layer_rows}
+        assert len(model.timed[layer]) == len(configs), layer
+        assert all(model.was_timed(layer, config) for config in configs), layer
+
+
+def test_a_campaign_without_the_heuristics_config_does_not_overrule_it() -> None:
+    """128 x 1024 x 16 x 16's campaign (H100, seed 4) predates prefetch 6: its fastest fprop
+    config, prefetch 2, ran 50.8 us where the heuristic's prefetch 6 ran 48.3-48.8
+    (docs/perfmodel)."""
+    from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+
+    model = shipped_model("fprop", "NVIDIA H100 80GB HBM3")
+    assert model is not None
+    layer = Conv2dGw8Params.make(128, 1024, 16, 16)
+    default = PASSES["fprop"].default_config(layer, model.limits.sm_count)
+    assert default.prefetch == 6  # type: ignore[attr-defined]
+    assert model.measured_config(layer).prefetch == 2  # type: ignore[union-attr]
+    assert not model.was_timed(layer, default)

@@ -8,15 +8,16 @@ takes the layers' own scale (1 us to milliseconds) out of what the trees must le
 they spend their splits on the configs. (Held out, averaged over 5-, 7- and 10-fold splits
 of the shipped data, the mean regret fell in 5 of 6 pass-and-GPU pairs, by up to a third:
 H100 fprop 5.8% -> 3.7%.) A model file is XGBoost's JSON with Spio's
-metadata (pass, GPU, its limits, the kernels' version, feature names, and the fastest
-config measured on each training layer) stored as a booster attribute, so one file is the
-whole model.
+metadata (pass, GPU, its limits, the kernels' version, feature names, the fastest config
+measured on each training layer and a fingerprint of every config timed there) stored as a
+booster attribute, so one file is the whole model.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from ._data import ConfigTime, by_layer
 from ._features import GpuLimits, columns_matrix, feature_matrix, feature_names
 from ._passes import kernel_pass
-from ._space import Columns, space_columns
+from ._space import Columns, space_columns, space_fields
 from ._tree_sums import TreeSums
 
 #: Scoring a whole config space: each stage (trees, keep) ranks the candidates left with the
@@ -65,8 +66,8 @@ SCREEN_STAGES = ((30, 511), (100, 127))
 SCREEN_ROUNDS = 400
 
 #: Version of the model file's metadata and targets; a file of another version is refused.
-#: (3: targets relative to the layer's floor.)
-FORMAT_VERSION = 3
+#: (3: targets relative to the layer's floor; 4: the configs timed on each training layer.)
+FORMAT_VERSION = 4
 
 #: The floor a latency is predicted relative to: FLOOR_US plus the pass's compulsory bytes at
 #: FLOOR_BANDWIDTH (bytes per microsecond; 3.5 TB/s). Rough on purpose: it only has to carry
@@ -116,6 +117,7 @@ class LatencyModel:
         limits: GpuLimits,
         kernel: str = "",
         measured: dict[Conv2dGw8Params, Any] | None = None,
+        timed: dict[Conv2dGw8Params, frozenset[str]] | None = None,
     ) -> None:
         self._booster = booster
         self._tree_sums = TreeSums(booster)
@@ -128,10 +130,17 @@ class LatencyModel:
         self.kernel = kernel
         #: The fastest config measured on each layer it was trained on.
         self.measured = dict(measured or {})
+        #: The fingerprints (config_fingerprint) of the configs timed on each training layer.
+        self.timed = dict(timed or {})
 
     def measured_config(self, params: Conv2dGw8Params) -> Any | None:
         """The fastest config measured on params when it was a training layer, else None."""
         return self.measured.get(params)
+
+    def was_timed(self, params: Conv2dGw8Params, config: Any) -> bool:
+        """Whether config's tile was among the configs timed on the training layer params
+        (False where params was no training layer)."""
+        return config_fingerprint(config) in self.timed.get(params, ())
 
     @classmethod
     def train(
@@ -173,8 +182,13 @@ class LatencyModel:
         )
         options = options or training_options(pass_name)
         booster = xgboost.train(options.xgboost_params(), matrix, num_boost_round=options.rounds)
-        measured = {layer: _fastest(layer_rows) for layer, layer_rows in by_layer(rows).items()}
-        return cls(booster, pass_name, gpu, limits, kernel, measured)
+        layers = by_layer(rows)
+        measured = {layer: _fastest(layer_rows) for layer, layer_rows in layers.items()}
+        timed = {
+            layer: frozenset(config_fingerprint(row.config) for row in layer_rows)
+            for layer, layer_rows in layers.items()
+        }
+        return cls(booster, pass_name, gpu, limits, kernel, measured, timed)
 
     def predict_us(self, params: Conv2dGw8Params, configs: Sequence[Any]) -> np.ndarray:
         """Predicted latency in microseconds of each config on the layer params."""
@@ -291,6 +305,10 @@ class LatencyModel:
                 [dataclasses.asdict(layer), dataclasses.asdict(config)]
                 for layer, config in self.measured.items()
             ],
+            "timed": [
+                [dataclasses.asdict(layer), sorted(fingerprints)]
+                for layer, fingerprints in self.timed.items()
+            ],
             "features": list(feature_names(self.pass_name)),
         }
         self._booster.set_attr(**{_META_KEY: json.dumps(meta)})
@@ -335,8 +353,12 @@ class LatencyModel:
         measured = {
             _layer_from_dict(layer): config_type(**config) for layer, config in meta["measured"]
         }
+        timed = {
+            _layer_from_dict(layer): frozenset(fingerprints)
+            for layer, fingerprints in meta["timed"]
+        }
         limits = GpuLimits(**meta["limits"])
-        return cls(booster, pass_name, meta["gpu"], limits, meta["kernel"], measured)
+        return cls(booster, pass_name, meta["gpu"], limits, meta["kernel"], measured, timed)
 
 
 #: Training settings of the passes whose models differ from TrainingOptions' defaults. wgrad:
@@ -365,6 +387,16 @@ def _fastest(rows: Sequence[ConfigTime]) -> Any:
     for row in rows:
         times.setdefault(row.config, []).append(row.median_us)
     return min(times, key=lambda config: sum(times[config]) / len(times[config]))
+
+
+def config_fingerprint(config: Any) -> str:
+    """Eight hex digits that name config's tile: a CRC-32 of its space fields and their values
+    (placement fields left out, as the configs a model trains on have them at their
+    defaults). What a model keeps of every config timed on a training layer: a few bytes
+    each, where whole configs would grow a wgrad model by a third."""
+    fields = space_fields(type(config))
+    text = ",".join(f"{name}={getattr(config, name)!r}" for name in fields)
+    return f"{zlib.crc32(text.encode()):08x}"
 
 
 def _layer_from_dict(fields: dict[str, Any]) -> Conv2dGw8Params:

@@ -6,12 +6,13 @@ the kernels installed now (their sources digest): a model of other kernels, or o
 GPU, describes a different machine. Everywhere else the heuristic decides, the config the
 kernel entries run without one (`default_config_on`).
 
-On a layer the model was trained on, the fastest config measured there is used. Elsewhere a
-model's pick replaces the heuristic's config only where the model predicts it at least
-MIN_PREDICTED_GAIN faster. Below that the prediction is less certain than the gain: on
-the H200, on the targets' layers (whose heuristics were tuned on measurements), picks
-predicted 0.1-2.5% faster ran up to 4% slower, while on 13 layers no model had seen the same
-threshold kept the whole geometric-mean gain (docs/perfmodel). The environment variable
+On a layer the model was trained on, the fastest config measured there is used, where the
+heuristic's config was among those timed there. Elsewhere a model's pick replaces the
+heuristic's config only where the model predicts it at least MIN_PREDICTED_GAIN faster.
+Below that the prediction is less certain than the gain: on the H200, on the targets'
+layers (whose heuristics were tuned on measurements), picks predicted 0.1-2.5% faster ran up
+to 4% slower, while on 13 layers no model had seen the same threshold kept the whole
+geometric-mean gain (docs/perfmodel). The environment variable
 SPIO_CONFIG_SELECTION=heuristic turns the models off; `model` (the default) uses them where
 they fit; `autotune` times the fitting model's shortlist on the device at a layer's first
 call of each pass and runs the fastest (`tune_config`, _autotune).
@@ -166,14 +167,9 @@ def choose_config(
 def _model_or_heuristic(
     model: LatencyModel, params: Conv2dGw8Params, device: int, why: str
 ) -> ConfigChoice:
-    """The config measured fastest on params where the model was trained on it; else the
-    model's pick where it predicts it MIN_PREDICTED_GAIN faster than the heuristic's config;
-    else the heuristic's."""
-    # Campaigns time layers without bias; fprop's bias is an epilogue of C adds per pixel,
-    # which does not change which config is fastest.
-    measured = model.measured_config(dataclasses.replace(params, has_bias=False))
-    if measured is not None:
-        return ConfigChoice(measured, "measured", f"{why}: measured on this layer")
+    """The config measured fastest on params where the model was trained on it and the
+    heuristic's config was among those timed there; else the model's pick where it predicts
+    it MIN_PREDICTED_GAIN faster than the heuristic's config; else the heuristic's."""
     import spio.jit
 
     # The heuristic's spec-level default stands in for it: the kernel entries' default_config_on
@@ -181,15 +177,27 @@ def _model_or_heuristic(
     # a second) for a config that may not run.
     sm_count = spio.jit.device_info(device).sm_count
     default = kernel_pass(model.pass_name).default_config(params, sm_count)
+    # Campaigns time layers without bias; fprop's bias is an epilogue of C adds per pixel,
+    # which does not change which config is fastest.
+    timed_layer = dataclasses.replace(params, has_bias=False)
+    measured = model.measured_config(timed_layer)
+    untimed = ""
+    if measured is not None:
+        if model.was_timed(timed_layer, default):
+            return ConfigChoice(measured, "measured", f"{why}: measured on this layer")
+        # A campaign older than the heuristic's config (a prefetch or a tile the space did
+        # not hold then) timed the layer without it: its fastest is no evidence against the
+        # heuristic, which ran 5% faster than it on 128 x 1024 x 16 x 16 (H100, fprop).
+        untimed = "; the layer's campaign never timed the heuristic's config"
     pick, gain = model.best_config_over(params, default)
     if gain < MIN_PREDICTED_GAIN:
         because = (
             f"{why} predicts its pick only {gain:.1%} faster than the heuristic's config "
-            f"(it needs {MIN_PREDICTED_GAIN:.0%})"
+            f"(it needs {MIN_PREDICTED_GAIN:.0%}){untimed}"
         )
         heuristic = heuristic_config(model.pass_name, params, device)
         return ConfigChoice(heuristic, "heuristic", because)
-    return ConfigChoice(pick, "model", why)
+    return ConfigChoice(pick, "model", f"{why}{untimed}")
 
 
 def predicted_gain(model: LatencyModel, params: Conv2dGw8Params, default: Any, pick: Any) -> float:
