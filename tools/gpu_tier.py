@@ -3,6 +3,9 @@
 Run as a script it runs the tier with pytest and writes a log and JUnit XML into --out.
 It needs only the standard library and pytest, so it runs in any environment where the
 workspace packages are installed (a nox session, or the GPU machine's preinstalled Python).
+--shard I/N runs the I-th of N consecutive parts of the tier's tests, for machines that
+limit how long one command may run (the GPU test machine: 10 minutes, where the whole tier
+takes about 20 on an H100).
 """
 
 from __future__ import annotations
@@ -44,10 +47,10 @@ def no_gpu_reason() -> str | None:
     return None
 
 
-def pytest_args(out_dir: Path, slow: bool = False) -> list[str]:
+def pytest_args(out_dir: Path, slow: bool = False, tests: list[str] | None = None) -> list[str]:
     """Return the pytest command line of the GPU tier, writing JUnit XML into out_dir (slow:
-    with the slow GPU tests)."""
-    paths = [path for path in TEST_PATHS if (ROOT / path).is_dir()]
+    with the slow GPU tests; tests: these node IDs instead of the tier's folders)."""
+    paths = tests if tests is not None else [p for p in TEST_PATHS if (ROOT / p).is_dir()]
     return [
         *paths,
         "-m",
@@ -59,11 +62,47 @@ def pytest_args(out_dir: Path, slow: bool = False) -> list[str]:
     ]
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """--shard's I/N as (I, N), 1 <= I <= N; argparse's error names what it allows."""
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise argparse.ArgumentTypeError(f"--shard must be I/N with 1 <= I <= N, got {text!r}")
+    return int(index), int(count)
+
+
+def shard(tests: list[str], index: int, count: int) -> list[str]:
+    """The index-th (from 1) of count consecutive parts of tests, their sizes at most one
+    apart. Consecutive, so that a module's tests, which share its compiled kernels, mostly
+    stay in one part."""
+    size, extra = divmod(len(tests), count)
+    start = (index - 1) * size + min(index - 1, extra)
+    return tests[start : start + size + (1 if index <= extra else 0)]
+
+
+def collect(slow: bool) -> list[str]:
+    """The node IDs of the tier's tests, in pytest's order (collection only: a few seconds)."""
+    paths = [path for path in TEST_PATHS if (ROOT / path).is_dir()]
+    marker = SLOW_MARKER if slow else MARKER
+    command = [sys.executable, "-m", "pytest", *paths, "-m", marker, "--collect-only", "-q"]
+    listing = subprocess.run(
+        [*command, "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True
+    )
+    if listing.returncode != 0:
+        raise RuntimeError(f"collecting the GPU tier failed:\n{listing.stdout}{listing.stderr}")
+    return [line for line in listing.stdout.splitlines() if "::" in line]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "gpu-out", help="log + JUnit dir")
     parser.add_argument(
         "--slow", action="store_true", help="also run the slow GPU tests (every config)"
+    )
+    parser.add_argument(
+        "--shard",
+        type=parse_shard,
+        metavar="I/N",
+        help="run only the I-th of N consecutive parts of the tier's tests",
     )
     # Everything else (-x, -k EXPR, a test path) goes to pytest unchanged.
     args, pytest_extra = parser.parse_known_args(argv)
@@ -72,9 +111,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"GPU tier skipped: {reason}")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pytest", *pytest_args(args.out, args.slow), *pytest_extra]
-    print("+", " ".join(command), flush=True)
-    with (args.out / "gpu-tier.log").open("w") as log:
+    tests = None
+    if args.shard is not None:
+        everything = collect(args.slow)
+        tests = shard(everything, *args.shard)
+        print(f"part {args.shard[0]} of {args.shard[1]}: {len(tests)} of {len(everything)} tests")
+        if not tests:
+            return 0
+    arguments = pytest_args(args.out, args.slow, tests)
+    command = [sys.executable, "-m", "pytest", *arguments, *pytest_extra]
+    print("+", " ".join(command[:12]), "..." if len(command) > 12 else "", flush=True)
+    # Line-buffered: a command the machine stops at its time limit keeps its log so far.
+    with (args.out / "gpu-tier.log").open("w", buffering=1) as log:
         process = subprocess.Popen(
             command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )

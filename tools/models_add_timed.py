@@ -15,7 +15,6 @@ configs' fingerprints.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import xgboost
@@ -40,7 +39,10 @@ def migrate(path: Path) -> str:
     """Rewrite the format-3 model at path in format 4; return what was done."""
     booster = xgboost.Booster()
     booster.load_model(str(path))
-    meta = json.loads(booster.attr(_META_KEY))
+    text = booster.attr(_META_KEY)
+    if text is None:
+        return f"{path}: no Spio metadata, left as it is"
+    meta = json.loads(text)
     if meta["format"] != 3:
         return f"{path}: format {meta['format']}, left as it is"
     pass_name, gpu, kernel = meta["pass"], meta["gpu"], meta["kernel"]
@@ -69,4 +71,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

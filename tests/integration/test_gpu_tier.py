@@ -1,0 +1,34 @@
+"""tools/gpu_tier.py's parts: --shard I/N splits the tier's tests into N runs that add up to it."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from tool_module import load_tool
+
+tool = load_tool("gpu_tier")
+
+
+@pytest.mark.parametrize("length", [0, 1, 7, 10, 1218])
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_the_parts_are_the_tests_in_order_and_nearly_equal(length: int, count: int) -> None:
+    tests = [f"t{i}" for i in range(length)]
+    parts = [tool.shard(tests, index, count) for index in range(1, count + 1)]
+    assert [test for part in parts for test in part] == tests
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def test_a_shard_is_i_of_n() -> None:
+    assert tool.parse_shard("2/3") == (2, 3)
+    for text in ("0/3", "4/3", "3", "a/b", "1/0", "-1/2"):
+        with pytest.raises(argparse.ArgumentTypeError, match="--shard must be I/N"):
+            tool.parse_shard(text)
+
+
+def test_the_tier_collects_gpu_tests_only() -> None:
+    tests = tool.collect(slow=False)
+    assert len(tests) > 100
+    assert all(test.startswith((*tool.TEST_PATHS,)) for test in tests)
+    assert any("test_wgrad_gpu.py::" in test for test in tests)
+    assert not any("test_wgrad_spec.py::" in test for test in tests)  # a CPU test file
