@@ -585,6 +585,33 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 
     GradFrag grad_data[GradTile::storage_size()];
     const auto grad_band = GradTile(grad_data);
+
+    // Each lane's ldmatrix addresses in ring slot 0, as shared-memory window addresses: a
+    // row adds its slot's bytes. Passed through an empty asm so that the compiler keeps them
+    // in registers; it otherwise recomputed the swizzled addresses from the thread index for
+    // every row (about 35 integer instructions a row against 12 mma, at N = 32).
+    constexpr int kGroupsPerWarp = AccTile::size<G>().get();
+    const unsigned input_slot_bytes = static_cast<unsigned>(
+        (smem_input[RING(1)].get() - smem_input[RING(0)].get()) * sizeof(Element));
+    const unsigned grad_slot_bytes = static_cast<unsigned>(
+        (smem_grad[RING(1)].get() - smem_grad[RING(0)].get()) * sizeof(Element));
+    unsigned a_lanes[kGroupsPerWarp][kColumnPairs];
+    unsigned b_lanes[kGroupsPerWarp];
+#pragma unroll
+    for (auto g : spio::range(AccTile::size<G>())) {
+        b_lanes[g.get()] = spio::arch::shared_address(
+            conv2d_gw8::ring_cell<kSlots>(smem_grad[RING(0)][b_image], b_pixel, warp_g + g).get());
+        asm volatile("" : "+r"(b_lanes[g.get()]));
+#pragma unroll
+        for (int pair = 0; pair < kColumnPairs; ++pair) {
+            const X s(column_of(pair, a_half));
+            a_lanes[g.get()][pair] = spio::arch::shared_address(
+                conv2d_gw8::ring_cell<kSlots>(smem_input[RING(0)][a_image], a_pixel + s, warp_g + g)
+                    .get());
+            asm volatile("" : "+r"(a_lanes[g.get()][pair]));
+        }
+    }
+
     // Stream row J: input row j of its part (of `rows` output rows), into band t = j mod R.
     // Output row j - r of a part pairs with its input row j at filter row r; both are in the
     // same part, so their stream rows differ by r as well.
@@ -605,34 +632,23 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         sync_row(warp_n.get());
 #endif
 
-        const auto input_row = smem_input[RING(J % kInputRing)][a_image];
-        const auto grad_row = smem_grad[RING(J % kGradRing)][b_image];
+        const unsigned input_row = (J % kInputRing) * input_slot_bytes;
+        const unsigned grad_row = (J % kGradRing) * grad_slot_bytes;
+        // Every fragment of the row first, so that the loads overlap and the warp lets go of
+        // the row's slot before its mma (the producer refills it meanwhile).
+        TapFrag a[kGroupsPerWarp][kColumnPairs];
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
             // grad_y row j, band t, serves this input row and the next R - 1.
             if (j < rows) {
-                grad_band[BAND(t)][g]->load_trans(
-                    conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
+                grad_band[BAND(t)][g]->load_trans(grad_row + b_lanes[g.get()]);
 #ifdef CONV2D_GW8_BIAS_GRAD
                 add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
 #endif
             }
 #pragma unroll
             for (int pair = 0; pair < kColumnPairs; ++pair) {
-                const X s(column_of(pair, a_half));
-                TapFrag a;
-                a.load_trans(
-                    conv2d_gw8::ring_cell<kSlots>(input_row, a_pixel + s, warp_g + g).get());
-#pragma unroll
-                for (int r = 0; r < kRows; ++r) {
-                    // Output row j - r reads this row at filter row r; its grad_y
-                    // fragment is in band (t - r) mod R.
-                    const int row = j - r;
-                    if (row < 0 || row >= rows) continue;
-                    const BAND band((t - r + kRows) % kRows);
-                    const PAIR tap_pair(r * kColumnPairs + pair);
-                    mma(a, *grad_band[band][g], *acc[g][tap_pair], *acc[g][tap_pair]);
-                }
+                a[g.get()][pair].load_trans(input_row + a_lanes[g.get()][pair]);
             }
         }
 #ifdef CONV2D_GW8_TMA
@@ -644,6 +660,23 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                 spio::arch::mbarrier_arrive(&empties[sync_group * kInputRing + J % kInputRing]);
         }
 #endif
+#pragma unroll
+        for (auto g : spio::range(AccTile::size<G>())) {
+#pragma unroll
+            for (int pair = 0; pair < kColumnPairs; ++pair) {
+#pragma unroll
+                for (int r = 0; r < kRows; ++r) {
+                    // Output row j - r reads this row at filter row r; its grad_y
+                    // fragment is in band (t - r) mod R.
+                    const int row = j - r;
+                    if (row < 0 || row >= rows) continue;
+                    const BAND band((t - r + kRows) % kRows);
+                    const PAIR tap_pair(r * kColumnPairs + pair);
+                    mma(a[g.get()][pair], *grad_band[band][g], *acc[g][tap_pair],
+                        *acc[g][tap_pair]);
+                }
+            }
+        }
     };
     // The walk goes R rows at a time so that every band index is a compile-time constant
     // (registers, not local memory): J mod R for chunks (each step's rows follow on in the same

@@ -331,6 +331,14 @@ public:
         arch::ldmatrix_trans(_regs, lane_row);
     }
 
+    /// load_trans from the shared-memory window address of the lane's element (a kernel that
+    /// keeps its lanes' addresses in registers: arch::shared_address).
+    __device__ void load_trans(unsigned lane_row) {
+        static_assert(!detail::is_same_v<Operand, OperandC>,
+                      "load_trans: accumulator (OperandC) fragments are not loaded with ldmatrix");
+        arch::ldmatrix_trans(_regs, lane_row);
+    }
+
 private:
     // Position of element e of the lane across its pair: 2 * (lane % 4) + e % 2.
     SPIO_HOST_DEVICE static constexpr int pair_offset(int lane, int e) {

@@ -52,27 +52,39 @@ __device__ __forceinline__ void ldmatrix(unsigned (&r)[4], const void* smem_row)
 }
 
 // ldmatrix .x1.trans: one 8 x 8 matrix, transposed on the way into registers.
-__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[1], const void* smem_row) {
+__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[1], unsigned smem_row) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n"
                  : "=r"(r[0])
-                 : "r"(shared_address(smem_row))
+                 : "r"(smem_row)
                  : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[1], const void* smem_row) {
+    ldmatrix_trans(r, shared_address(smem_row));
 }
 
 // ldmatrix .x2.trans: two 8 x 8 matrices, transposed.
-__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[2], const void* smem_row) {
+__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[2], unsigned smem_row) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
                  : "=r"(r[0]), "=r"(r[1])
-                 : "r"(shared_address(smem_row))
+                 : "r"(smem_row)
                  : "memory");
 }
 
+__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[2], const void* smem_row) {
+    ldmatrix_trans(r, shared_address(smem_row));
+}
+
 // ldmatrix .x4.trans: four 8 x 8 matrices, transposed.
-__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[4], const void* smem_row) {
+__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[4], unsigned smem_row) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(shared_address(smem_row))
+                 : "r"(smem_row)
                  : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_trans(unsigned (&r)[4], const void* smem_row) {
+    ldmatrix_trans(r, shared_address(smem_row));
 }
 
 }  // namespace spio::arch
