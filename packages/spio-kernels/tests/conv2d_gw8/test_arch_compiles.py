@@ -1,5 +1,7 @@
 """Every pass compiles for every architecture Spio targets (NVRTC, no GPU needed)."""
 
+import dataclasses
+
 import pytest
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, default_config, dgrad_spec, wgrad_spec
@@ -20,3 +22,22 @@ def test_every_pass_compiles(arch: str) -> None:
     ):
         assert code.arch == arch
         assert code.code
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        wgrad_spec.WgradConfig(32, 8, 2, 16, 2, 2, image_sync=True, tma=True, producer=True),
+        wgrad_spec.WgradConfig(16, 8, 2, 8, 2, 2, image_sync=True, atomic_sums=True),
+        wgrad_spec.WgradConfig(8, 8, 2, 8, 2, 2),
+        wgrad_spec.WgradConfig(16, 8, 2, 16, 2, 1, segments=5),
+    ],
+    ids=str,
+)
+def test_wgrad_compiles_with_the_lanes_addresses_in_registers(
+    arch: str, config: wgrad_spec.WgradConfig
+) -> None:
+    params = Conv2dGw8Params.make(8, 64, 20, 16, has_bias=True)
+    lanes = compile_wgrad(params, dataclasses.replace(config, lane_registers=True), arch)
+    assert lanes.code != compile_wgrad(params, config, arch).code

@@ -585,11 +585,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 
     GradFrag grad_data[GradTile::storage_size()];
     const auto grad_band = GradTile(grad_data);
-
-    // Each lane's ldmatrix addresses in ring slot 0, as shared-memory window addresses: a
-    // row adds its slot's bytes. Passed through an empty asm so that the compiler keeps them
-    // in registers; it otherwise recomputed the swizzled addresses from the thread index for
-    // every row (about 35 integer instructions a row against 12 mma, at N = 32).
+#ifdef CONV2D_GW8_LANE_REGISTERS
+    // WgradConfig.lane_registers: each lane's ldmatrix addresses in ring slot 0, as shared-
+    // memory window addresses (a row adds its slot's bytes), passed through an empty asm so
+    // that the compiler keeps them in registers. Without, it recomputes the swizzled addresses
+    // from the thread index every row: about 35 integer instructions a row against 12 mma.
     constexpr int kGroupsPerWarp = AccTile::size<G>().get();
     const unsigned input_slot_bytes = static_cast<unsigned>(
         (smem_input[RING(1)].get() - smem_input[RING(0)].get()) * sizeof(Element));
@@ -611,6 +611,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
             asm volatile("" : "+r"(a_lanes[g.get()][pair]));
         }
     }
+#endif
 
     // Stream row J: input row j of its part (of `rows` output rows), into band t = j mod R.
     // Output row j - r of a part pairs with its input row j at filter row r; both are in the
@@ -632,6 +633,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         sync_row(warp_n.get());
 #endif
 
+#ifdef CONV2D_GW8_LANE_REGISTERS
         const unsigned input_row = (J % kInputRing) * input_slot_bytes;
         const unsigned grad_row = (J % kGradRing) * grad_slot_bytes;
         // Every fragment of the row first, so that the loads overlap and the warp lets go of
@@ -677,6 +679,47 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                 }
             }
         }
+#else
+        const auto input_row = smem_input[RING(J % kInputRing)][a_image];
+        const auto grad_row = smem_grad[RING(J % kGradRing)][b_image];
+#pragma unroll
+        for (auto g : spio::range(AccTile::size<G>())) {
+            // grad_y row j, band t, serves this input row and the next R - 1.
+            if (j < rows) {
+                grad_band[BAND(t)][g]->load_trans(
+                    conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
+#ifdef CONV2D_GW8_BIAS_GRAD
+                add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
+#endif
+            }
+#pragma unroll
+            for (int pair = 0; pair < kColumnPairs; ++pair) {
+                const X s(column_of(pair, a_half));
+                TapFrag a;
+                a.load_trans(
+                    conv2d_gw8::ring_cell<kSlots>(input_row, a_pixel + s, warp_g + g).get());
+#pragma unroll
+                for (int r = 0; r < kRows; ++r) {
+                    // Output row j - r reads this row at filter row r; its grad_y
+                    // fragment is in band (t - r) mod R.
+                    const int row = j - r;
+                    if (row < 0 || row >= rows) continue;
+                    const BAND band((t - r + kRows) % kRows);
+                    const PAIR tap_pair(r * kColumnPairs + pair);
+                    mma(a, *grad_band[band][g], *acc[g][tap_pair], *acc[g][tap_pair]);
+                }
+            }
+        }
+#ifdef CONV2D_GW8_TMA
+        if constexpr (kProducerWarps > 0) {
+            // The warp is done with row J's slot: once every warp of the group is, the
+            // producer refills it.
+            __syncwarp();
+            if (lane == 0)
+                spio::arch::mbarrier_arrive(&empties[sync_group * kInputRing + J % kInputRing]);
+        }
+#endif
+#endif
     };
     // The walk goes R rows at a time so that every band index is a compile-time constant
     // (registers, not local memory): J mod R for chunks (each step's rows follow on in the same

@@ -121,7 +121,10 @@ class WgradConfig:
     into one f32 sum of every weight with atomic adds (the launch zeroes it first) instead of
     writing a partial sum of its own for the reduce kernel: fewer bytes and no reduction, but
     the order of the additions, and so the rounding of the result, varies from run to run
-    (the launchers take it only where the caller allows that: deterministic=False).
+    (the launchers take it only where the caller allows that: deterministic=False);
+    lane_registers (keyword only; experimental, untimed): the walk keeps each lane's
+    ldmatrix addresses in registers and loads a row's fragments before its mma, letting go of
+    the row's ring slot before them.
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
@@ -132,6 +135,7 @@ class WgradConfig:
         "producer",
         "padded_slabs",
         "atomic_sums",
+        "lane_registers",
     )
 
     block_q: int = 64
@@ -147,6 +151,7 @@ class WgradConfig:
     producer: bool = dataclasses.field(default=False, kw_only=True)
     padded_slabs: bool = dataclasses.field(default=False, kw_only=True)
     atomic_sums: bool = dataclasses.field(default=False, kw_only=True)
+    lane_registers: bool = dataclasses.field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
@@ -161,7 +166,14 @@ class WgradConfig:
                 f"segments = {self.segments} walks the whole stream of rows, so walk_n must be "
                 f"1, got {self.walk_n}"
             )
-        for flag in ("image_sync", "tma", "producer", "padded_slabs", "atomic_sums"):
+        for flag in (
+            "image_sync",
+            "tma",
+            "producer",
+            "padded_slabs",
+            "atomic_sums",
+            "lane_registers",
+        ):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         if self.block_q not in NARROW_BLOCK_Q and self.block_q % TILE_Q != 0:

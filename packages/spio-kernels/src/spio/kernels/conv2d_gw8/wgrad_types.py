@@ -243,6 +243,11 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
             "// warps that only issue the rows (one per group of warps that meet)\n"
             f"#define CONV2D_GW8_PRODUCER_WARPS {config.producer_warps}\n"
         )
+    if config.lane_registers:
+        text += (
+            "// the lanes' ldmatrix addresses kept in registers\n"
+            "#define CONV2D_GW8_LANE_REGISTERS 1\n"
+        )
     if config.atomic_sums:
         text += (
             "// every block adds its sums into one partial sum with atomic adds\n"
