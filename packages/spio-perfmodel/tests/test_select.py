@@ -157,6 +157,22 @@ def test_a_measurement_without_the_heuristics_config_does_not_overrule_it(
     )
 
 
+def test_a_measurement_of_the_heuristics_config_as_the_device_runs_it_counts(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # fprop's launcher shortens the default's walk to fill the last wave; a campaign times
+    # that config, so its measurement is evidence against the heuristic as well.
+    default = PASSES["fprop"].default_config(LAYER, 132)
+    balanced = dataclasses.replace(default, block_p=default.block_p // 2)
+    monkeypatch.setattr(_select, "_heuristics", lambda: {"fprop": lambda p, d: balanced})
+    space = [c for c in PASSES["fprop"].config_space(LAYER) if c not in (default, balanced)]
+    timed = _StubModel(
+        space[0], heuristic_us=12.0, pick_us=10.0, measured=space[1], timed=(space[1], balanced)
+    )
+    choice = choose_config("fprop", LAYER, model=timed)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (space[1], "measured")
+
+
 def test_a_layer_with_bias_uses_the_measurement_without(gpu: SimpleNamespace) -> None:
     model = shipped_model("fprop", "NVIDIA H200")
     assert model is not None

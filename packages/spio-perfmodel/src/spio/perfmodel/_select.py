@@ -183,7 +183,12 @@ def _model_or_heuristic(
     measured = model.measured_config(timed_layer)
     untimed = ""
     if measured is not None:
-        if model.was_timed(timed_layer, default):
+        # Campaigns time the heuristic's config as the device runs it (fprop's walk shortened
+        # to fill the last wave): that one is compiled only where the spec-level one was not
+        # timed, a quarter of the training layers.
+        if model.was_timed(timed_layer, default) or model.was_timed(
+            timed_layer, heuristic_config(model.pass_name, params, device)
+        ):
             return ConfigChoice(measured, "measured", f"{why}: measured on this layer")
         # A campaign older than the heuristic's config (a prefetch or a tile the space did
         # not hold then) timed the layer without it: its fastest is no evidence against the
