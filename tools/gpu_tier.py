@@ -47,14 +47,22 @@ def no_gpu_reason() -> str | None:
     return None
 
 
+def tier_paths() -> list[str]:
+    """The tier's test folders that exist here."""
+    return [path for path in TEST_PATHS if (ROOT / path).is_dir()]
+
+
+def marker_args(slow: bool) -> list[str]:
+    """pytest's marker selection of the tier (slow: with the slow GPU tests)."""
+    return ["-m", SLOW_MARKER if slow else MARKER]
+
+
 def pytest_args(out_dir: Path, slow: bool = False, tests: list[str] | None = None) -> list[str]:
     """Return the pytest command line of the GPU tier, writing JUnit XML into out_dir (slow:
     with the slow GPU tests; tests: these node IDs instead of the tier's folders)."""
-    paths = tests if tests is not None else [p for p in TEST_PATHS if (ROOT / p).is_dir()]
     return [
-        *paths,
-        "-m",
-        SLOW_MARKER if slow else MARKER,
+        *(tests if tests is not None else tier_paths()),
+        *marker_args(slow),
         "-p",
         "no:cacheprovider",
         f"--junitxml={out_dir / 'gpu-tier.xml'}",
@@ -81,11 +89,9 @@ def shard(tests: list[str], index: int, count: int) -> list[str]:
 
 def collect(slow: bool) -> list[str]:
     """The node IDs of the tier's tests, in pytest's order (collection only: a few seconds)."""
-    paths = [path for path in TEST_PATHS if (ROOT / path).is_dir()]
-    marker = SLOW_MARKER if slow else MARKER
-    command = [sys.executable, "-m", "pytest", *paths, "-m", marker, "--collect-only", "-q"]
+    command = [sys.executable, "-m", "pytest", *tier_paths(), *marker_args(slow), "--collect-only"]
     listing = subprocess.run(
-        [*command, "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True
+        [*command, "-q", "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True
     )
     if listing.returncode != 0:
         raise RuntimeError(f"collecting the GPU tier failed:\n{listing.stdout}{listing.stderr}")
