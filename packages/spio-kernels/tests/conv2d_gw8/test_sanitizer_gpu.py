@@ -158,6 +158,20 @@ CASES = {
         *_OWN_BARRIERS,
         "padded_slabs=1",
     ],
+    # Lanes' ldmatrix addresses in registers (lane_registers): each row's fragments loaded
+    # before its mma, the slot released early; with cp.async rows and a 5 x 3 filter, and
+    # with producer warps on per-image barriers over segments.
+    "wgrad-lane-registers-filter": ["wgrad", "3x16x9x7", *_FILTER, "--config", "lane_registers=1"],
+    "wgrad-lane-registers-producer-segments": [
+        "wgrad",
+        "5x64x12x20",
+        "--config",
+        *_TMA,
+        "image_sync=1",
+        "segments=11",
+        "producer=1",
+        "lane_registers=1",
+    ],
     "wgrad-segments-prefetch3-own-barriers": [
         "wgrad",
         "4x64x12x12",

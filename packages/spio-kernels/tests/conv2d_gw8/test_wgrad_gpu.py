@@ -389,23 +389,37 @@ def test_placed_improvements_give_the_same_bits(
     torch.testing.assert_close(improved, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
-def test_improved_config_on_pads_the_slabs_where_the_blocks_still_fit() -> None:
+def test_improved_config_on_pads_the_slabs_then_keeps_lane_addresses_where_the_blocks_fit() -> None:
     import torch
 
     from spio.kernels.conv2d_gw8._tiling import grid_slots
-    from spio.kernels.conv2d_gw8.wgrad import improved_config_on, padded_config_on, wgrad_launch
+    from spio.kernels.conv2d_gw8.wgrad import (
+        improved_config_on,
+        lane_config_on,
+        padded_config_on,
+        wgrad_launch,
+    )
+
+    def fits_as_well(config: WgradConfig, variant: WgradConfig) -> bool:
+        base, changed = (wgrad_launch(params, c, device).main for c in (config, variant))
+        slots = [
+            grid_slots(k, wgrad_spec.launch_geometry(params, c))
+            for k, c in ((base, config), (changed, variant))
+        ]
+        spills = changed.attributes.local_mem > base.attributes.local_mem
+        return slots[1] >= slots[0] and not spills
 
     device = torch.cuda.current_device()
     params = Conv2dGw8Params.make(64, 128, 32, 32)
     for tile in (WgradConfig(16, 4, 1, 16, 1, 4, image_sync=True), WgradConfig(16, 8, 2, 16, 2, 2)):
         padded = padded_config_on(params, tile, device)
-        assert padded in (tile, dataclasses.replace(tile, padded_slabs=True))
-        slots = [
-            grid_slots(wgrad_launch(params, c, device).main, wgrad_spec.launch_geometry(params, c))
-            for c in (tile, dataclasses.replace(tile, padded_slabs=True))
-        ]
-        assert padded.padded_slabs == (slots[1] >= slots[0])
-        assert improved_config_on(params, tile, device) == padded  # no TMA: no producer warps
+        with_slabs = dataclasses.replace(tile, padded_slabs=True)
+        assert padded == (with_slabs if fits_as_well(tile, with_slabs) else tile)
+        lanes = lane_config_on(params, padded, device)
+        with_lanes = dataclasses.replace(padded, lane_registers=True)
+        assert lanes == (with_lanes if fits_as_well(padded, with_lanes) else padded)
+        assert lane_config_on(params, lanes, device) == lanes
+        assert improved_config_on(params, tile, device) == lanes  # no TMA: no producer warps
 
 
 def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma() -> None:

@@ -122,9 +122,9 @@ class WgradConfig:
     writing a partial sum of its own for the reduce kernel: fewer bytes and no reduction, but
     the order of the additions, and so the rounding of the result, varies from run to run
     (the launchers take it only where the caller allows that: deterministic=False);
-    lane_registers (keyword only; experimental, untimed): the walk keeps each lane's
-    ldmatrix addresses in registers and loads a row's fragments before its mma, letting go of
-    the row's ring slot before them.
+    lane_registers (keyword only): the walk keeps each lane's ldmatrix addresses in registers
+    and loads a row's fragments before its mma, letting go of the row's ring slot before
+    them (wgrad.lane_config_on gives it where the kernel keeps its blocks per SM).
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
