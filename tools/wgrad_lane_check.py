@@ -4,8 +4,9 @@ against the shipped walk, per layer, deterministic and with atomic sums.
     python tools/wgrad_lane_check.py [--layers NxCxHxWxK ...]
 
 For each layer (a named list, or --layers' N x C x H x W x K: K x K filters, padding K // 2),
-`choose_config("wgrad", ...)`'s config as the launcher places it and the same config with
-atomic sums, each without and with lane_registers; the main kernel's registers. Timed in
+`choose_config("wgrad", ...)`'s config as the launcher places it, but without lane_registers
+(which wgrad.lane_config_on gives it where it fits), and the same config with atomic sums,
+each without and with lane_registers; the main kernel's registers. Timed in
 this process, alternating three rounds (CUDA-graph replays of the whole pass, the fastest
 round's median), with cuDNN and the copy bandwidth. Needs a GPU.
 """
@@ -30,7 +31,8 @@ NAMED = [
 def main() -> None:
     layers, copy = layers_and_copy(__doc__.splitlines()[0], NAMED)
     for params in layers:
-        placed = choose_config("wgrad", params).config
+        # As the launcher placed it before lane_config_on: the baseline.
+        placed = dataclasses.replace(choose_config("wgrad", params).config, lane_registers=False)
         configs = [placed, dataclasses.replace(placed, atomic_sums=True)]
         pairs = [(c, dataclasses.replace(c, lane_registers=True)) for c in configs]
         times, cudnn_us = time_alternating(params, [c for pair in pairs for c in pair])

@@ -1,6 +1,7 @@
 """The walks of a wgrad tile worth timing on a GPU: its row chunks, its segments, and its
 segments with more rows in flight per block, each with the kernel improvements the launcher
-would give it (wgrad.improved_config_on: producer warps, padded slabs).
+would give it (wgrad.improved_config_on: producer warps, padded slabs, the lanes' addresses
+in registers).
 
 Which walk of a tile is fastest does not follow a rule that held on every layer. On an H200
 (2026-11-24, one process, the models' tiles; chunks -> segments -> segments with prefetch 3
