@@ -3,6 +3,7 @@ shorter walk."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -89,3 +90,18 @@ def test_fprop_shorter_walk_stops_at_eight_rows() -> None:
     assert fprop_spec.shorter_walk(params, FpropConfig(block_p=16)) == FpropConfig(block_p=8)
     assert fprop_spec.shorter_walk(params, FpropConfig(block_p=8)) is None
     assert dgrad_spec.shorter_walk(params, FpropConfig(block_p=16)) == FpropConfig(block_p=8)
+
+
+def test_fprop_shorter_walk_leaves_no_block_of_an_image_under_eight_rows() -> None:
+    # 14 rows in walks of 8: a block of 6 rows, whose halo rows cost more than the waves gain.
+    whole = FpropConfig(16, 8, 2, 1, 16, 6, 16)
+    assert fprop_spec.shorter_walk(Conv2dGw8Params.make(512, 256, 14, 14), whole) is None
+    assert dgrad_spec.shorter_walk(Conv2dGw8Params.make(512, 256, 14, 14), whole) is None
+    # 16 and 24 rows split into whole walks of 8; 28 rows into 16 and 12.
+    halved = dataclasses.replace(whole, block_p=8)
+    assert fprop_spec.shorter_walk(Conv2dGw8Params.make(128, 1024, 16, 16), whole) == halved
+    assert fprop_spec.shorter_walk(Conv2dGw8Params.make(8, 64, 24, 24), whole) == halved
+    long_walk = FpropConfig(32, 8, 2, 2, 32, 2, 16)
+    to_16 = fprop_spec.shorter_walk(Conv2dGw8Params.make(64, 64, 28, 28), long_walk)
+    assert to_16 == dataclasses.replace(long_walk, block_p=16)
+    assert fprop_spec.shorter_walk(Conv2dGw8Params.make(64, 64, 28, 28), to_16) is None
