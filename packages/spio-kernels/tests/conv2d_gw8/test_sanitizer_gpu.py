@@ -33,6 +33,9 @@ _PREFETCH2_MMA8 = ["prefetch=2", "mma_k=8", "warp_g=2", "block_p=8"]
 _OWN_BARRIERS = ["block_q=16", "block_n=2", "image_sync=1"]
 # TMA rows (sm_90): one producer per block, and one per image with their own barriers.
 _TMA = ["block_q=16", "block_g=8", "warp_g=2", "block_p=8", "prefetch=2", "block_n=2", "tma=1"]
+# Segments of the stream of rows over 5 images two at a time (11 per strip of 16 columns),
+# TMA rows on per-image barriers.
+_TMA_SEGMENTS = ["wgrad", "5x64x12x20", "--config", *_TMA, "image_sync=1", "segments=11"]
 
 
 def _single_partial_wgrad() -> list[str]:
@@ -109,14 +112,7 @@ CASES = {
     # per strip over 5 images two at a time, crossing images mid-walk, with cp.async rows and
     # with TMA rows on per-image barriers.
     "wgrad-segments": ["wgrad", _ODD, "--config", "block_q=16", "segments=7"],
-    "wgrad-segments-tma-own-barriers": [
-        "wgrad",
-        "5x64x12x20",
-        "--config",
-        *_TMA,
-        "image_sync=1",
-        "segments=11",
-    ],
+    "wgrad-segments-tma-own-barriers": _TMA_SEGMENTS,
     # The deeper walks autotuning times (wgrad_walks): segments 4 rows ahead with TMA rows,
     # and 3 rows ahead with cp.async rows on per-image barriers.
     "wgrad-segments-tma-prefetch4": [
@@ -139,15 +135,7 @@ CASES = {
         "image_sync=1",
         "producer=1",
     ],
-    "wgrad-producer-segments-own-barriers": [
-        "wgrad",
-        "5x64x12x20",
-        "--config",
-        *_TMA,
-        "image_sync=1",
-        "segments=11",
-        "producer=1",
-    ],
+    "wgrad-producer-segments-own-barriers": [*_TMA_SEGMENTS, "producer=1"],
     # Padded slabs of partial sums (wgrad.padded_config_on): the epilogue's shared memory at
     # other addresses, with a 5 x 3 filter and with images on their own barriers.
     "wgrad-padded-slabs-filter": ["wgrad", "3x16x9x7", *_FILTER, "--config", "padded_slabs=1"],
@@ -162,16 +150,7 @@ CASES = {
     # before its mma, the slot released early; with cp.async rows and a 5 x 3 filter, and
     # with producer warps on per-image barriers over segments.
     "wgrad-lane-registers-filter": ["wgrad", "3x16x9x7", *_FILTER, "--config", "lane_registers=1"],
-    "wgrad-lane-registers-producer-segments": [
-        "wgrad",
-        "5x64x12x20",
-        "--config",
-        *_TMA,
-        "image_sync=1",
-        "segments=11",
-        "producer=1",
-        "lane_registers=1",
-    ],
+    "wgrad-lane-registers-producer-segments": [*_TMA_SEGMENTS, "producer=1", "lane_registers=1"],
     "wgrad-segments-prefetch3-own-barriers": [
         "wgrad",
         "4x64x12x12",

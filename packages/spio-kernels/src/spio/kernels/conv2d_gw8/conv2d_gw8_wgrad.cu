@@ -613,6 +613,30 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     }
 #endif
 
+    // Input row j's A fragment of one group and column pair into every output row it serves:
+    // output row j - r (of a part of `rows`) reads it at filter row r, with the grad_y
+    // fragment in band (t - r) mod R.
+    const auto add_row_taps = [&](const TapFrag& a, auto g, int pair, int j, int t, int rows) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+            const int row = j - r;
+            if (row < 0 || row >= rows) continue;
+            const BAND band((t - r + kRows) % kRows);
+            const PAIR tap_pair(r * kColumnPairs + pair);
+            mma(a, *grad_band[band][g], *acc[g][tap_pair], *acc[g][tap_pair]);
+        }
+    };
+    // With producer warps the warp is done with row J's slot here: once every warp of the
+    // group is, the producer refills it.
+    const auto release_row = [&](int J) {
+#ifdef CONV2D_GW8_TMA
+        if constexpr (kProducerWarps > 0) {
+            __syncwarp();
+            if (lane == 0)
+                spio::arch::mbarrier_arrive(&empties[sync_group * kInputRing + J % kInputRing]);
+        }
+#endif
+    };
     // Stream row J: input row j of its part (of `rows` output rows), into band t = j mod R.
     // Output row j - r of a part pairs with its input row j at filter row r; both are in the
     // same part, so their stream rows differ by r as well.
@@ -653,30 +677,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                 a[g.get()][pair].load_trans(input_row + a_lanes[g.get()][pair]);
             }
         }
-#ifdef CONV2D_GW8_TMA
-        if constexpr (kProducerWarps > 0) {
-            // The warp is done with row J's slot: once every warp of the group is, the
-            // producer refills it.
-            __syncwarp();
-            if (lane == 0)
-                spio::arch::mbarrier_arrive(&empties[sync_group * kInputRing + J % kInputRing]);
-        }
-#endif
+        release_row(J);
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
 #pragma unroll
             for (int pair = 0; pair < kColumnPairs; ++pair) {
-#pragma unroll
-                for (int r = 0; r < kRows; ++r) {
-                    // Output row j - r reads this row at filter row r; its grad_y
-                    // fragment is in band (t - r) mod R.
-                    const int row = j - r;
-                    if (row < 0 || row >= rows) continue;
-                    const BAND band((t - r + kRows) % kRows);
-                    const PAIR tap_pair(r * kColumnPairs + pair);
-                    mma(a[g.get()][pair], *grad_band[band][g], *acc[g][tap_pair],
-                        *acc[g][tap_pair]);
-                }
+                add_row_taps(a[g.get()][pair], g, pair, j, t, rows);
             }
         }
 #else
@@ -698,27 +704,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                 TapFrag a;
                 a.load_trans(
                     conv2d_gw8::ring_cell<kSlots>(input_row, a_pixel + s, warp_g + g).get());
-#pragma unroll
-                for (int r = 0; r < kRows; ++r) {
-                    // Output row j - r reads this row at filter row r; its grad_y
-                    // fragment is in band (t - r) mod R.
-                    const int row = j - r;
-                    if (row < 0 || row >= rows) continue;
-                    const BAND band((t - r + kRows) % kRows);
-                    const PAIR tap_pair(r * kColumnPairs + pair);
-                    mma(a, *grad_band[band][g], *acc[g][tap_pair], *acc[g][tap_pair]);
-                }
+                add_row_taps(a, g, pair, j, t, rows);
             }
         }
-#ifdef CONV2D_GW8_TMA
-        if constexpr (kProducerWarps > 0) {
-            // The warp is done with row J's slot: once every warp of the group is, the
-            // producer refills it.
-            __syncwarp();
-            if (lane == 0)
-                spio::arch::mbarrier_arrive(&empties[sync_group * kInputRing + J % kInputRing]);
-        }
-#endif
+        release_row(J);
 #endif
     };
     // The walk goes R rows at a time so that every band index is a compile-time constant
