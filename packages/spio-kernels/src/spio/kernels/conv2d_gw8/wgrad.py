@@ -273,9 +273,9 @@ def producer_config_on(
     """
     import spio.jit
 
-    if config.producer or not config.tma or not has_tma(spio.jit.device_info(device).arch):
+    if not config.tma or not has_tma(spio.jit.device_info(device).arch):
         return config
-    return _variant_if_it_fits(params, config, dataclasses.replace(config, producer=True), device)
+    return _flag_if_it_fits(params, config, "producer", device)
 
 
 @functools.cache
@@ -288,11 +288,7 @@ def padded_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int =
     64x128x32x32 11.80 -> 11.69, 128x1024x16x16 42.27 -> 41.99, 32x256x16x16 5 x 5 8.02 ->
     7.64: the block's accumulator stores, all at the end of its walk, reach all 32 banks.
     """
-    if config.padded_slabs:
-        return config
-    return _variant_if_it_fits(
-        params, config, dataclasses.replace(config, padded_slabs=True), device
-    )
+    return _flag_if_it_fits(params, config, "padded_slabs", device)
 
 
 @functools.cache
@@ -308,11 +304,7 @@ def lane_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0
     5.49 us, 64x128x32x32 14.06 -> 13.51, 32x64x64x64 12.00 -> 11.66, with atomic sums 10.34 ->
     9.72), the large layers at the copy bandwidth stayed within 1% (128x64x64x64, 512x256x14x14).
     """
-    if config.lane_registers:
-        return config
-    return _variant_if_it_fits(
-        params, config, dataclasses.replace(config, lane_registers=True), device
-    )
+    return _flag_if_it_fits(params, config, "lane_registers", device)
 
 
 @functools.cache
@@ -374,6 +366,16 @@ ATOMIC_REGISTER_SHIFT = 4
 #: (spio.torch.bench_step) 128x256x14x14, 64 partial sums, went from 32.5 to 35.4 us and
 #: 128x128x32x32 stayed at 64 us.
 ATOMIC_REDUCED_MIN_SUMS = 128
+
+
+def _flag_if_it_fits(
+    params: Conv2dGw8Params, config: WgradConfig, flag: str, device: int
+) -> WgradConfig:
+    """config with the placement flag `flag` set where that kernel fits
+    (_variant_if_it_fits), else config; config as it is where the flag is set already."""
+    if getattr(config, flag):
+        return config
+    return _variant_if_it_fits(params, config, dataclasses.replace(config, **{flag: True}), device)
 
 
 def _variant_if_it_fits(
