@@ -33,6 +33,7 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
     "wgrad": (
         "conv2d_gw8_wgrad.cu",
         "conv2d_gw8_wgrad_reduce.cuh",
+        "conv2d_gw8_wgrad_segments.cuh",
         "wgrad_spec.py",
         "wgrad_types.py",
         "wgrad.py",

@@ -23,8 +23,9 @@ from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
 
 SOURCE_NAME = "conv2d_gw8_wgrad.cu"
-#: The reduce kernels, which the main source includes at its end.
-REDUCE_HEADER = "conv2d_gw8_wgrad_reduce.cuh"
+#: The headers of this folder the main source includes: the walks' stream rows, and at its
+#: end the reduce kernels.
+OWN_HEADERS = ("conv2d_gw8_wgrad_segments.cuh", "conv2d_gw8_wgrad_reduce.cuh")
 
 
 @functools.cache
@@ -34,15 +35,15 @@ def kernel_source() -> str:
 
 
 @functools.cache
-def _reduce_header() -> str:
-    return resources.files(__package__).joinpath(REDUCE_HEADER).read_text(encoding="utf-8")
+def _header(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
 def compile_request(params: Conv2dGw8Params, config: WgradConfig, arch: str) -> Any:
     """Return the spio.jit.CompileRequest of the wgrad kernels (for compile_many)."""
     types_h = wgrad_types.generate_types(params, config)
     request = types_request(SOURCE_NAME, kernel_source(), types_h, arch)
-    headers = {**request.headers, REDUCE_HEADER: _reduce_header()}
+    headers = {**request.headers, **{name: _header(name) for name in OWN_HEADERS}}
     return dataclasses.replace(request, headers=headers)
 
 
