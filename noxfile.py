@@ -25,6 +25,7 @@ nox.options.sessions = [
     "dims",
     "jit",
     "cu12",
+    "nvrtc_floor",
     "kernels",
     "perfmodel",
     "torch",
@@ -120,6 +121,42 @@ def cu12(session: nox.Session) -> None:
     session.env["SPIO_JIT_TEST_EXPECT_CUDA_MAJOR"] = "12"
     _pytest(session, "packages/spio-jit/tests")
     _pytest(session, "packages/spio-dims/tests/nvrtc", "packages/spio-dims/tests/zero_cost")
+
+
+#: The oldest NVRTC of each CUDA major that spio-jit's extras allow (its pyproject's floors:
+#: nvidia-cuda-nvrtc >= 13.0, nvidia-cuda-nvrtc-cu12 >= 12.4), by its last patch release. The
+#: other sessions get the newest from uv.lock, and a construct the newest NVRTC takes and the
+#: oldest refuses would pass them: a generic lambda in wgrad's kernel did, and NVRTC 13.0,
+#: the one torch's cu130 wheels pin, could compile no wgrad config.
+NVRTC_FLOORS = {"13": "nvidia-cuda-nvrtc~=13.0.0", "12": "nvidia-cuda-nvrtc-cu12~=12.4.0"}
+
+
+@nox.session
+@nox.parametrize("major", sorted(NVRTC_FLOORS))
+def nvrtc_floor(session: nox.Session, major: str) -> None:
+    """Compile every pass of spio-kernels for every target architecture with the oldest
+    NVRTC of each supported CUDA major."""
+    _sync(session, package="spio-jit", extras=(f"cu{major}",), groups=("test",))
+    session.run_install(
+        "uv",
+        "pip",
+        "install",
+        "--python",
+        session.virtualenv.location,
+        "--no-deps",
+        "-e",
+        "packages/spio-dims",
+        "-e",
+        "packages/spio-kernels",
+        NVRTC_FLOORS[major],
+        external=True,
+    )
+    session.env["SPIO_JIT_TEST_EXPECT_CUDA_MAJOR"] = major
+    _pytest(
+        session,
+        "packages/spio-jit/tests/test_stack.py",
+        "packages/spio-kernels/tests/conv2d_gw8/test_arch_compiles.py",
+    )
 
 
 @nox.session

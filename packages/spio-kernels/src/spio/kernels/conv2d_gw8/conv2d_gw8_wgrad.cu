@@ -553,7 +553,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     // Input row j's A fragment of one group and column pair into every output row it serves:
     // output row j - r (of a part of `rows`) reads it at filter row r, with the grad_y
     // fragment in band (t - r) mod R.
-    const auto add_row_taps = [&](const TapFrag& a, auto g, int pair, int j, int t, int rows) {
+    const auto add_row_taps = [&](const TapFrag& a, G g, int pair, int j, int t, int rows) {
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
             const int row = j - r;
