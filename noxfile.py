@@ -65,8 +65,11 @@ def _sync(
     )
 
 
-def _pytest(session: nox.Session, *paths: str, marker: str = DEFAULT_TIER) -> None:
-    """Run pytest on `paths`; a tier that collects no test fails rather than passing empty.
+def _pytest(
+    session: nox.Session, *paths: str, marker: str = DEFAULT_TIER, keyword: str | None = None
+) -> None:
+    """Run pytest on `paths` (only the tests whose names match `keyword`, where given); a
+    tier that collects no test fails rather than passing empty.
 
     pytest exits 5 when nothing was collected. Treating that as success would let a broken
     test path or an over-eager marker turn a session green while testing nothing.
@@ -78,6 +81,7 @@ def _pytest(session: nox.Session, *paths: str, marker: str = DEFAULT_TIER) -> No
         *paths,
         "-m",
         marker,
+        *(["-k", keyword] if keyword else []),
         *session.posargs,
         success_codes=[0, PYTEST_EXIT_NO_TESTS],
     )
@@ -156,6 +160,13 @@ def nvrtc_floor(session: nox.Session, major: str) -> None:
         session,
         "packages/spio-jit/tests/test_stack.py",
         "packages/spio-kernels/tests/conv2d_gw8/test_arch_compiles.py",
+    )
+    # The compile cases that cover every value of every config field of each pass.
+    kernels_tests = "packages/spio-kernels/tests/conv2d_gw8"
+    _pytest(
+        session,
+        *(f"{kernels_tests}/test_{name}_spec.py" for name in ("fprop", "dgrad", "wgrad")),
+        keyword="test_nvrtc_compiles",
     )
 
 
