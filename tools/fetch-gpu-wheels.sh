@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Download into .whl/ the wheels tools/gpu-tests.sh installs on the GPU machine, which has
 # no internet: the build backend for editable installs and the runtime dependencies its
-# image lacks. The GPU machine runs CPython 3.12 on x86-64.
+# image lacks. The GPU machine runs CPython 3.12 on x86-64. Also, into .whl-cu12/, the CUDA 12
+# stack at spio-jit's cu12 floor (cuda-bindings 12, NVRTC and the runtime headers 12.4) that
+# tools/gpu-cuda12.sh runs the GPU tests on there: the machine itself ships only CUDA 13.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$root/.whl"
@@ -13,3 +15,15 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 --platform any -d "$root/.whl" "${wheels[@]}"
 ls -l "$root/.whl"
+
+mkdir -p "$root/.whl-cu12"
+# With the build backend and platformdirs again, but not xgboost: the checkout and both
+# folders would pass the 64 MiB that a GPU run may carry.
+cuda12=(
+    "cuda-bindings>=12.8,<13" "nvidia-cuda-nvrtc-cu12~=12.4.0" "nvidia-cuda-runtime-cu12~=12.4.0"
+    hatchling==1.27.0 trove-classifiers==2025.9.11.17 editables==0.5 platformdirs==4.5.0
+)
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 --platform any -d "$root/.whl-cu12" "${cuda12[@]}"
+ls -l "$root/.whl-cu12"
