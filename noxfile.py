@@ -65,6 +65,21 @@ def _sync(
     )
 
 
+def _add_without_deps(session: nox.Session, *requirements: str) -> None:
+    """Install requirements (pip's syntax, `-e PATH` included) into the session's environment
+    as they are, without their dependencies: what a test group's pins would clash with."""
+    session.run_install(
+        "uv",
+        "pip",
+        "install",
+        "--python",
+        session.virtualenv.location,
+        "--no-deps",
+        *requirements,
+        external=True,
+    )
+
+
 def _pytest(
     session: nox.Session, *paths: str, marker: str = DEFAULT_TIER, keyword: str | None = None
 ) -> None:
@@ -110,17 +125,7 @@ def cu12(session: nox.Session) -> None:
     _sync(session, package="spio-jit", extras=("cu12",), groups=("test",))
     # spio-dims has no dependencies; its test group pins the CUDA 13 stack, so add the
     # package alone to this CUDA 12 environment.
-    session.run_install(
-        "uv",
-        "pip",
-        "install",
-        "--python",
-        session.virtualenv.location,
-        "--no-deps",
-        "-e",
-        "packages/spio-dims",
-        external=True,
-    )
+    _add_without_deps(session, "-e", "packages/spio-dims")
     # spio-jit's tests/test_stack.py fails unless NVRTC and cuda-bindings 12 were loaded.
     session.env["SPIO_JIT_TEST_EXPECT_CUDA_MAJOR"] = "12"
     _pytest(session, "packages/spio-jit/tests")
@@ -138,22 +143,11 @@ NVRTC_FLOORS = {"13": "nvidia-cuda-nvrtc~=13.0.0", "12": "nvidia-cuda-nvrtc-cu12
 @nox.session
 @nox.parametrize("major", sorted(NVRTC_FLOORS))
 def nvrtc_floor(session: nox.Session, major: str) -> None:
-    """Compile every pass of spio-kernels for every target architecture with the oldest
-    NVRTC of each supported CUDA major."""
+    """Compile spio-kernels' passes (each for every target architecture, and each pass's
+    config-covering cases) with the oldest NVRTC of each supported CUDA major."""
     _sync(session, package="spio-jit", extras=(f"cu{major}",), groups=("test",))
-    session.run_install(
-        "uv",
-        "pip",
-        "install",
-        "--python",
-        session.virtualenv.location,
-        "--no-deps",
-        "-e",
-        "packages/spio-dims",
-        "-e",
-        "packages/spio-kernels",
-        NVRTC_FLOORS[major],
-        external=True,
+    _add_without_deps(
+        session, "-e", "packages/spio-dims", "-e", "packages/spio-kernels", NVRTC_FLOORS[major]
     )
     session.env["SPIO_JIT_TEST_EXPECT_CUDA_MAJOR"] = major
     _pytest(
