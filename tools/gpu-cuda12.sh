@@ -3,8 +3,8 @@
 # machine's packages (torch, cuda-core, cuda-pathfinder) with the wheels of .whl-cu12/ ahead
 # of them (cuda-bindings 12, NVRTC and runtime headers 12.4, the floor of spio-jit's cu12
 # extra; tools/fetch-gpu-wheels.sh downloads them), and the workspace installed editable
-# and without dependencies. The tests fail unless
-# NVRTC 12 and cuda-bindings 12 are the ones loaded (SPIO_JIT_TEST_EXPECT_CUDA_MAJOR).
+# and without dependencies. The tests fail unless NVRTC 12 and cuda-bindings 12 are the ones
+# loaded (SPIO_JIT_TEST_EXPECT_CUDA_MAJOR).
 #
 # Carry .whl-cu12 alone: with .whl too, a run would carry more than the machine takes.
 #
