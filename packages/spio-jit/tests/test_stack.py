@@ -58,3 +58,21 @@ def test_tensor_core_kernels_compile_on_this_stack(arch: str) -> None:
     )
     assert cubin_sm(code.cubin) == int(arch[3:])
     assert len(code.lowered_names) == len(TENSOR_CORE_EXPRESSIONS)
+
+
+# A lambda with an `auto` parameter inside a kernel: NVRTC 13.2 compiles it as device code,
+# while 13.0 and 12.x take its call operator for a host function ("host functions are not
+# allowed in JIT mode"). -default-device makes unannotated functions device functions on
+# every version: the workaround docs/jit names for kernel authors.
+GENERIC_LAMBDA_SOURCE = r"""
+extern "C" __global__ void add_one(float* y) {
+    const auto add = [&](auto value, int i) { y[i] += value; };
+    add(1.0f, static_cast<int>(threadIdx.x));
+}
+"""
+
+
+def test_a_generic_lambda_compiles_with_default_device() -> None:
+    options = jit.CompileOptions(extra_flags=("-default-device",))
+    code = jit.compile(GENERIC_LAMBDA_SOURCE, arch="sm_90", options=options, cache=False)
+    assert cubin_sm(code.cubin) == 90
