@@ -32,3 +32,28 @@ def test_the_tier_collects_gpu_tests_only() -> None:
     assert all(test.startswith((*tool.TEST_PATHS,)) for test in tests)
     assert any("test_wgrad_gpu.py::" in test for test in tests)
     assert not any("test_wgrad_spec.py::" in test for test in tests)  # a CPU test file
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 5])
+def test_weighted_parts_are_the_tests_in_order_and_about_as_heavy(count: int) -> None:
+    # 300 light tests, then 100 that weigh 9 each (the sanitizer's), then 300 light ones.
+    tests = [f"a/test_x.py::t{i}" for i in range(300)]
+    tests += [f"a/test_sanitizer_gpu.py::t{i}" for i in range(100)]
+    tests += [f"a/test_y.py::t{i}" for i in range(300)]
+    weights = [tool.run_weight(test) for test in tests]
+    assert weights.count(9.0) == 100
+    assert weights.count(1.0) == 600
+    parts = [tool.shard(tests, index, count, weights) for index in range(1, count + 1)]
+    assert [test for part in parts for test in part] == tests
+    heaviest = max(weights)
+    loads = [sum(tool.run_weight(test) for test in part) for part in parts]
+    assert max(loads) - min(loads) <= 2 * heaviest
+    # By count alone the middle part would hold the heavy tests and outweigh the rest.
+    if count == 3:
+        by_count = [sum(map(tool.run_weight, tool.shard(tests, i, 3))) for i in (1, 2, 3)]
+        assert max(by_count) - min(by_count) > 2 * heaviest
+
+
+def test_weights_must_match_the_tests() -> None:
+    with pytest.raises(ValueError, match="one per test"):
+        tool.shard(["t0", "t1"], 1, 2, [1.0])
