@@ -30,12 +30,9 @@ site=${SPIO_CUDA12_SITE:-/tmp/spio-cuda12-site}
 "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target "$site" .whl-cu12/*.whl
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
-editable=()
-for package in packages/spio-*; do
-    editable+=(-e "$package")
-done
-"$python" -m pip install -q --no-index --no-deps --no-build-isolation "${editable[@]}" \
-    >"$out/install-cuda12.log" 2>&1
+# The workspace, as for the CUDA 13 runs (its build backend comes from the folder above);
+# its environment.txt then names the CUDA 12 packages.
+"$root/tools/gpu-install.sh" "$out" >/dev/null
 
 export SPIO_JIT_TEST_EXPECT_CUDA_MAJOR=12
 # .whl-cu12/ has no xgboost (the carry limit), so where the machine lacks it too the launchers

@@ -34,6 +34,7 @@ done
     "$python" - <<'PY'
 import importlib.metadata as md
 for name in ("torch", "cuda-bindings", "cuda-core", "cupy-cuda13x", "nvidia-cuda-nvrtc",
+             "nvidia-cuda-nvrtc-cu12",
              "xgboost-cpu", "scikit-learn", "spio-dims", "spio-jit", "spio-kernels",
              "spio-perfmodel", "spio-torch"):
     try:
