@@ -241,10 +241,14 @@ def test_a_wgrad_placement_names_what_it_changed(
     both = dataclasses.replace(plain.config, walk_n=1, segments=7, tma=True, producer=True)
     producer_only = dataclasses.replace(plain.config, tma=True, producer=True)
     padded = dataclasses.replace(plain.config, padded_slabs=True)
+    lanes = dataclasses.replace(plain.config, lane_registers=True)
+    discarded = dataclasses.replace(plain.config, discard_partials=True)
     for placed_config, what in (
         (both, "walks 7 segments a strip and loads its rows from producer warps"),
         (producer_only, "loads its rows from producer warps"),
         (padded, "pads its slabs of partial sums"),
+        (lanes, "keeps its lanes' addresses in registers"),
+        (discarded, "drops its partial sums from L2 once added up"),
     ):
         placements = {"wgrad": lambda p, c, d, placed_config=placed_config: placed_config}
         monkeypatch.setattr(_select, "_placements", lambda placements=placements: placements)

@@ -1,5 +1,5 @@
-"""The arch wrappers on a GPU: ldmatrix round trips, cp.async copies with zero fill, clusters
-and the grid barrier."""
+"""The arch wrappers on a GPU: ldmatrix round trips, cp.async copies with zero fill, clusters,
+the grid barrier and L2 line discards."""
 
 from __future__ import annotations
 
@@ -105,3 +105,19 @@ def test_grid_barrier_orders_every_block_of_a_cooperative_grid() -> None:
         assert torch.equal(seen.cpu(), torch.cat([neighbours, -neighbours]))
         # Three barriers a launch: the top bit flips three times.
         assert int(counter) == (-(2**31) if launch == 0 else 0)
+
+
+def test_discard_line_drops_only_its_own_line() -> None:
+    """Lines read and then discarded leave their neighbours' values, and can be written and
+    read again."""
+    lines = 64
+    data = torch.randn(lines, 32, device="cuda")
+    assert data.data_ptr() % 128 == 0
+    sums = torch.zeros(lines, device="cuda")
+    source = _launch.kernel_source("l2.cu")
+    _launch.run(source, "sum_then_discard_odd", [data, sums], grid=lines, block=32)
+    expected = data.cpu()
+    assert torch.allclose(sums.cpu(), expected.sum(dim=1), rtol=1e-5, atol=1e-5)
+    assert torch.equal(data.cpu()[0::2], expected[0::2])
+    data[1::2] = 7.0
+    assert torch.equal(data.cpu()[1::2], torch.full((lines // 2, 32), 7.0))

@@ -31,6 +31,14 @@ extern "C" __global__ void async_copy(const uint4* src, uint4* dst, int valid) {
     dst[t] = smem[63 - t];
 }
 
+// A line read, then dropped from L2 without its write-back.
+extern "C" __global__ void discard_after_read(const float4* lines, float4* out) {
+    const int t = threadIdx.x;
+    out[t] = lines[t];
+    __syncwarp();
+    if (t % 8 == 0) spio::arch::discard_line(&lines[t]);
+}
+
 // ldmatrix .x1 / .x2 / .x4, plain and .trans.
 extern "C" __global__ void ldmatrix_all(unsigned* out) {
     __shared__ __align__(16) unsigned short smem[256];

@@ -47,6 +47,7 @@ CONCEPTS = {
         "cvt.rn.f16x2.f32",
         "cvt.rn.bf16x2.f32",
     ),
+    "discard_after_read": ("discard.global.L2",),
     "mma_tile": (
         "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",

@@ -4,10 +4,11 @@ import dataclasses
 
 import pytest
 
+import spio.jit
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, default_config, dgrad_spec, wgrad_spec
 from spio.kernels.conv2d_gw8.dgrad import compile_dgrad
 from spio.kernels.conv2d_gw8.fprop import compile_fprop
-from spio.kernels.conv2d_gw8.wgrad import compile_wgrad
+from spio.kernels.conv2d_gw8.wgrad import compile_request, compile_wgrad
 
 ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90"]
 PARAMS = Conv2dGw8Params.make(8, 64, 20, 18, r=3, s=3, padding=1, dtype="bfloat16")
@@ -41,3 +42,16 @@ def test_wgrad_compiles_with_the_lanes_addresses_in_registers(
     params = Conv2dGw8Params.make(8, 64, 20, 16, has_bias=True)
     lanes = compile_wgrad(params, dataclasses.replace(config, lane_registers=True), arch)
     assert lanes.code != compile_wgrad(params, config, arch).code
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_wgrad_reduce_discards_its_partial_sums_on_every_arch(arch: str) -> None:
+    params = Conv2dGw8Params.make(8, 64, 20, 16, has_bias=True)
+    config = wgrad_spec.WgradConfig(16, 8, 2, 8, 2, 2, discard_partials=True)
+
+    def ptx(config: wgrad_spec.WgradConfig) -> str:
+        request = dataclasses.replace(compile_request(params, config, arch), target="ptx")
+        return spio.jit.compile_many([request], workers=1, cache=False)[0].ptx
+
+    assert "discard.global.L2" in ptx(config)
+    assert "discard" not in ptx(dataclasses.replace(config, discard_partials=False))

@@ -151,6 +151,20 @@ CASES = {
     # with producer warps on per-image barriers over segments.
     "wgrad-lane-registers-filter": ["wgrad", "3x16x9x7", *_FILTER, "--config", "lane_registers=1"],
     "wgrad-lane-registers-producer-segments": [*_TMA_SEGMENTS, "producer=1", "lane_registers=1"],
+    # Partial sums dropped from L2 once the reduce kernel has read them (discard_partials),
+    # with the bias's sums and grad_w rounded to the activations' dtype.
+    "wgrad-discard-bias-rounded": [
+        "wgrad",
+        "4x64x12x12",
+        "--bias",
+        "--grad-w-dtype",
+        "float16",
+        "--config",
+        "block_g=8",
+        "warp_g=2",
+        "block_n=2",
+        "discard_partials=1",
+    ],
     "wgrad-segments-prefetch3-own-barriers": [
         "wgrad",
         "4x64x12x12",

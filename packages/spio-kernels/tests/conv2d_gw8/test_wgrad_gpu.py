@@ -389,11 +389,68 @@ def test_placed_improvements_give_the_same_bits(
     torch.testing.assert_close(improved, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
+# Partial sums discarded from L2 after the reduction: the reduce kernel reads the same cells
+# and adds them in the same order before it drops their lines, so the same bits; with a bias,
+# bf16, grad_w rounded to the activations' dtype, a workspace 16 bytes past a 128-byte line
+# (where the kernel discards nothing), and a second launch on the same workspace after the
+# first one's discards.
+DISCARD_CASES = [
+    *PADDED_CASES,
+    (Conv2dGw8Params.make(8, 64, 20, 16, has_bias=True), WgradConfig(16, 8, 2, 8, 2, 2)),
+    (Conv2dGw8Params.make(4, 64, 16, 16, dtype="bfloat16"), WgradConfig(16, 4, 2, 8, 1, 2)),
+]
+
+
+@pytest.mark.parametrize(("params", "config"), DISCARD_CASES, ids=str)
+@pytest.mark.parametrize("offset", [0, 16], ids=["workspace on a line", "16 bytes past a line"])
+@pytest.mark.parametrize("rounded", [False, True], ids=["f32 grad_w", "rounded grad_w"])
+def test_discarded_partial_sums_give_the_same_bits(
+    params: Conv2dGw8Params, config: WgradConfig, offset: int, rounded: bool
+) -> None:
+    import torch
+
+    x = uniform(params.input_shape, params, 15)
+    grad_y = uniform(params.output_shape, params, 16)
+    grad_w_dtype = params.dtype if rounded else "float32"
+    dtype = getattr(torch, grad_w_dtype)
+
+    def run(discard: bool) -> list:  # type: ignore[type-arg]
+        launched = dataclasses.replace(config, discard_partials=discard)
+        floats = wgrad_workspace_bytes(params, launched, grad_w_dtype=grad_w_dtype) // 4
+        memory = torch.full((floats + 32,), float("nan"), device="cuda")
+        workspace = memory[offset // 4 : offset // 4 + floats]
+        assert workspace.data_ptr() % 128 == offset
+        results = []
+        for _ in range(2):
+            grad_w = torch.full(params.weight_shape, float("nan"), device="cuda", dtype=dtype)
+            grad_bias = torch.full((params.c,), float("nan"), device="cuda")
+            conv2d_gw8_wgrad(
+                grad_w,
+                x,
+                grad_y,
+                params,
+                launched,
+                workspace=workspace,
+                grad_w_dtype=grad_w_dtype,
+                grad_bias=grad_bias if params.has_bias else None,
+            )
+            torch.cuda.synchronize()
+            results += [grad_w, grad_bias]
+        return results
+
+    discarded, kept = run(True), run(False)
+    assert not torch.isnan(discarded[0]).any(), "the kernels left weights unwritten"
+    for a, b in zip(discarded, kept, strict=True):
+        assert torch.equal(a.nan_to_num(-1.0), b.nan_to_num(-1.0))
+    assert torch.equal(discarded[0], discarded[2])
+
+
 def test_improved_config_on_pads_the_slabs_then_keeps_lane_addresses_where_the_blocks_fit() -> None:
     import torch
 
     from spio.kernels.conv2d_gw8._tiling import grid_slots
     from spio.kernels.conv2d_gw8.wgrad import (
+        discard_config_on,
         improved_config_on,
         lane_config_on,
         padded_config_on,
@@ -419,7 +476,8 @@ def test_improved_config_on_pads_the_slabs_then_keeps_lane_addresses_where_the_b
         with_lanes = dataclasses.replace(padded, lane_registers=True)
         assert lanes == (with_lanes if fits_as_well(padded, with_lanes) else padded)
         assert lane_config_on(params, lanes, device) == lanes
-        assert improved_config_on(params, tile, device) == lanes  # no TMA: no producer warps
+        # No TMA: no producer warps; partial sums discarded for tiles of 4 groups or more.
+        assert improved_config_on(params, tile, device) == discard_config_on(lanes)
 
 
 def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma() -> None:

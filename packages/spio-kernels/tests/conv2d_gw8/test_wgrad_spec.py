@@ -8,7 +8,11 @@ from gw8_cases import covering_configs
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_spec, wgrad_types
 from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM
 from spio.kernels.conv2d_gw8.reference import wgrad_reference
-from spio.kernels.conv2d_gw8.wgrad import compile_wgrad, wgrad_workspace_bytes
+from spio.kernels.conv2d_gw8.wgrad import (
+    compile_wgrad,
+    discard_config_on,
+    wgrad_workspace_bytes,
+)
 
 SHAPES = [
     Conv2dGw8Params.make(1, 8, 7, 9),
@@ -189,6 +193,44 @@ def test_atomic_sums_make_one_sum_for_the_same_blocks() -> None:
 def test_atomic_sums_must_be_a_bool() -> None:
     with pytest.raises(TypeError, match="atomic_sums must be a bool, got 1"):
         WgradConfig(atomic_sums=1)  # type: ignore[arg-type]
+
+
+def test_discard_partials_is_a_placement_field_that_only_the_reduce_kernel_reads() -> None:
+    params = Conv2dGw8Params.make(4, 64, 16, 16)
+    config = WgradConfig(16, 4, 2, 8, 1, 2)
+    discarded = dataclasses.replace(config, discard_partials=True)
+    assert "discard_partials" in WgradConfig.PLACEMENT_FIELDS
+    assert "DISCARD" not in wgrad_types.generate_types(params, config)
+    assert "#define CONV2D_GW8_DISCARD_PARTIALS 1" in wgrad_types.generate_types(params, discarded)
+    # The same workspace and launches: the main kernel writes the same partial sums.
+    assert wgrad_spec.workspace_bytes(params, discarded) == wgrad_spec.workspace_bytes(
+        params, config
+    )
+    assert wgrad_spec.reduce_geometry(params, discarded) == wgrad_spec.reduce_geometry(
+        params, config
+    )
+    with pytest.raises(TypeError, match="discard_partials must be a bool, got 1"):
+        WgradConfig(discard_partials=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("config", "discarded"),
+    [
+        (WgradConfig(16, 8, 2, 8, 1, 2), True),
+        (WgradConfig(16, 4, 2, 8, 1, 2), True),
+        (WgradConfig(16, 2, 2, 8, 1, 2), False),
+        (WgradConfig(16, 1, 1, 8, 1, 2), False),
+        (WgradConfig(16, 8, 2, 8, 1, 2, atomic_sums=True), False),
+    ],
+    ids=["8 groups", "4 groups", "2 groups", "1 group", "atomic sums"],
+)
+def test_discard_config_on_takes_tiles_of_four_groups_or_more(
+    config: WgradConfig, discarded: bool
+) -> None:
+    placed = discard_config_on(config)
+    assert placed.discard_partials is discarded
+    assert placed == dataclasses.replace(config, discard_partials=discarded)
+    assert discard_config_on(placed) == placed
 
 
 def test_a_config_with_atomic_sums_needs_deterministic_false() -> None:

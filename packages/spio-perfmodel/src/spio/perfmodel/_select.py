@@ -84,8 +84,9 @@ def _heuristics() -> dict[str, Callable[[Conv2dGw8Params, int], Any]]:
 
 def _placements() -> dict[str, Callable[[Conv2dGw8Params, Any, int], Any]]:
     """What a chosen config of each pass becomes on the device it runs on: wgrad's walks
-    segments of the stream of rows where its waves would leave SMs idle, and its TMA rows
-    come from producer warps where they fit (the launcher's balanced_config_on; a model
+    segments of the stream of rows where its waves would leave SMs idle, and it takes the
+    kernel's improvements that no model knows (the launcher's balanced_config_on: producer
+    warps, padded slabs, the lanes' addresses in registers, discarded partial sums; a model
     scores the tiles, which are what it was trained on)."""
     from spio.kernels.conv2d_gw8 import wgrad
 
@@ -122,6 +123,10 @@ def _placed(
         placed.append("loads its rows from producer warps")
     if config.padded_slabs != choice.config.padded_slabs:
         placed.append("pads its slabs of partial sums")
+    if config.lane_registers != choice.config.lane_registers:
+        placed.append("keeps its lanes' addresses in registers")
+    if config.discard_partials != choice.config.discard_partials:
+        placed.append("drops its partial sums from L2 once added up")
     reason = f"{choice.reason}; on this GPU its tile {' and '.join(placed)} (balanced_config_on)"
     return ConfigChoice(config, choice.source, reason)
 

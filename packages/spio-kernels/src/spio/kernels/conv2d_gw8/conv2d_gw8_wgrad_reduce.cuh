@@ -6,6 +6,16 @@
 // both into one module (wgrad.compile_request).
 #pragma once
 
+#ifdef CONV2D_GW8_DISCARD_PARTIALS
+#include "spio/arch/l2.cuh"  // discard_line, kL2LineBytes
+
+// 16-byte cells of weights in one 128-byte line: a reduce block's cells start on a line and
+// cover whole lines (kReduceCells is a power of two of at least 8), as does each partial sum.
+constexpr int kCellsPerLine = spio::arch::kL2LineBytes / 16;
+static_assert(kReduceCells % kCellsPerLine == 0 && (kWeights / 4) % kCellsPerLine == 0,
+              "reduce blocks and partial sums are whole lines of cells");
+#endif
+
 // grad_w[w] = sum over partials j = 0, 1, ... of partials[j][w], the same order on every run:
 // thread (slice, cell) adds j = slice, slice + kReduceSlices, ... of one 16-byte cell of 4
 // weights (neighbouring cells of a slice cover whole 128-byte lines), then one thread per cell
@@ -48,6 +58,23 @@ __device__ __forceinline__ void reduce_partials(const float* __restrict__ partia
             const int j = slice + k * kReduceSlices;
             if (j < kPartials) {
                 add_to(sum, bias_cells[static_cast<long long>(j) * kBiasCells + cell - kCells]);
+            }
+        }
+    }
+#endif
+#ifdef CONV2D_GW8_DISCARD_PARTIALS
+    // WgradConfig.discard_partials: every 128-byte line of the weights' partial sums is dead
+    // once its 8 cells (8 threads of one slice, one warp) are read; dropped from L2, it is
+    // never written back to DRAM by a later eviction. Only where the workspace starts on a
+    // line: otherwise the first and last lines hold other data too.
+    __syncwarp();
+    if (cell < kCells && block_cell % kCellsPerLine == 0 &&
+        reinterpret_cast<unsigned long long>(partials) % spio::arch::kL2LineBytes == 0) {
+        constexpr int kLoads = (kPartials + kReduceSlices - 1) / kReduceSlices;
+        for (int k = 0; k < kLoads; ++k) {
+            const int j = slice + k * kReduceSlices;
+            if (j < kPartials) {
+                spio::arch::discard_line(&cells[static_cast<long long>(j) * kCells + cell]);
             }
         }
     }

@@ -217,10 +217,12 @@ def improved_config_on(
 ) -> WgradConfig:
     """Return config with producer warps (producer_config_on), then padded slabs
     (padded_config_on), then the lanes' addresses in registers (lane_config_on), each where
-    its kernel keeps config's blocks per SM without spilling: the placement fields that no
-    latency model knows, as a launch takes them."""
+    its kernel keeps config's blocks per SM without spilling, and the partial sums' lines
+    discarded after the reduction where that has paid (discard_config_on): the placement
+    fields that no latency model knows, as a launch takes them."""
     producer = producer_config_on(params, config, device)
-    return lane_config_on(params, padded_config_on(params, producer, device), device)
+    lanes = lane_config_on(params, padded_config_on(params, producer, device), device)
+    return discard_config_on(lanes)
 
 
 def _balanced_walk(params: Conv2dGw8Params, config: WgradConfig, device: int) -> WgradConfig:
@@ -308,6 +310,27 @@ def lane_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0
     return _flag_if_it_fits(params, config, "lane_registers", device)
 
 
+def discard_config_on(config: WgradConfig) -> WgradConfig:
+    """Return config with its partial sums dropped from L2 once the reduce kernel has read
+    them (WgradConfig.discard_partials) where its blocks hold at least DISCARD_MIN_GROUPS
+    groups each and add no atomic sums, else config.
+
+    From an H100 run (2026-11-27, 22 layers, the models' configs without and with,
+    alternated in one process; docs/benchmarks.md, twenty-fifth session): tiles of 4 or 8
+    groups gained 1.01-1.08x on 14 of 16 layers (32x64x64x64 10.73 -> 10.23 us,
+    128x64x64x64 50.27 -> 48.55, 128x128x32x32 29.69 -> 27.46) and lost 0.3% and 0.8% on
+    the other two; tiles of 1 or 2 groups lost on all 6 (0.92-1.00x: 32x256x16x16 5 x 5 9.52
+    -> 10.41 us, 16x128x28x28 5.66 -> 5.91), for a reason not found yet.
+    """
+    if config.discard_partials or config.atomic_sums or config.block_g < DISCARD_MIN_GROUPS:
+        return config
+    return dataclasses.replace(config, discard_partials=True)
+
+
+#: Groups a block holds at least for discard_config_on to discard its partial sums.
+DISCARD_MIN_GROUPS = 4
+
+
 @functools.cache
 def atomic_config_on(
     params: Conv2dGw8Params, config: WgradConfig, device: int = 0, reduced: bool = False
@@ -336,7 +359,8 @@ def atomic_config_on(
         return config
     if reduced and wgrad_spec.block_sums(params, config) < ATOMIC_REDUCED_MIN_SUMS:
         return config
-    variant = dataclasses.replace(config, atomic_sums=True)
+    # (No partial sums to discard: the reduce kernel, where it runs, reads the one sum.)
+    variant = dataclasses.replace(config, atomic_sums=True, discard_partials=False)
     if not fits(wgrad_spec.check_config, params, variant):
         return config
     base = wgrad_launch(params, config, device).main
@@ -527,8 +551,9 @@ def conv2d_gw8_wgrad(
     w x c) and grad_y (n x p x q x c, both params.dtype) are contiguous device arrays: torch
     tensors, objects with __cuda_array_interface__, or device pointers. workspace is device
     memory of at least wgrad_workspace_bytes(params, config, grad_w_dtype=...,
-    deterministic=...) bytes for the partial sums; None allocates it with torch when x is a
-    torch tensor. A config with one partial sum per weight needs none for an f32 grad_w: the
+    deterministic=...) bytes for the partial sums, scratch whose contents are undefined
+    afterwards (the reduce kernel may drop them from L2 unwritten: discard_config_on); None
+    allocates it with torch when x is a torch tensor. A config with one partial sum per weight needs none for an f32 grad_w: the
     main kernel writes grad_w and the reduction is skipped. Every array starts on a 16-byte
     boundary (the kernels move 16-byte cells; torch allocations do). The result is the same bits
     on every run unless deterministic=False (below). The arrays are checked as

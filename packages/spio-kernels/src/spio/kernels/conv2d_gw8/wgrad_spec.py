@@ -124,7 +124,11 @@ class WgradConfig:
     (the launchers take it only where the caller allows that: deterministic=False);
     lane_registers (keyword only): the walk keeps each lane's ldmatrix addresses in registers
     and loads a row's fragments before its mma, letting go of the row's ring slot before
-    them (wgrad.lane_config_on gives it where the kernel keeps its blocks per SM).
+    them (wgrad.lane_config_on gives it where the kernel keeps its blocks per SM);
+    discard_partials (keyword only): the reduce kernel drops each 128-byte line of partial
+    sums from L2 once it has read it, so that no later eviction writes the dead sums back to
+    DRAM (only where the workspace starts on a line; wgrad.discard_config_on gives it where
+    it has paid). The main kernel is the same either way.
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
@@ -136,6 +140,7 @@ class WgradConfig:
         "padded_slabs",
         "atomic_sums",
         "lane_registers",
+        "discard_partials",
     )
 
     block_q: int = 64
@@ -152,6 +157,7 @@ class WgradConfig:
     padded_slabs: bool = dataclasses.field(default=False, kw_only=True)
     atomic_sums: bool = dataclasses.field(default=False, kw_only=True)
     lane_registers: bool = dataclasses.field(default=False, kw_only=True)
+    discard_partials: bool = dataclasses.field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
@@ -173,6 +179,7 @@ class WgradConfig:
             "padded_slabs",
             "atomic_sums",
             "lane_registers",
+            "discard_partials",
         ):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")

@@ -248,6 +248,11 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
             "// the lanes' ldmatrix addresses kept in registers\n"
             "#define CONV2D_GW8_LANE_REGISTERS 1\n"
         )
+    if config.discard_partials:
+        text += (
+            "// the reduce kernel drops the partial sums' lines from L2 once read\n"
+            "#define CONV2D_GW8_DISCARD_PARTIALS 1\n"
+        )
     if config.atomic_sums:
         text += (
             "// every block adds its sums into one partial sum with atomic adds\n"

@@ -9,6 +9,7 @@
 #include "spio/arch/convert.cuh"     // to_half2, to_bfloat162, as_register
 #include "spio/arch/grid_barrier.cuh"     // grid_barrier (cooperative launches)
 #include "spio/arch/grid_dependency.cuh"  // wait_for_previous_grids, allow_next_grid_launch
+#include "spio/arch/l2.cuh"               // discard_line
 #include "spio/arch/lane.cuh"             // lane_id
 #include "spio/arch/ldmatrix.cuh"         // ldmatrix, ldmatrix_trans
 #include "spio/arch/mma.cuh"              // mma_m16n8k8_f16, ..., mma_m16n8k16_bf16
