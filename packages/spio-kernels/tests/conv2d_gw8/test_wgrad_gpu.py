@@ -419,7 +419,10 @@ def test_discarded_partial_sums_give_the_same_bits(
         floats = wgrad_workspace_bytes(params, launched, grad_w_dtype=grad_w_dtype) // 4
         memory = torch.full((floats + 32,), float("nan"), device="cuda")
         workspace = memory[offset // 4 : offset // 4 + floats]
-        assert workspace.data_ptr() % 128 == offset
+        if floats == 0:
+            workspace = None  # one partial sum per weight: the main kernel writes grad_w
+        else:
+            assert workspace.data_ptr() % 128 == offset
         results = []
         for _ in range(2):
             grad_w = torch.full(params.weight_shape, float("nan"), device="cuda", dtype=dtype)
