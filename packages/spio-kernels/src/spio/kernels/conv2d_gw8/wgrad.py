@@ -315,12 +315,12 @@ def discard_config_on(config: WgradConfig) -> WgradConfig:
     them (WgradConfig.discard_partials) where its blocks hold at least DISCARD_MIN_GROUPS
     groups each and add no atomic sums, else config.
 
-    From an H100 run (2026-11-27, 22 layers, the models' configs without and with,
-    alternated in one process; docs/benchmarks.md, twenty-fifth session): tiles of 4 or 8
-    groups gained 1.01-1.08x on 14 of 16 layers (32x64x64x64 10.73 -> 10.23 us,
-    128x64x64x64 50.27 -> 48.55, 128x128x32x32 29.69 -> 27.46) and lost 0.3% and 0.8% on
-    the other two; tiles of 1 or 2 groups lost on all 6 (0.92-1.00x: 32x256x16x16 5 x 5 9.52
-    -> 10.41 us, 16x128x28x28 5.66 -> 5.91), for a reason not found yet.
+    From H100 runs (2026-11-27, the models' configs without and with, alternated in one
+    process; docs/benchmarks.md, twenty-fifth session): every tile of 4 or 8 groups of 20
+    layers gained, 1.014-1.122x (tools/wgrad_discard_check.py: 32x64x64x64 11.53 -> 10.28 us,
+    128x64x64x64 50.35 -> 48.73, 64x128x32x32 13.54 -> 12.36); tiles of 1 or 2 groups went
+    0.984-1.023x there and lost up to 8.5% in the prototype's runs (32x256x16x16 5 x 5 0.915x,
+    16x128x28x28 0.958x), for a reason not found yet.
     """
     if config.discard_partials or config.atomic_sums or config.block_g < DISCARD_MIN_GROUPS:
         return config
@@ -553,8 +553,9 @@ def conv2d_gw8_wgrad(
     memory of at least wgrad_workspace_bytes(params, config, grad_w_dtype=...,
     deterministic=...) bytes for the partial sums, scratch whose contents are undefined
     afterwards (the reduce kernel may drop them from L2 unwritten: discard_config_on); None
-    allocates it with torch when x is a torch tensor. A config with one partial sum per weight needs none for an f32 grad_w: the
-    main kernel writes grad_w and the reduction is skipped. Every array starts on a 16-byte
+    allocates it with torch when x is a torch tensor. A config with one partial sum per
+    weight needs none for an f32 grad_w: the main kernel writes grad_w and the reduction is
+    skipped. Every array starts on a 16-byte
     boundary (the kernels move 16-byte cells; torch allocations do). The result is the same bits
     on every run unless deterministic=False (below). The arrays are checked as
     conv2d_gw8_fprop checks its own (grad_w of float32, or grad_w_dtype; a workspace that
