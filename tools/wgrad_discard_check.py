@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from wgrad_timing import layers_and_copy, time_alternating
+from wgrad_timing import layers_and_copy, speed_up, time_alternating
 
 from spio.kernels.conv2d_gw8 import wgrad
 from spio.perfmodel import choose_config
@@ -38,13 +38,11 @@ def main() -> None:
         discarded = dataclasses.replace(chosen, discard_partials=True)
         times, cudnn_us = time_alternating(params, [kept, discarded])
         before, after = times[kept], times[discarded]
-        nbytes = params.compulsory_bytes("wgrad")
+        taken = wgrad.discard_config_on(kept).discard_partials
         print(
             f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s}: "
-            f"{before:.2f} -> {after:.2f} us ({before / after:.3f}x; "
-            f"{nbytes / 1e3 / after / copy:.1%} of copy, {cudnn_us / after:.2f}x cuDNN "
-            f"{cudnn_us:.2f} us); {chosen.block_g} groups a block, discard_config_on takes "
-            f"it: {wgrad.discard_config_on(kept).discard_partials}; {kept}",
+            f"{before:.2f} -> {after:.2f} us {speed_up(params, before, after, copy, cudnn_us)}; "
+            f"{chosen.block_g} groups a block, discard_config_on takes it: {taken}; {kept}",
             flush=True,
         )
 

@@ -63,3 +63,15 @@ def time_alternating(
     del buffers
     torch.cuda.empty_cache()
     return {config: min(runs) for config, runs in times.items()}, min(cudnn)
+
+
+def speed_up(
+    params: Conv2dGw8Params, before_us: float, after_us: float, copy: float, cudnn_us: float
+) -> str:
+    """ "(speed-up; after's share of the copy bandwidth, its speed-up over cuDNN)" for a report
+    line comparing two times of params' wgrad pass."""
+    nbytes = params.compulsory_bytes("wgrad")
+    return (
+        f"({before_us / after_us:.3f}x; {nbytes / 1e3 / after_us / copy:.1%} of copy, "
+        f"{cudnn_us / after_us:.2f}x cuDNN {cudnn_us:.2f} us)"
+    )

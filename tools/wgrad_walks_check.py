@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from wgrad_timing import layers_and_copy, time_alternating
+from wgrad_timing import layers_and_copy, speed_up, time_alternating
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig
 from spio.perfmodel import choose_config, tune_config
@@ -41,12 +41,11 @@ def _report(
 ) -> None:
     times, cudnn_us = time_alternating(params, [model, tuned])
     model_us, tuned_us = times[model], times[tuned]
-    nbytes = params.compulsory_bytes("wgrad")
     print(
         f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s}: model "
-        f"{model_us:.2f} us, autotuned {tuned_us:.2f} us ({model_us / tuned_us:.3f}x, "
-        f"{nbytes / 1e3 / tuned_us / copy:.1%} of copy, {cudnn_us / tuned_us:.2f}x cuDNN "
-        f"{cudnn_us:.2f} us); tuning {tuning_s:.1f} s; {tuned}",
+        f"{model_us:.2f} us, autotuned {tuned_us:.2f} us "
+        f"{speed_up(params, model_us, tuned_us, copy, cudnn_us)}; tuning {tuning_s:.1f} s; "
+        f"{tuned}",
         flush=True,
     )
 
