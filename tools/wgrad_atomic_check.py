@@ -15,22 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from wgrad_timing import layers_and_copy, time_alternating
+from wgrad_timing import WGRAD_LAYERS, layers_and_copy, time_alternating
 
 from spio.kernels.conv2d_gw8 import wgrad
 from spio.perfmodel import choose_config
 
-#: (n, c, h, w, r = s): the targets' layers, small and wide ones, large filters.
-NAMED = [
-    (32, 64, 64, 64, 3), (128, 64, 64, 64, 3), (256, 64, 64, 64, 3), (64, 128, 32, 32, 3),
-    (128, 128, 32, 32, 3), (64, 64, 64, 64, 3), (512, 256, 14, 14, 3), (8, 64, 56, 56, 3),
-    (128, 64, 56, 56, 3), (16, 128, 28, 28, 3), (256, 128, 32, 32, 3), (32, 1024, 16, 16, 3),
-    (512, 64, 64, 64, 3), (128, 1024, 16, 16, 3), (32, 256, 16, 16, 5), (16, 64, 56, 56, 7),
-]  # fmt: skip
-
 
 def main() -> None:
-    layers, copy = layers_and_copy(__doc__.splitlines()[0], NAMED)
+    layers, copy = layers_and_copy(__doc__.splitlines()[0], WGRAD_LAYERS)
     for params in layers:
         placed = choose_config("wgrad", params).config
         atomic = dataclasses.replace(placed, atomic_sums=True)

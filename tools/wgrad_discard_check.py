@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from wgrad_timing import layers_and_copy, speed_up, time_alternating
+from wgrad_timing import WGRAD_LAYERS, layers_and_copy, speed_up, time_alternating
 
 from spio.kernels.conv2d_gw8 import wgrad
 from spio.perfmodel import choose_config
 
-#: (n, c, h, w, r = s): the targets' layers, small and wide ones, large filters.
+#: The placement tools' layers and four more, two of them with 5 x 5 and 7 x 7 filters.
 NAMED = [
-    (32, 64, 64, 64, 3), (128, 64, 64, 64, 3), (256, 64, 64, 64, 3), (64, 128, 32, 32, 3),
-    (128, 128, 32, 32, 3), (64, 64, 64, 64, 3), (512, 256, 14, 14, 3), (8, 64, 56, 56, 3),
-    (128, 64, 56, 56, 3), (16, 128, 28, 28, 3), (256, 128, 32, 32, 3), (32, 1024, 16, 16, 3),
-    (512, 64, 64, 64, 3), (128, 1024, 16, 16, 3), (32, 256, 16, 16, 5), (16, 64, 56, 56, 7),
+    *WGRAD_LAYERS,
     (64, 64, 56, 56, 7), (32, 128, 28, 28, 5), (128, 256, 14, 14, 3), (4, 64, 32, 32, 3),
 ]  # fmt: skip
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from wgrad_timing import layers_and_copy, time_alternating
+from wgrad_timing import layers_and_copy, speed_up, time_alternating
 
 from spio.kernels.conv2d_gw8 import wgrad
 from spio.perfmodel import choose_config
@@ -36,7 +36,6 @@ def main() -> None:
         configs = [placed, dataclasses.replace(placed, atomic_sums=True)]
         pairs = [(c, dataclasses.replace(c, lane_registers=True)) for c in configs]
         times, cudnn_us = time_alternating(params, [c for pair in pairs for c in pair])
-        nbytes = params.compulsory_bytes("wgrad")
         for (shipped, lanes), mode in zip(pairs, ("deterministic", "atomic sums"), strict=True):
             registers = [
                 wgrad.wgrad_launch(params, c).main.attributes.registers for c in (shipped, lanes)
@@ -44,9 +43,9 @@ def main() -> None:
             before, after = times[shipped], times[lanes]
             print(
                 f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s} {mode}: "
-                f"{before:.2f} -> {after:.2f} us ({before / after:.3f}x; "
-                f"{nbytes / 1e3 / after / copy:.1%} of copy, {cudnn_us / after:.2f}x cuDNN "
-                f"{cudnn_us:.2f} us); registers {registers[0]} -> {registers[1]}; {shipped}",
+                f"{before:.2f} -> {after:.2f} us "
+                f"{speed_up(params, before, after, copy, cudnn_us)}; "
+                f"registers {registers[0]} -> {registers[1]}; {shipped}",
                 flush=True,
             )
 

@@ -13,6 +13,15 @@ from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, bench
 #: Rounds of timing each config in turn; each config's time is its fastest round's median.
 ROUNDS = 3
 
+#: (n, c, h, w, r = s): the targets' layers, small and wide ones, large filters; the layers
+#: the placement tools compare on unless they name their own.
+WGRAD_LAYERS = [
+    (32, 64, 64, 64, 3), (128, 64, 64, 64, 3), (256, 64, 64, 64, 3), (64, 128, 32, 32, 3),
+    (128, 128, 32, 32, 3), (64, 64, 64, 64, 3), (512, 256, 14, 14, 3), (8, 64, 56, 56, 3),
+    (128, 64, 56, 56, 3), (16, 128, 28, 28, 3), (256, 128, 32, 32, 3), (32, 1024, 16, 16, 3),
+    (512, 64, 64, 64, 3), (128, 1024, 16, 16, 3), (32, 256, 16, 16, 5), (16, 64, 56, 56, 7),
+]  # fmt: skip
+
 
 def named_layers(
     texts: Sequence[str] | None, named: Sequence[tuple[int, ...]]
