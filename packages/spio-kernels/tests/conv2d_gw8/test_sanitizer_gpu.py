@@ -36,6 +36,8 @@ _TMA = ["block_q=16", "block_g=8", "warp_g=2", "block_p=8", "prefetch=2", "block
 # Segments of the stream of rows over 5 images two at a time (11 per strip of 16 columns),
 # TMA rows on per-image barriers.
 _TMA_SEGMENTS = ["wgrad", "5x64x12x20", "--config", *_TMA, "image_sync=1", "segments=11"]
+# wgrad with the bias's sums and grad_w rounded to fp16, before the config's fields.
+_BIAS_ROUNDED = ["wgrad", "4x64x12x12", "--bias", "--grad-w-dtype", "float16", "--config"]
 
 
 def _single_partial_wgrad() -> list[str]:
@@ -77,16 +79,7 @@ CASES = {
     # Atomic sums (deterministic=False): the zero kernel, then every block adding into grad_w,
     # or into the workspace that the reduce kernel copies and rounds, with the bias's sums.
     "wgrad-atomic": ["wgrad", _ODD, "--config", "atomic_sums=1"],
-    "wgrad-atomic-bias-rounded-tma": [
-        "wgrad",
-        "4x64x12x12",
-        "--bias",
-        "--grad-w-dtype",
-        "float16",
-        "--config",
-        *_TMA,
-        "atomic_sums=1",
-    ],
+    "wgrad-atomic-bias-rounded-tma": [*_BIAS_ROUNDED, *_TMA, "atomic_sums=1"],
     "wgrad-tma": ["wgrad", "3x64x20x18", "--config", *_TMA],
     "wgrad-tma-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_TMA, "image_sync=1"],
     # fprop and dgrad with images paired in each A fragment: an odd batch (the last pair
@@ -154,12 +147,7 @@ CASES = {
     # Partial sums dropped from L2 once the reduce kernel has read them (discard_partials),
     # with the bias's sums and grad_w rounded to the activations' dtype.
     "wgrad-discard-bias-rounded": [
-        "wgrad",
-        "4x64x12x12",
-        "--bias",
-        "--grad-w-dtype",
-        "float16",
-        "--config",
+        *_BIAS_ROUNDED,
         "block_g=8",
         "warp_g=2",
         "block_n=2",
