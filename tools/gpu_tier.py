@@ -78,12 +78,30 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(index), int(count)
 
 
-#: Run time of a test of these files against a typical GPU test's (H100, twenty-fourth
-#: session: about 6.5 s against 0.6-0.8 s), so that --shard's parts take about as long as one
-#: another: the sanitizer's tests, run three tools on each case in a process of its own, are
-#: consecutive, and by count alone the part that held them ran past the GPU machine's 10
-#: minutes while the others took 5.
-TEST_WEIGHTS = {"test_sanitizer_gpu.py": 9.0}
+#: Run time of a test of these files against a typical GPU test's (fprop's and dgrad's, about
+#: 0.6 s on an H100), so that --shard's parts take about as long as one another; a file not
+#: named weighs 1. From the JUnit times of the tier's runs on an H100 (twenty-seventh session,
+#: `nvidia-h100-x1`): by count alone the last part, which holds the wgrad, module and
+#: perfmodel tests, ran 575 s of the GPU machine's 600 while the first took 273; the
+#: sanitizer's tests, three tools on each case in a process of its own, take 6.8-8.2 s each.
+TEST_WEIGHTS = {
+    "test_sanitizer_gpu.py": 12.0,
+    "test_wgrad_gpu.py": 1.5,
+    "test_wgrad_atomic_gpu.py": 1.5,
+    "test_conv2d_gw8_gpu.py": 5.5,
+    "test_autotune_gpu.py": 6.0,
+    "test_collect_gpu.py": 10.0,
+    "test_compare_gpu.py": 6.5,
+    "test_bench_step.py": 8.5,
+    "test_bench_overhead.py": 7.5,
+    "test_arrays_gpu.py": 7.5,
+    "test_bench_gpu.py": 4.5,
+    "test_pdl_chain_gpu.py": 5.5,
+    "test_fragment.py": 0.5,
+    "test_gpu.py": 0.2,
+    "test_arch.py": 0.2,
+    "test_tma.py": 0.1,
+}
 
 
 def run_weight(test: str) -> float:

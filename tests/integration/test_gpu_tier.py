@@ -36,12 +36,14 @@ def test_the_tier_collects_gpu_tests_only() -> None:
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5])
 def test_weighted_parts_are_the_tests_in_order_and_about_as_heavy(count: int) -> None:
-    # 300 light tests, then 100 that weigh 9 each (the sanitizer's), then 300 light ones.
+    # 300 light tests, then 100 heavy ones (the sanitizer's), then 300 light ones.
+    sanitizer = tool.TEST_WEIGHTS["test_sanitizer_gpu.py"]
+    assert sanitizer > 5
     tests = [f"a/test_x.py::t{i}" for i in range(300)]
     tests += [f"a/test_sanitizer_gpu.py::t{i}" for i in range(100)]
     tests += [f"a/test_y.py::t{i}" for i in range(300)]
     weights = [tool.run_weight(test) for test in tests]
-    assert weights.count(9.0) == 100
+    assert weights.count(sanitizer) == 100
     assert weights.count(1.0) == 600
     parts = [tool.shard(tests, index, count, weights) for index in range(1, count + 1)]
     assert [test for part in parts for test in part] == tests
