@@ -35,7 +35,7 @@ import torch
 from wgrad_timing import layers_and_copy
 
 import spio.jit
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, wgrad, wgrad_spec
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, bench, wgrad, wgrad_spec
 from spio.kernels.conv2d_gw8.fprop import compile_requested
 from spio.perfmodel import choose_config
 
@@ -115,28 +115,6 @@ def edited_request(
     return dataclasses.replace(request, source=source)
 
 
-def graph_us(launch: Callable[[], None]) -> float:
-    """Median time per launch (us) of LAUNCHES launches replayed as one CUDA graph."""
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            launch()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        for _ in range(LAUNCHES):
-            launch()
-    times = []
-    for _ in range(9):
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
-        graph.replay()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(begin.elapsed_time(end) * 1e3 / LAUNCHES)
-    return statistics.median(times)
-
-
 def main() -> None:
     layers, _ = layers_and_copy(__doc__.splitlines()[0], NAMED)
     arch = spio.jit.device_info(0).arch
@@ -201,7 +179,7 @@ def cut_times(
     rounds: dict[str, list[float]] = defaultdict(list)
     for _ in range(ROUNDS):
         for cut, run in runs.items():
-            rounds[cut].append(graph_us(run))
+            rounds[cut].append(bench.time_us(run, LAUNCHES, graph=True))
     print(
         "   " + ", ".join(f"{cut} {min(times):.2f} us" for cut, times in rounds.items()), flush=True
     )
