@@ -81,9 +81,10 @@ def parse_shard(text: str) -> tuple[int, int]:
 #: Run time of a test of these files against a typical GPU test's (fprop's and dgrad's, about
 #: 0.6 s on an H100), so that --shard's parts take about as long as one another; a file not
 #: named weighs 1. From the JUnit times of the tier's runs on an H100 (twenty-seventh session,
-#: `nvidia-h100-x1`): by count alone the last part, which holds the wgrad, module and
-#: perfmodel tests, ran 575 s of the GPU machine's 600 while the first took 273; the
-#: sanitizer's tests, three tools on each case in a process of its own, take 6.8-8.2 s each.
+#: `nvidia-h100-x1`): with only the sanitizer's tests weighted, the last part, which holds the
+#: wgrad, module and perfmodel tests, ran 575 s of the GPU machine's 600 while the first took
+#: 273. The sanitizer's tests, three tools on each case in a process of its own, take 6.8-8.2 s
+#: each; wgrad's atomic-sums tests, not timed there, are taken to weigh as wgrad's.
 TEST_WEIGHTS = {
     "test_sanitizer_gpu.py": 12.0,
     "test_wgrad_gpu.py": 1.5,
