@@ -74,13 +74,16 @@ CUTS: dict[str, list[tuple[str, str]]] = {
 
 
 def _clock(name: str) -> str:
+    """A statement that reads %globaltimer into t_<name>."""
     return (
         f'unsigned long long t_{name}; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_{name}));'
     )
 
 
-#: Per block and launch, eight u64 after the workspace's partial sums (RECORD_OFFSET floats
-#: in): entry, start (the previous grid done), walk end, slabs stored, end, launch, SM.
+#: After the workspace's partial sums (RECORD_OFFSET floats in): a launch counter per block,
+#: then per block and launch eight u64: the %globaltimer at entry, at start (the previous grid
+#: done), at the walk's end, once the accumulators are in shared memory and at the end, and
+#: the launch's index (two unused).
 RECORD_OFFSET = 64
 _PROBES = [
     (ANCHOR_ALLOW, "    " + _clock("entry") + "\n" + ANCHOR_ALLOW),
