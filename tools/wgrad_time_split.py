@@ -192,9 +192,9 @@ def timeline(
     params: Conv2dGw8Params, config: Any, arch: str, x: torch.Tensor, grad_y: torch.Tensor
 ) -> None:
     """Print the probed kernel's phases over LAUNCHES graph-replayed launches."""
-    kernel = compile_requested(edited_request(params, config, arch, _PROBES)).load(device=0)
-    main_kernel = kernel.get_kernel(wgrad_spec.KERNEL_NAME)
-    grid = wgrad_spec.launch_geometry(params, config).grid
+    module = compile_requested(edited_request(params, config, arch, _PROBES)).load(device=0)
+    main_kernel = module.get_kernel(wgrad_spec.KERNEL_NAME)
+    grid = wgrad.wgrad_launch(params, config).geometry.grid  # the grid _main_launcher launches
     partials = 1 if config.atomic_sums else wgrad_spec.partial_count(params, config)
     first = partials * wgrad_spec.weight_count(params) + RECORD_OFFSET
     words = grid + grid * LAUNCHES * 8
