@@ -40,3 +40,4 @@ int range_one_dimension() {
     return n;
 }
 int checker() { return SmemChecker(I(5), K8(1)).get(); }
+int swizzle() { return SmemSwizzle(I(5), K8(1)).get(); }

@@ -24,6 +24,10 @@ struct CHECKERS : spio::Dim<CHECKERS> {
     using spio::Dim<CHECKERS>::Dim;
 };
 
+struct SWIZZLE : spio::Dim<SWIZZLE> {
+    using spio::Dim<SWIZZLE>::Dim;
+};
+
 // Anonymous folds from Dims keys.
 using I16 = spio::Fold<I, 16>;
 using J16 = spio::Fold<J, 16>;
@@ -54,6 +58,9 @@ static_assert(FromBlockY(3).get<J16>() == J16(3));
 
 // Checkerboard("SmemChecker", "i", "k8", "checkers", banks=8)
 using SmemChecker = spio::CheckerboardIndex<8, I, K8, CHECKERS>;
+
+// Swizzle("SmemSwizzle", "i", "k8", "swizzle", cells=8)
+using SmemSwizzle = spio::SwizzleIndex<8, I, K8, SWIZZLE>;
 
 // Dims(k8=4, i=4, k=-1): K's size is derived as the K8 stride over the K stride.
 using Folded =
@@ -105,6 +112,11 @@ UTEST(Contract, CompoundIndices) {
 UTEST(Contract, Checkerboard) {
     using namespace contract;
     EXPECT_TRUE(SmemChecker(I(5), K8(1)).offset() == CHECKERS(10));
+}
+
+UTEST(Contract, Swizzle) {
+    using namespace contract;
+    EXPECT_TRUE(SmemSwizzle(I(5), K8(1)).offset() == SWIZZLE(44));
 }
 
 UTEST(Contract, GeneratedNamesFindLibraryFunctionsByLookup) {

@@ -1,7 +1,7 @@
 """The C++ unit tests of the headers, built with each host compiler and run one by one.
 
 Every `UTEST(Suite, Name)` in tests/cpp/*.cpp is one pytest test. The sources (one per concept:
-dim, coordinates, tensor, cursor, compound index, checkerboard, range, dtypes, and the
+dim, coordinates, tensor, cursor, compound index, checkerboard, swizzle, range, dtypes, and the
 generated-code contract) compile in parallel, with -Wall -Wextra -Wpedantic -Werror, into one
 binary per compiler, which runs each test by name.
 """

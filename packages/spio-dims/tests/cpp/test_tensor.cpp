@@ -147,3 +147,10 @@ UTEST(Tensor, CheckerboardSubscript) {
     EXPECT_TRUE(s[SmemChecker(I(5), K8(1))].get() == data + 10);
     EXPECT_TRUE(s[SmemChecker(I(4), K8(0))].get() == data + 9);
 }
+
+UTEST(Tensor, SwizzleSubscript) {
+    uint4 data[SmemSwizzled::storage_size()];
+    const auto s = SmemSwizzled(data);
+    EXPECT_TRUE(s[SmemSwizzle(I(5), K8(1))].get() == data + 44);
+    EXPECT_TRUE(s[SmemSwizzle(I(9), K8(0))].get() == data + 73);
+}

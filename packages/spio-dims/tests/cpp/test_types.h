@@ -28,6 +28,10 @@ struct PING : spio::Dim<PING> {
     using spio::Dim<PING>::Dim;
 };
 
+struct SWIZZLE : spio::Dim<SWIZZLE> {
+    using spio::Dim<SWIZZLE>::Dim;
+};
+
 using I16 = spio::Fold<I, 16>;
 using J8 = spio::Fold<J, 8>;
 using J16 = spio::Fold<J, 16>;
@@ -62,6 +66,10 @@ using AGlobal = spio::Tensor<const uint4, spio::DimInfo<K16, 4, 128>, spio::DimI
 using SmemA = spio::Tensor<uint4, spio::DimInfo<PING, 2, 128>, spio::DimInfo<K16, 2, 64>,
                            spio::DimInfo<I16, 2, 32>, spio::DimInfo<CHECKERS, 32, 1>>;
 using SmemChecker = spio::CheckerboardIndex<8, I, K8, CHECKERS>;
+
+// Dims(ping=2, swizzle=64): two 1024-byte periods of the 128-byte TMA swizzle.
+using SmemSwizzled = spio::Tensor<uint4, spio::DimInfo<PING, 2, 64>, spio::DimInfo<SWIZZLE, 64, 1>>;
+using SmemSwizzle = spio::SwizzleIndex<8, I, K8, SWIZZLE>;
 
 // Lesson 5.
 using BlockIndex = spio::CompoundIndex<spio::DimInfo<I16, 32, 32>, spio::DimInfo<J16, 32, 1>>;

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from spio.dims import Checkerboard, Dim, Dims, Fold, Fragment, Tensor, dtype, generate
+from spio.dims import Checkerboard, Dim, Dims, Fold, Fragment, Swizzle, Tensor, dtype, generate
 
 SCRIPT = """
 from spio.dims import *
@@ -15,6 +15,7 @@ specs = [
     Tensor("A", dtype.uint4, Dims(k16=4, i=64, k8=2), constant=True),
     Tensor("S", dtype.uint4, Dims(ping=2, k16=2, i16=8, checkers=32)),
     Checkerboard("SmemChecker", "i", "k8", "checkers"),
+    Swizzle("SmemSwizzle", "i", "k8", "swizzle"),
     Fragment("CFrag", "m16n8k16.c", dtype.float, "i", "j"),
     Tensor("CTile", "CFrag", Dims(i16=2, j8=4, j2=4, j=2)),
 ]
@@ -36,6 +37,7 @@ def specs_in_another_creation_order() -> list[object]:
         Tensor("A", "uint4", Dims.from_items([("k16", 4), ("i", 64), ("k8", -1)]), constant=True),
         Tensor("S", dtype.uint4, Dims(ping=2, k16=2, i16=8, checkers=32)),
         Checkerboard("SmemChecker", "i", "k8", "checkers", banks=8),
+        Swizzle("SmemSwizzle", "i", "k8", "swizzle", cells=8),
         c_frag,
         Tensor("CTile", "CFrag", Dims(i16=2, j8=4, j2=-1, j=-1)),
     ]

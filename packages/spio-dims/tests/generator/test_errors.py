@@ -20,6 +20,7 @@ from spio.dims import (
     SpecNameError,
     SpecTypeError,
     Strides,
+    Swizzle,
     Tensor,
     dtype,
     generate,
@@ -199,7 +200,7 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
         SpecTypeError,
         ("must be True or False",),
     ),
-    # CompoundIndex, Checkerboard, Fragment.
+    # CompoundIndex, Checkerboard, Swizzle, Fragment.
     (
         "unknown init",
         lambda: CompoundIndex("Idx", Dims(i=2), init="threadIdx.w"),
@@ -217,6 +218,36 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
         lambda: Checkerboard("C", "i", "k8", "checkers", banks=6),
         DimsError,
         ("banks of checkerboard 'C' is 6", "power of two from 2 to 256"),
+    ),
+    (
+        "swizzle repeats a dimension",
+        lambda: Swizzle("S", "i", "k8", "i"),
+        SpecError,
+        ("swizzle 'S' uses 'i', 'k8', 'i'", "must all differ"),
+    ),
+    (
+        "swizzle cells",
+        lambda: Swizzle("S", "i", "k8", "swizzle", cells=16),
+        DimsError,
+        ("cells of swizzle 'S' is 16", "allowed: 2, 4 or 8"),
+    ),
+    (
+        "swizzle cells not an int",
+        lambda: Swizzle("S", "i", "k8", "swizzle", cells=True),
+        SpecTypeError,
+        ("cells of swizzle 'S' must be an int", "bool True"),
+    ),
+    (
+        "swizzle name",
+        lambda: Swizzle("2S", "i", "k8", "swizzle"),
+        SpecNameError,
+        ("swizzle name '2S' is not a valid name",),
+    ),
+    (
+        "swizzle dimension name",
+        lambda: Swizzle("S", "i", "K8", "swizzle"),
+        SpecNameError,
+        ("dimension key 'K8'", "lower-case"),
     ),
     (
         "fragment kind",
@@ -298,6 +329,13 @@ GENERATE_CASES: list[tuple[str, list[object], type[Exception], int, tuple[str, .
         SpecNameError,
         1,
         ("CompoundIndex 'BLOCK_I'", "Fold 'block_i'"),
+    ),
+    (
+        "swizzle named like its offset dimension",
+        [Swizzle("SWIZZLE", "i", "k8", "swizzle")],
+        SpecNameError,
+        0,
+        ("Swizzle 'SWIZZLE' declares the C++ name SWIZZLE", "dimension 'swizzle'"),
     ),
     (
         "dim and fold share a name",

@@ -20,6 +20,7 @@ from spio.dims import (
     Spec,
     SpecError,
     Strides,
+    Swizzle,
     Tensor,
     dtype,
     generate,
@@ -91,6 +92,8 @@ def random_specs(rng: random.Random) -> list[Spec]:
         row, col, offset = rng.sample(dims, 3)
         if len(col) < MAX_DIM_NAME:
             specs.append(Checkerboard(_spec_name(rng, 90), row, f"{col}8", offset, banks=16))
+            cells = rng.choice([2, 4, 8])
+            specs.append(Swizzle(_spec_name(rng, 93), row, f"{col}8", offset, cells=cells))
     if len(dims) >= 2:
         row, col = rng.sample(dims, 2)
         element = rng.choice([dtype.half, dtype.bfloat16])

@@ -18,6 +18,7 @@ from spio.dims import (
     Fragment,
     Spec,
     Strides,
+    Swizzle,
     Tensor,
     dtype,
     generate,
@@ -265,6 +266,17 @@ def test_checkerboard_spelling_and_default_banks() -> None:
     header = generate([spec])
     assert header.endswith("using SmemChecker = spio::CheckerboardIndex<8, I, K8, CHECKERS>;\n")
     assert "using K8 = spio::Fold<K, 8>;" in header
+
+
+def test_swizzle_spelling_and_default_cells() -> None:
+    spec = Swizzle("SmemSwizzle", "i", "k8", "swizzle")
+    assert spec.cells == 8
+    header = generate([spec])
+    assert header.endswith("using SmemSwizzle = spio::SwizzleIndex<8, I, K8, SWIZZLE>;\n")
+    assert "using K8 = spio::Fold<K, 8>;" in header
+    assert "struct SWIZZLE : spio::Dim<SWIZZLE>" in header
+    narrow = generate([Swizzle("Smem32", "row", "col", "cells", cells=2)])
+    assert narrow.endswith("using Smem32 = spio::SwizzleIndex<2, ROW, COL, CELLS>;\n")
 
 
 def test_equal_specs_listed_twice_are_declared_once() -> None:

@@ -13,6 +13,7 @@ from spio.dims import (
     SpecNameError,
     SpecTypeError,
     Strides,
+    Swizzle,
     Tensor,
     dtype,
     generate,
@@ -31,6 +32,14 @@ def test_factories_make_add_and_return() -> None:
     assert "A" in gen
     assert "B" not in gen
     assert len(gen) == 2
+
+
+def test_every_spec_class_has_a_factory() -> None:
+    gen = Generators()
+    swizzle = gen.Swizzle("SmemSwizzle", "i", "k8", "swizzle", cells=4)
+    assert swizzle == Swizzle("SmemSwizzle", "i", "k8", "swizzle", cells=4)
+    assert gen.SmemSwizzle is swizzle
+    assert Generators.Swizzle is Swizzle
 
 
 def test_plain_helpers_are_the_package_names() -> None:

@@ -29,6 +29,7 @@ from spio.dims import (
     Generators,
     Spec,
     Strides,
+    Swizzle,
     Tensor,
     dtype,
     generate,
@@ -106,6 +107,7 @@ def vocabulary_spec() -> list[Spec]:
         CompoundIndex("WarpIndex", Dims(a_fold_with_a_rather_long_name_x=4, lane=32)),
         CompoundIndex("BlockY", Dims(n=4), init="blockIdx.y"),
         Checkerboard("Checker16", "row", "col8", "checkers", banks=16),
+        Swizzle("Swizzle64", "row", "col8", "checkers", cells=4),
         Fragment("AFragBf16", "m16n8k8.a", dtype.bfloat16, "i", "k"),
         # A Fragment object as a dtype is declared right before its first tensor.
         Tensor("BTileBf16", b_frag, Dims(k8=1, j8=4)),

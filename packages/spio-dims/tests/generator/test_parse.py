@@ -17,6 +17,7 @@ from spio.dims import (
     SpecSyntaxError,
     SpecTypeError,
     Strides,
+    Swizzle,
     Tensor,
     dtype,
     generate,
@@ -69,6 +70,24 @@ def test_keywords_negative_sizes_none_and_bools() -> None:
     )
     assert tensor == Tensor("A", dtype.uint4, Dims(k8=4, k=8), constant=True)
     assert index == CompoundIndex("T", Dims(i=2))
+
+
+def test_swizzle_block() -> None:
+    source = block(
+        'Tensor("Smem", dtype.uint4, Dims(i16=2, swizzle=128)),\n'
+        'Swizzle("SmemSwizzle", "i", "k4", "swizzle", cells=4),'
+    )
+    specs = parse(source, "kernel.cu")
+    assert specs[1] == Swizzle("SmemSwizzle", "i", "k4", "swizzle", cells=4)
+    assert generate(specs).endswith("using SmemSwizzle = spio::SwizzleIndex<4, I, K4, SWIZZLE>;\n")
+
+
+def test_swizzle_cells_error_is_placed_in_the_file() -> None:
+    with pytest.raises(DimsError) as caught:
+        parse(block('Swizzle("S", "i", "k8", "swizzle", cells=3)'), "k.cu")
+    assert str(caught.value) == (
+        "k.cu:4: cells of swizzle 'S' is 3; allowed: 2, 4 or 8 (rows of 32, 64 or 128 bytes)"
+    )
 
 
 def test_other_tags_are_not_blocks() -> None:
@@ -132,7 +151,10 @@ def test_refusal_says_what_is_allowed() -> None:
         parse(block("__import__('os').system('x')"), "k.cu")
     message = str(caught.value)
     assert "calling __import__('os').system is not allowed" in message
-    assert "Dim, Fold, Dims, Strides, Tensor, CompoundIndex, Checkerboard, Fragment" in message
+    assert (
+        "Dim, Fold, Dims, Strides, Tensor, CompoundIndex, Checkerboard, Swizzle, Fragment"
+        in message
+    )
 
 
 def test_unknown_function_is_named() -> None:

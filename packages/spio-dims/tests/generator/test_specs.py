@@ -18,6 +18,7 @@ from spio.dims import (
     Generators,
     Spec,
     Strides,
+    Swizzle,
     Tensor,
     dtype,
 )
@@ -28,6 +29,7 @@ SPECS = [
     Tensor("A", dtype.float, Dims(i=16, k=32), Strides(i=64)),
     CompoundIndex("BlockIndex", Dims(i16=32, j16=32)),
     Checkerboard("SmemChecker", "i", "k8", "checkers", banks=8),
+    Swizzle("SmemSwizzle", "i", "k8", "swizzle", cells=8),
     Fragment("AFrag", "m16n8k16.a", dtype.half, "i", "k"),
 ]
 

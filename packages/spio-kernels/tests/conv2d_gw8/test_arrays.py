@@ -183,9 +183,10 @@ def test_torch_tensors_are_checked_by_their_shape_strides_and_dtype(
     """torch's path (host tensors standing in for CUDA ones): both views pass, with and
     without the few-call fast path; the rest is named."""
     torch = pytest.importorskip("torch")
+    from spio.kernels import _array_info
     from spio.kernels.conv2d_gw8 import _arrays
 
-    monkeypatch.setattr(_arrays, "_on_cuda", lambda tensor: True)
+    monkeypatch.setattr(_array_info, "on_cuda", lambda tensor: True)
     x = torch.zeros(PARAMS.input_shape, dtype=torch.float16)
     nchw = x.permute(0, 3, 1, 2)  # channels_last memory
     w = torch.zeros(PARAMS.weight_shape, dtype=torch.float16)

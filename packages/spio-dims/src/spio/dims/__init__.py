@@ -1,9 +1,9 @@
 """spio.dims: generate typed-dimension C++ headers from Python specs.
 
 The spec classes are named after the C++ types they declare: `Dim`, `Fold`, `Tensor`,
-`CompoundIndex`, `Checkerboard`, `Fragment`, with `Dims`, `Strides` and `dtype` for their
-arguments. `generate(specs)` returns the header; `parse` and `generate_file` read specs
-from the `/*@spio [ ... ] @spio*/` blocks of a source file without executing anything.
+`CompoundIndex`, `Checkerboard`, `Swizzle`, `Fragment`, with `Dims`, `Strides` and `dtype`
+for their arguments. `generate(specs)` returns the header; `parse` and `generate_file` read
+specs from the `/*@spio [ ... ] @spio*/` blocks of a source file without executing anything.
 docs/dims/generated-code.md is the contract for what is emitted.
 """
 
@@ -25,6 +25,7 @@ from ._fragment import Fragment
 from ._generators import Generators
 from ._include import include_dir
 from ._parse import generate_file, parse, parse_file
+from ._swizzle import Swizzle
 from ._tensor import Tensor
 from ._version import __version__
 
@@ -45,6 +46,7 @@ __all__ = [
     "SpecSyntaxError",
     "SpecTypeError",
     "Strides",
+    "Swizzle",
     "Tensor",
     "__version__",
     "dtype",

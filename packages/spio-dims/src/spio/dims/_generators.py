@@ -14,6 +14,7 @@ from ._dtype import DType
 from ._emit import SPEC_KINDS, SPEC_TYPES, Spec, generate
 from ._errors import SpecNameError, SpecTypeError
 from ._fragment import Fragment
+from ._swizzle import Swizzle
 from ._tensor import Tensor
 
 _P = ParamSpec("_P")
@@ -55,11 +56,11 @@ class Generators:
         gen.Tensor("C", gen.dtype.float, gen.Dims(i=64, j=64))
         header = generate(gen)                             # or gen.generate()
 
-    `gen.Dim`, `gen.Fold`, `gen.Tensor`, `gen.CompoundIndex`, `gen.Checkerboard` and
-    `gen.Fragment` take the arguments of the spec classes of the same names; each makes the
-    spec, adds it, and returns it. Assigning a spec to an attribute adds it too; the
-    attribute must be the spec's name. `gen.Dims`, `gen.Strides` and `gen.dtype` are the
-    plain `Dims`, `Strides` and `dtype`, so a spec.py needs one import.
+    `gen.Dim`, `gen.Fold`, `gen.Tensor`, `gen.CompoundIndex`, `gen.Checkerboard`,
+    `gen.Swizzle` and `gen.Fragment` take the arguments of the spec classes of the same
+    names; each makes the spec, adds it, and returns it. Assigning a spec to an attribute
+    adds it too; the attribute must be the spec's name. `gen.Dims`, `gen.Strides` and
+    `gen.dtype` are the plain `Dims`, `Strides` and `dtype`, so a spec.py needs one import.
 
     Read a spec back with `gen.A` or `gen["A"]` (the latter also for names that are
     methods here, like "Tensor"). Iterating yields the specs in the order added, which is
@@ -72,6 +73,7 @@ class Generators:
     Tensor = _Registering(Tensor)
     CompoundIndex = _Registering(CompoundIndex)
     Checkerboard = _Registering(Checkerboard)
+    Swizzle = _Registering(Swizzle)
     Fragment = _Registering(Fragment)
     Dims = Dims
     Strides = Strides

@@ -20,6 +20,7 @@ from ._dtype import DType, allowed_dtypes
 from ._emit import SPEC_TYPES, Spec, generate
 from ._errors import DimsError, DtypeError, SpecError, SpecSyntaxError, SpecTypeError
 from ._fragment import Fragment
+from ._swizzle import Swizzle
 from ._tensor import Tensor
 
 BLOCK_START = "/*@spio"
@@ -33,6 +34,7 @@ _CALLABLES: dict[str, Callable[..., object]] = {
     "Tensor": Tensor,
     "CompoundIndex": CompoundIndex,
     "Checkerboard": Checkerboard,
+    "Swizzle": Swizzle,
     "Fragment": Fragment,
 }
 _ALLOWED = (
@@ -75,10 +77,10 @@ def parse(source: str, filename: str = "<string>") -> tuple[Spec, ...]:
 
     Each block is `/*@spio` followed by a Python list (or tuple) of generator calls and
     `@spio*/`; a trailing comma is fine. Only the generator names (`Dim`, `Fold`, `Dims`,
-    `Strides`, `Tensor`, `CompoundIndex`, `Checkerboard`, `Fragment`) may be called, and
-    only with literals (int, negative int, str, bool, None), `dtype.X`, and nested calls.
-    Anything else raises SpecSyntaxError; invalid specs raise their SpecError subclass.
-    Errors carry `filename` and the line in `source` (not in the block).
+    `Strides`, `Tensor`, `CompoundIndex`, `Checkerboard`, `Swizzle`, `Fragment`) may be
+    called, and only with literals (int, negative int, str, bool, None), `dtype.X`, and
+    nested calls. Anything else raises SpecSyntaxError; invalid specs raise their SpecError
+    subclass. Errors carry `filename` and the line in `source` (not in the block).
     """
     return tuple(spec for spec, _ in _parse_located(source, filename)[1])
 
@@ -190,8 +192,8 @@ class _Block:
             if not isinstance(value, SPEC_TYPES):
                 raise self.error(
                     f"{self.snippet(element)} is not a spec; the list holds Dim, Fold, Tensor, "
-                    "CompoundIndex, Checkerboard and Fragment calls (Dims and Strides go "
-                    "inside them)",
+                    "CompoundIndex, Checkerboard, Swizzle and Fragment calls (Dims and "
+                    "Strides go inside them)",
                     element,
                 )
             specs.append((value, self.line(element.lineno)))

@@ -126,6 +126,7 @@ using WarpIndex = spio::CompoundIndex<spio::DimInfo<A_FOLD_WITH_A_RATHER_LONG_NA
                                       spio::DimInfo<LANE, 32, 1>>;
 using BlockY = spio::CompoundIndexFrom<spio::BlockIdxY, spio::DimInfo<N, 4, 1>>;
 using Checker16 = spio::CheckerboardIndex<16, ROW, COL8, CHECKERS>;
+using Swizzle64 = spio::SwizzleIndex<4, ROW, COL8, CHECKERS>;
 using AFragBf16 = spio::mma::Fragment<spio::mma::M16N8K8, spio::mma::OperandA, __nv_bfloat16, I, K>;
 using BFragBf16 = spio::mma::Fragment<spio::mma::M16N8K8, spio::mma::OperandB, __nv_bfloat16, K, J>;
 using BTileBf16 = spio::Tensor<BFragBf16, spio::DimInfo<K8, 1, 4>, spio::DimInfo<J8, 4, 1>>;

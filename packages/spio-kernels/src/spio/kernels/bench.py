@@ -16,6 +16,7 @@ from collections.abc import Sequence
 #: Kernel family -> the module whose main(argv) runs its benchmark.
 FAMILIES = {
     "conv2d_gw8": "spio.kernels.conv2d_gw8.bench",
+    "matmul": "spio.kernels.matmul.bench",
 }
 
 USAGE = (

@@ -19,62 +19,23 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from .. import _array_info
+from .._array_info import (
+    TORCH_NAMES,
+    Described,
+    check_dtype,
+    dense_strides,
+    describe,
+    is_tensor,
+    matches,
+)
 from .params import Conv2dGw8Params
 
 #: torch's view of an activation (N, C, H, W) and of a weight (K, 8, R, S), as positions in
 #: the kernel's memory order (N, H, W, C) and (K, R, S, 8).
 _TORCH_VIEW = (0, 3, 1, 2)
-#: Element types by __cuda_array_interface__ kind and width: float16 and float32 are named;
-#: bfloat16 has no typestr of its own (containers of 2-byte elements carry it).
-_FLOAT_NAMES = {2: "float16", 4: "float32"}
-#: str() of the torch dtype of each element type.
-_TORCH_NAMES = {name: f"torch.{name}" for name in ("float16", "bfloat16", "float32")}
-
-
-@dataclass(frozen=True)
-class _Described:
-    """What an array says of itself: its shape, strides in elements, and element type (a
-    dtype name, or for a 2-byte non-float container, None)."""
-
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    dtype: str | None
-    itemsize: int
-
-
-def _describe(name: str, array: Any) -> _Described | None:
-    """The description of a torch tensor or __cuda_array_interface__ object, else None (a
-    device pointer or another object, which the launch takes as it is)."""
-    if _is_tensor(array):
-        if not _on_cuda(array):
-            raise ValueError(f"{name} must be on a CUDA device, got a tensor on {array.device}")
-        dtype = str(array.dtype).removeprefix("torch.")
-        return _Described(tuple(array.shape), tuple(array.stride()), dtype, array.element_size())
-    interface = getattr(array, "__cuda_array_interface__", None)
-    if not isinstance(interface, dict):
-        return None
-    shape = tuple(int(v) for v in interface["shape"])
-    typestr = str(interface["typestr"])
-    itemsize = int(typestr[2:])
-    float_name = _FLOAT_NAMES.get(itemsize) if typestr[1] == "f" else None
-    strides = interface.get("strides")
-    if strides is None:
-        elements = _dense_strides(shape)
-    else:
-        elements = tuple(int(stride) // itemsize for stride in strides)
-    return _Described(shape, elements, float_name, itemsize)
-
-
-def _is_tensor(array: Any) -> bool:
-    return type(array).__module__.startswith("torch") and hasattr(array, "data_ptr")
-
-
-def _on_cuda(tensor: Any) -> bool:
-    """Whether a torch tensor is on a CUDA device (a seam for the CPU tests)."""
-    return bool(tensor.is_cuda)
 
 
 def _torch_view(values: Sequence[int]) -> tuple[int, ...]:
@@ -82,27 +43,11 @@ def _torch_view(values: Sequence[int]) -> tuple[int, ...]:
     return tuple(values[i] for i in _TORCH_VIEW)
 
 
-def _dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return tuple(reversed(strides))
-
-
-def _matches(described: _Described, shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
-    """Whether the array has this shape and these strides (sizes of 1 take any stride)."""
-    return described.shape == shape and all(
-        size == 1 or stride == want
-        for size, stride, want in zip(shape, described.strides, strides, strict=True)
-    )
-
-
-def _dense_in_order(described: _Described, memory_shape: tuple[int, ...]) -> bool:
+def _dense_in_order(described: Described, memory_shape: tuple[int, ...]) -> bool:
     """Whether the array is dense memory of memory_shape: in that shape, or in torch's view of
     it (dimensions in _TORCH_VIEW's order, strides permuted alike)."""
-    dense = _dense_strides(memory_shape)
-    return _matches(described, memory_shape, dense) or _matches(
+    dense = dense_strides(memory_shape)
+    return matches(described, memory_shape, dense) or matches(
         described, _torch_view(memory_shape), _torch_view(dense)
     )
 
@@ -115,7 +60,7 @@ def check_array(
     elements. view names the accepted shapes for the message."""
     if _fits_as_tensor(array, memory_shape, dtype):
         return
-    described = _describe(name, array)
+    described = describe(name, array)
     if described is None:
         return
     if not _dense_in_order(described, memory_shape):
@@ -124,15 +69,15 @@ def check_array(
             f"{_torch_view(memory_shape)} in channels_last memory; got shape "
             f"{described.shape} with strides {described.strides}"
         )
-    _check_dtype(name, described, dtype)
+    check_dtype(name, described, dtype)
 
 
 def _fits_as_tensor(array: Any, memory_shape: tuple[int, ...], dtype: str) -> bool:
     """Whether array is a CUDA torch tensor that fits, found with few of torch's calls (the
     common case, a few hundred nanoseconds); False sends it through the full description."""
-    if not _is_tensor(array) or not _on_cuda(array):
+    if not is_tensor(array) or not _array_info.on_cuda(array):
         return False
-    if str(array.dtype) != _TORCH_NAMES[dtype]:
+    if str(array.dtype) != TORCH_NAMES[dtype]:
         return False
     if array.shape == memory_shape:
         return bool(array.is_contiguous())
@@ -145,7 +90,7 @@ def _fits_as_tensor(array: Any, memory_shape: tuple[int, ...], dtype: str) -> bo
 def check_vector(name: str, array: Any, length: int, dtype: str) -> None:
     """Raise ValueError unless array (when it describes itself) is `length` contiguous
     elements of dtype."""
-    described = _describe(name, array)
+    described = describe(name, array)
     if described is None:
         return
     if described.shape != (length,) or (length > 1 and described.strides != (1,)):
@@ -153,31 +98,23 @@ def check_vector(name: str, array: Any, length: int, dtype: str) -> None:
             f"{name} must be {length} contiguous values, got shape {described.shape} with "
             f"strides {described.strides}"
         )
-    _check_dtype(name, described, dtype)
+    check_dtype(name, described, dtype)
 
 
 def check_workspace(array: Any, nbytes: int) -> None:
     """Raise ValueError unless the workspace (when it describes itself) is contiguous and
     holds at least nbytes."""
-    described = _describe("workspace", array)
+    described = describe("workspace", array)
     if described is None:
         return
     elements = math.prod(described.shape)
-    if described.strides != _dense_strides(described.shape) and elements > 1:
+    if described.strides != dense_strides(described.shape) and elements > 1:
         raise ValueError(f"workspace must be contiguous, got strides {described.strides}")
     if elements * described.itemsize < nbytes:
         raise ValueError(
             f"workspace must hold at least {nbytes} bytes (wgrad_workspace_bytes), got "
             f"{elements * described.itemsize}"
         )
-
-
-def _check_dtype(name: str, described: _Described, dtype: str) -> None:
-    width = 4 if dtype == "float32" else 2
-    known = described.dtype
-    if described.itemsize != width or (known is not None and known != dtype):
-        got = known or f"{described.itemsize}-byte elements"
-        raise ValueError(f"{name} must hold {dtype} values, got {got}")
 
 
 def check_params(params: Any) -> None:

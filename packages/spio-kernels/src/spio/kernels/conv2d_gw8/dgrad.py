@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from .._array_info import resolve_device
 from . import dgrad_spec
 from ._arrays import check_activation, check_params, check_weights
 from ._tiling import balance_waves, spread_over_sms, wave_fill
@@ -14,7 +15,6 @@ from .fprop import (
     compile_types,
     kernel_source,
     resident_slots,
-    resolve_device,
     types_request,
 )
 from .fprop_spec import FpropConfig

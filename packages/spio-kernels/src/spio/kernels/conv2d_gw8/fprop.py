@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from .._array_info import resolve_device
 from ._arrays import check_activation, check_params, check_vector, check_weights
 from ._tiling import LaunchGeometry, balance_waves, grid_slots, spread_over_sms, wave_fill
 from .fprop_spec import (
@@ -157,20 +158,6 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
 def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:
     """Return the loaded spio.jit.Kernel for params and config on device (memoised)."""
     return fprop_launch(params, config, device).kernel
-
-
-def resolve_device(device: int | None, array: Any) -> int:
-    """Return device, else the CUDA device of a torch tensor array, else 0."""
-    if device is not None:
-        return device
-    found = device_of(array)
-    return 0 if found is None else found
-
-
-def device_of(value: Any) -> int | None:
-    device = getattr(value, "device", None)
-    index = getattr(device, "index", None)
-    return index if isinstance(index, int) else None
 
 
 def conv2d_gw8_fprop(

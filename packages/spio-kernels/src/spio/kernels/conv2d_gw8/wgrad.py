@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from .._array_info import device_of, resolve_device
 from . import wgrad_spec, wgrad_types
 from ._arrays import (
     check_activation,
@@ -18,7 +19,7 @@ from ._arrays import (
 )
 from ._tensor_maps import TensorMapCache, device_pointer, has_tma, nhwc_row_map
 from ._tiling import WAVE_FILL, LaunchGeometry, ceil_div, fits, grid_slots, spread_over_sms
-from .fprop import compile_requested, device_of, resolve_device, types_request
+from .fprop import compile_requested, types_request
 from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
 

@@ -14,4 +14,5 @@
 #include "spio/tensor.h"          // Tensor
 #include "spio/compound_index.h"  // CompoundIndex, CompoundIndexFrom, ThreadIdxX ... BlockIdxZ
 #include "spio/checkerboard.h"    // CheckerboardIndex
+#include "spio/swizzle.h"         // SwizzleIndex
 #include "spio/range.h"           // range

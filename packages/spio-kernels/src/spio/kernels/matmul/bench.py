@@ -1,0 +1,214 @@
+"""Benchmark the matmul against cuBLAS (torch) in one run.
+
+    python -m spio.kernels.bench matmul [--shapes 8192x8192x8192 ...] [--dtype float16]
+        [--b-layout kn|nk] [--all-configs] [--cuda-graph] [--out DIR]
+
+Shapes are M x N x K. Method (TARGETS.md): one process, one GPU, the same buffers for every
+contender; each timing is CUDA events around a loop of `--launches` (>= 20) launches,
+repeated `--repetitions` (>= 9) times, the median repetition per launch, after a warm-up
+loop (`spio.kernels.timing.time_us`). cuBLAS is torch.matmul(a, b) for a K x N B ("kn") and
+torch.nn.functional.linear(a, b) for an N x K one ("nk"), which is a @ b.T. The table gives
+each contender's time, TFLOP/s (2 M N K / time) and Spio's speed relative to cuBLAS (cuBLAS
+time / Spio time: 0.7 is 70% of cuBLAS's speed). Spio runs its default config
+(`default_config_on`), or with --all-configs every config of the space that fits the GPU,
+reporting the best and the default's regret (default time / best time - 1).
+--out DIR writes DIR/matmul_bench.csv and .json: one row per shape and contender with the
+GPU, torch version, dtype, layout, config, median us, TFLOP/s and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import functools
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..timing import time_us
+from .launch import compile_request, default_config_on, matmul_launch
+from .params import B_LAYOUTS, DTYPES, MatmulParams
+from .spec import MatmulConfig, config_space
+
+DEFAULT_SHAPES = ("8192x8192x8192", "4096x4096x4096", "16384x4096x4096", "4096x14336x4096")
+CSV_NAME = "matmul_bench.csv"
+JSON_NAME = "matmul_bench.json"
+
+
+@dataclass(frozen=True)
+class MatmulRow:
+    """One contender's timing of one shape."""
+
+    gpu: str
+    torch: str
+    dtype: str
+    b_layout: str
+    m: int
+    n: int
+    k: int
+    contender: str
+    config: str
+    us: float
+    tflops: float
+    vs_cublas: float
+    timing: str
+
+
+def parse_shape(text: str, dtype: str, b_layout: str) -> MatmulParams:
+    """MatmulParams of an M x N x K shape text; argparse.ArgumentTypeError when malformed."""
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"shape must be M x N x K, like 4096x4096x4096: {text!r}")
+    m, n, k = (int(part) for part in parts)
+    try:
+        return MatmulParams(m, n, k, dtype, b_layout)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as error:
+        raise argparse.ArgumentTypeError(f"shape {text!r}: {error}") from error
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m spio.kernels.bench matmul",
+        description="Time Spio's matmul against cuBLAS (torch) in one run.",
+    )
+    parser.add_argument("--shapes", nargs="+", default=list(DEFAULT_SHAPES), metavar="MxNxK")
+    parser.add_argument("--dtype", choices=DTYPES, default="float16")
+    parser.add_argument("--b-layout", choices=B_LAYOUTS, default="kn")
+    parser.add_argument("--all-configs", action="store_true")
+    parser.add_argument("--cuda-graph", action="store_true")
+    parser.add_argument("--launches", type=int, default=20)
+    parser.add_argument("--repetitions", type=int, default=9)
+    parser.add_argument("--out", type=Path)
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.launches < 20 or args.repetitions < 9:
+        parser.error("--launches must be >= 20 and --repetitions >= 9 (TARGETS.md's method)")
+    try:
+        args.params = [parse_shape(text, args.dtype, args.b_layout) for text in args.shapes]
+    except argparse.ArgumentTypeError as error:
+        parser.error(str(error))
+    return args
+
+
+def _buffers(params: MatmulParams) -> tuple[Any, Any, Any]:
+    import torch
+
+    dtype = getattr(torch, params.dtype)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a = (torch.rand(params.a_shape, device="cuda", generator=gen) - 0.5).to(dtype)
+    b = (torch.rand(params.b_shape, device="cuda", generator=gen) - 0.5).to(dtype)
+    c = torch.empty(params.c_shape, device="cuda", dtype=dtype)
+    return c, a, b
+
+
+def _cublas(params: MatmulParams, c: Any, a: Any, b: Any) -> Callable[[], object]:
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    if params.b_layout == "kn":
+        return lambda: torch.matmul(a, b, out=c)
+    return lambda: F.linear(a, b)
+
+
+def precompile(params: MatmulParams, configs: Sequence[MatmulConfig], arch: str) -> None:
+    """Compile configs in parallel (spio.jit.compile_many, progress bar) before timing."""
+    import spio.jit
+
+    spio.jit.compile_many([compile_request(params, config, arch) for config in configs])
+
+
+def _configs(params: MatmulParams, default: MatmulConfig, args: argparse.Namespace) -> list[Any]:
+    import spio.jit
+
+    if not args.all_configs:
+        return [default]
+    limit = spio.jit.device_info(0).max_shared_per_block_optin
+    space = config_space(params, max_shared_mem=limit)
+    return [default] + [config for config in space if config != default]
+
+
+def bench_shape(params: MatmulParams, args: argparse.Namespace, gpu: str) -> list[MatmulRow]:
+    """Time cuBLAS and Spio (its default, or every config) on one shape's buffers."""
+    import torch
+
+    import spio.jit
+
+    c, a, b = _buffers(params)
+    default = default_config_on(params)
+    configs = _configs(params, default, args)
+    precompile(params, configs, spio.jit.device_info(0).arch)
+    timing = "graph" if args.cuda_graph else "events"
+    cublas_us = time_us(_cublas(params, c, a, b), args.launches, args.repetitions, args.cuda_graph)
+    times = {}
+    for config in configs:
+        launch = functools.partial(matmul_launch(params, config), c, a, b)
+        times[config] = time_us(launch, args.launches, args.repetitions, args.cuda_graph)
+    best = min(times, key=times.__getitem__)
+
+    def row(contender: str, config: str, us: float) -> MatmulRow:
+        return MatmulRow(
+            gpu, torch.__version__, params.dtype, params.b_layout, params.m, params.n, params.k,
+            contender, config, us, params.flops / us / 1e6, cublas_us / us, timing,
+        )  # fmt: skip
+
+    rows = [row("cublas", "", cublas_us), row("spio", str(default), times[default])]
+    if args.all_configs:
+        rows.append(row("spio_best", str(best), times[best]))
+        regret = times[default] / times[best] - 1
+        print(f"{_shape(params)}: {len(times)} configs; best {best}; default's regret {regret:.1%}")
+    return rows
+
+
+def _shape(params: MatmulParams) -> str:
+    return f"{params.m}x{params.n}x{params.k}"
+
+
+def _print_table(rows: Sequence[MatmulRow]) -> None:
+    print(f"{'shape':>18} {'contender':>10} {'us':>10} {'TFLOP/s':>9} {'vs cuBLAS':>9}  config")
+    for r in rows:
+        shape = f"{r.m}x{r.n}x{r.k}"
+        print(
+            f"{shape:>18} {r.contender:>10} {r.us:10.1f} {r.tflops:9.1f} {r.vs_cublas:9.3f}  "
+            f"{r.config}"
+        )
+
+
+def write_outputs(rows: Sequence[MatmulRow], out: Path) -> None:
+    """Write the rows as out/matmul_bench.csv and out/matmul_bench.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    records = [asdict(r) for r in rows]
+    with (out / CSV_NAME).open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+    (out / JSON_NAME).write_text(json.dumps(records, indent=2) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    import torch
+
+    import spio.jit
+
+    if not torch.cuda.is_available():
+        print("error: the matmul benchmark needs a CUDA GPU", file=sys.stderr)
+        raise SystemExit(2)
+    gpu = spio.jit.device_info(0).name
+    print(f"GPU: {gpu}; torch {torch.__version__}; {args.dtype}, B {args.b_layout}")
+    rows: list[MatmulRow] = []
+    for params in args.params:
+        rows += bench_shape(params, args, gpu)
+    _print_table(rows)
+    if args.out is not None:
+        write_outputs(rows, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""The shape of one matrix multiply C = A @ B: sizes, element type and B's memory order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Dtype = Literal["float16", "bfloat16"]
+BLayout = Literal["kn", "nk"]
+
+#: The element types of A, B and C (the products accumulate in float32).
+DTYPES: tuple[str, ...] = ("float16", "bfloat16")
+#: B's memory orders: "kn" is K x N row-major (torch.matmul(a, b)); "nk" is N x K row-major,
+#: B's transpose (torch.nn.functional.linear(a, w) computes a @ w.T with w of shape N x K).
+B_LAYOUTS: tuple[str, ...] = ("kn", "nk")
+#: Elements in one 16-byte vector: rows of A, B and C move in whole vectors, so the sizes
+#: along rows (K for A and an "nk" B, N for C and a "kn" B) are multiples of it.
+VECTOR = 8
+#: Offsets inside the kernel are 32-bit: every matrix stays below 2**31 elements.
+MAX_ELEMENTS = 2**31 - 1
+
+_ELEMENT_BYTES = 2
+
+
+def _check_size(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class MatmulParams:
+    """C (m x n) = A (m x k) @ B (k x n), every matrix row-major and dense.
+
+    A is m x k. B is k x n when b_layout is "kn" (torch.matmul(a, b)) and n x k when it is
+    "nk" (the weight of torch.nn.functional.linear, which computes a @ w.T). C is m x n, of
+    the same dtype as A and B; the products accumulate in float32. k and n must be multiples
+    of 8, so that every row is whole 16-byte vectors (m may be anything). Each matrix stays
+    below 2**31 elements. Every field is validated on construction: a wrong type raises
+    TypeError, a value out of range ValueError, both naming the field, the value and what is
+    allowed.
+    """
+
+    m: int
+    n: int
+    k: int
+    dtype: Dtype = "float16"
+    b_layout: BLayout = "kn"
+
+    def __post_init__(self) -> None:
+        for name in ("m", "n", "k"):
+            _check_size(name, getattr(self, name))
+        for name in ("n", "k"):
+            value = getattr(self, name)
+            if value % VECTOR != 0:
+                raise ValueError(
+                    f"{name} must be a multiple of {VECTOR} (rows move as 16-byte vectors), "
+                    f"got {value}"
+                )
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}, got {self.dtype!r}")
+        if self.b_layout not in B_LAYOUTS:
+            raise ValueError(
+                f"b_layout must be one of {B_LAYOUTS} ('kn': B is k x n; 'nk': B is n x k), "
+                f"got {self.b_layout!r}"
+            )
+        for name, shape in (("A", self.a_shape), ("B", self.b_shape), ("C", self.c_shape)):
+            if shape[0] * shape[1] > MAX_ELEMENTS:
+                raise ValueError(
+                    f"{name} ({shape[0]} x {shape[1]}) has more than {MAX_ELEMENTS} elements; "
+                    "the kernel's offsets are 32-bit"
+                )
+
+    @property
+    def a_shape(self) -> tuple[int, int]:
+        """A's shape: m x k."""
+        return (self.m, self.k)
+
+    @property
+    def b_shape(self) -> tuple[int, int]:
+        """B's shape in memory: k x n ("kn") or n x k ("nk")."""
+        return (self.k, self.n) if self.b_layout == "kn" else (self.n, self.k)
+
+    @property
+    def c_shape(self) -> tuple[int, int]:
+        """C's shape: m x n."""
+        return (self.m, self.n)
+
+    @property
+    def flops(self) -> int:
+        """Floating-point operations of the multiply: a multiply and an add per product."""
+        return 2 * self.m * self.n * self.k
+
+    @property
+    def compulsory_bytes(self) -> int:
+        """Bytes every kernel must move to or from DRAM: A and B read, C written once."""
+        return _ELEMENT_BYTES * (self.m * self.k + self.k * self.n + self.m * self.n)

@@ -1,0 +1,15 @@
+"""fp32 PyTorch reference for the matmul (the tests check every config against it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .params import MatmulParams
+
+
+def matmul_reference(a: Any, b: Any, params: MatmulParams) -> Any:
+    """Return C = A @ B (m x n, float32) computed on float32 copies of a (m x k) and b (k x n,
+    or n x k for params.b_layout "nk"); torch tensors of any dtype and device."""
+    a32 = a.float()
+    b32 = b.float() if params.b_layout == "kn" else b.float().t()
+    return a32 @ b32

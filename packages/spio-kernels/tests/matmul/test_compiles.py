@@ -1,0 +1,68 @@
+"""The matmul compiles with NVRTC for every architecture Spio targets (no GPU needed), with
+configs that cover every value of every config field and both B layouts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from spio.kernels.matmul import MatmulConfig, MatmulParams, config_space, default_config
+from spio.kernels.matmul.launch import compile_matmul
+
+ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90"]
+
+
+def _covering(params: MatmulParams) -> list[MatmulConfig]:
+    space = config_space(params, max_shared_mem=227 * 1024)
+    chosen = [default_config(params)]
+    for field in dataclasses.fields(MatmulConfig):
+        for value in sorted({getattr(config, field.name) for config in space}):
+            if not any(getattr(config, field.name) == value for config in chosen):
+                chosen.append(next(c for c in space if getattr(c, field.name) == value))
+    return chosen
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("b_layout", ["kn", "nk"])
+def test_default_compiles(arch: str, b_layout: str) -> None:
+    params = MatmulParams(1000, 520, 264, "bfloat16", b_layout)  # type: ignore[arg-type]
+    code = compile_matmul(params, default_config(params), arch)
+    assert code.arch == arch
+    assert code.code
+
+
+@pytest.mark.parametrize(
+    "params",
+    [MatmulParams(512, 512, 512), MatmulParams(512, 512, 512, "bfloat16", "nk")],
+    ids=str,
+)
+def test_every_field_value_compiles_for_sm_90(params: MatmulParams) -> None:
+    configs = _covering(params)
+    fields = {field.name for field in dataclasses.fields(MatmulConfig)}
+    for name in fields:
+        assert {getattr(c, name) for c in configs} == {
+            getattr(c, name) for c in config_space(params, max_shared_mem=227 * 1024)
+        }
+    for config in configs:
+        assert compile_matmul(params, config, "sm_90").code
+
+
+def test_ptx_uses_tensor_cores_ldmatrix_and_cp_async() -> None:
+    import spio.dims
+    import spio.jit
+    from spio.kernels.matmul.launch import compile_request
+
+    request = compile_request(MatmulParams(256, 256, 256), MatmulConfig(), "sm_90")
+    code = spio.jit.compile(
+        request.source,
+        headers=request.headers,
+        include_dirs=(spio.dims.include_dir(),),
+        arch="sm_90",
+        name=request.name,
+        target="ptx",
+    )
+    ptx = code.code.decode() if isinstance(code.code, bytes) else str(code.code)
+    for instruction in ("mma.sync.aligned.m16n8k16", "ldmatrix.sync.aligned", "cp.async.cg"):
+        assert instruction in ptx
+    assert ".local" not in ptx, "the accumulators must stay in registers"

@@ -1,0 +1,131 @@
+"""The matmul on a GPU against the fp32 reference, C poisoned with NaN so gaps show."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from spio.kernels.matmul import (
+    MatmulConfig,
+    MatmulParams,
+    compile_request,
+    config_space,
+    default_config,
+    matmul,
+    matmul_launch,
+)
+from spio.kernels.matmul.reference import matmul_reference
+
+pytestmark = pytest.mark.gpu
+
+#: Shapes with whole tiles, partial tiles along every dimension, a single row, and K shorter
+#: than one chunk; both B layouts and both element types.
+SHAPES = [
+    MatmulParams(256, 256, 128),
+    MatmulParams(200, 136, 88),
+    MatmulParams(1, 64, 32),
+    MatmulParams(77, 8, 8, "bfloat16"),
+    MatmulParams(300, 520, 264, "bfloat16", "nk"),
+    MatmulParams(129, 72, 40, "float16", "nk"),
+]
+
+
+def covering(space: list[MatmulConfig], default: MatmulConfig) -> list[MatmulConfig]:
+    """The default plus, for each value of each field, one config of space that has it."""
+    chosen = [default]
+    for field in dataclasses.fields(default):
+        for value in sorted({getattr(c, field.name) for c in space}):
+            if not any(getattr(c, field.name) == value for c in chosen):
+                chosen.append(next(c for c in space if getattr(c, field.name) == value))
+    return chosen
+
+
+CASES = [
+    (params, config)
+    for params in SHAPES
+    for config in covering(config_space(params), default_config(params))
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compiled() -> None:
+    """Every case's kernel compiled in parallel first (spio.jit's cache then serves them)."""
+    import spio.jit
+
+    arch = spio.jit.device_info(0).arch
+    spio.jit.compile_many([compile_request(params, config, arch) for params, config in CASES])
+
+
+def _operands(params: MatmulParams) -> tuple[Any, Any]:
+    import torch
+
+    dtype = getattr(torch, params.dtype)
+    gen = torch.Generator(device="cuda").manual_seed(params.m * 7 + params.n * 3 + params.k)
+    a = (torch.rand(params.a_shape, device="cuda", generator=gen) * 2 - 1).to(dtype)
+    b = (torch.rand(params.b_shape, device="cuda", generator=gen) * 2 - 1).to(dtype)
+    return a, b
+
+
+def _assert_close(got: Any, expected: Any, params: MatmulParams) -> None:
+    """A 16-bit result: its final rounding, plus f32 accumulation of k products."""
+    import torch
+
+    eps = 2.0**-8 if params.dtype == "bfloat16" else 2.0**-11
+    depth = params.k
+    torch.testing.assert_close(
+        got.float(), expected, rtol=2 * eps, atol=2 * eps * depth**0.5 + depth * 2.0**-20
+    )
+
+
+@pytest.mark.parametrize(("params", "config"), CASES, ids=str)
+def test_matmul_matches_reference(params: MatmulParams, config: MatmulConfig) -> None:
+    import torch
+
+    a, b = _operands(params)
+    c = torch.full(params.c_shape, float("nan"), device="cuda", dtype=a.dtype)
+    matmul(c, a, b, params, config)
+    torch.cuda.synchronize()
+    assert not torch.isnan(c).any(), "the kernel left elements of C unwritten"
+    _assert_close(c, matmul_reference(a, b, params), params)
+
+
+def test_default_config_and_launch_callable() -> None:
+    """No config: the device's default; the memoised launch callable gives the same bits."""
+    import torch
+
+    params = MatmulParams(512, 384, 256)
+    a, b = _operands(params)
+    c = torch.empty(params.c_shape, device="cuda", dtype=a.dtype)
+    matmul(c, a, b, params)
+    again = torch.empty_like(c)
+    from spio.kernels.matmul import default_config_on
+
+    matmul_launch(params, default_config_on(params))(again, a, b)
+    torch.cuda.synchronize()
+    assert torch.equal(c, again)
+    _assert_close(c, matmul_reference(a, b, params), params)
+
+
+def test_large_k_accumulates_in_float32() -> None:
+    """K = 8192 with the default config: accumulation stays within the f32 bound."""
+    import torch
+
+    params = MatmulParams(256, 256, 8192)
+    a, b = _operands(params)
+    c = torch.empty(params.c_shape, device="cuda", dtype=a.dtype)
+    matmul(c, a, b, params)
+    torch.cuda.synchronize()
+    _assert_close(c, matmul_reference(a, b, params), params)
+
+
+def test_misaligned_view_is_refused_before_launch() -> None:
+    import torch
+
+    params = MatmulParams(16, 16, 16)
+    a = torch.zeros(16 * 16 + 1, device="cuda", dtype=torch.float16)[1:].view(16, 16)
+    b = torch.zeros(16, 16, device="cuda", dtype=torch.float16)
+    c = torch.zeros(16, 16, device="cuda", dtype=torch.float16)
+    with pytest.raises(ValueError, match="a must start on a 16-byte boundary"):
+        matmul(c, a, b, params)
