@@ -65,17 +65,10 @@ LOADS = {
 }
 
 
-@pytest.mark.parametrize("trans", [False, True], ids=["plain", "trans"])
-@pytest.mark.parametrize(
-    ("shape", "operand_a"),
-    list(LOADS),
-    ids=[f"{s}-{'A' if a else 'B'}-{n}" for (s, a), n in LOADS.items()],
-)
-def test_fragment_load(shape: str, operand_a: bool, trans: bool) -> None:
-    """Fragment::load / load_trans from a typed shared tile put element (row, col) where the
-    lane map says, and the lane maps cover the operand once."""
+def _check_load(shape: str, operand_a: bool, trans: bool, pair: bool) -> None:
     m, n, k = SHAPES[shape]
     rows, cols = (m, k) if operand_a else (k, n)
+    cols *= 2 if pair else 1
     count = rows * cols
     # Distinct, exactly representable values: the operand's row-major positions.
     src = torch.arange(count, dtype=torch.float32, device="cuda").to(torch.float16)
@@ -86,7 +79,12 @@ def test_fragment_load(shape: str, operand_a: bool, trans: bool) -> None:
         _launch.kernel_source("fragment_load.cu"),
         "fragment_load",
         [src, values, row_of, col_of],
-        defines={"SHAPE": shape, "OPERAND_A": int(operand_a), "TRANS": int(trans)},
+        defines={
+            "SHAPE": shape,
+            "OPERAND_A": int(operand_a),
+            "TRANS": int(trans),
+            "PAIR": int(pair),
+        },
     )
     row_of, col_of = row_of.cpu().long(), col_of.cpu().long()
     positions = row_of * cols + col_of
@@ -95,6 +93,30 @@ def test_fragment_load(shape: str, operand_a: bool, trans: bool) -> None:
     )
     loaded = values.cpu().view(torch.float16).float()
     assert torch.equal(loaded, positions.float())
+
+
+@pytest.mark.parametrize("trans", [False, True], ids=["plain", "trans"])
+@pytest.mark.parametrize(
+    ("shape", "operand_a"),
+    list(LOADS),
+    ids=[f"{s}-{'A' if a else 'B'}-{n}" for (s, a), n in LOADS.items()],
+)
+def test_fragment_load(shape: str, operand_a: bool, trans: bool) -> None:
+    """Fragment::load / load_trans from a typed shared tile put element (row, col) where the
+    lane map says, and the lane maps cover the operand once."""
+    _check_load(shape, operand_a, trans, pair=False)
+
+
+@pytest.mark.parametrize("trans", [False, True], ids=["plain", "trans"])
+@pytest.mark.parametrize(
+    ("shape", "operand_a"),
+    [(shape, a) for (shape, a), count in LOADS.items() if count == "x2"],
+    ids=lambda value: str(value),
+)
+def test_fragment_load_pair(shape: str, operand_a: bool, trans: bool) -> None:
+    """load_pair / load_pair_trans: two two-register fragments side by side, one ldmatrix
+    .x4, each element where its fragment's lane map says."""
+    _check_load(shape, operand_a, trans, pair=True)
 
 
 @pytest.mark.parametrize("b_trans", [False, True], ids=["b_k_major", "b_j_major"])

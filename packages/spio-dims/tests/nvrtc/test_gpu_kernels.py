@@ -35,6 +35,15 @@ CONFIGS: list[Config] = [
         ("fragment_load.cu", "fragment_load", {"SHAPE": shape, "OPERAND_A": a, "TRANS": t})
         for shape, a, t in itertools.product(SHAPES, (0, 1), (0, 1))
     ),
+    # Pairs of the two-register fragments (B of m16n8k16, A of m16n8k8) through one .x4.
+    *(
+        (
+            "fragment_load.cu",
+            "fragment_load",
+            {"SHAPE": shape, "OPERAND_A": a, "TRANS": t, "PAIR": 1},
+        )
+        for (shape, a), t in itertools.product((("M16N8K16", 0), ("M16N8K8", 1)), (0, 1))
+    ),
     *(
         (
             "mma_tile.cu",

@@ -118,6 +118,16 @@ def test_default_takes_the_largest_tile_that_fills_the_sms(
     assert config in config_space(params) or grid_blocks(params, config) < sm_count
 
 
+def test_default_takes_longer_chunks_where_the_gpu_has_the_shared_memory() -> None:
+    params = MatmulParams(8192, 8192, 8192)
+    portable = default_config(params)
+    assert (portable.block_k, portable.stages) == (32, 4)
+    hopper = default_config(params, 132, 227 * 1024)
+    assert (hopper.block_k, hopper.stages) == (64, 3)
+    with pytest.raises(ValueError, match="no default config fits 1024 bytes"):
+        default_config(params, 132, 1024)
+
+
 def test_launch_geometry_covers_c() -> None:
     params = MatmulParams(300, 520, 64)
     config = MatmulConfig(128, 128, 32, 64, 64, 3)

@@ -96,10 +96,11 @@ def matmul_launch(params: MatmulParams, config: MatmulConfig, device: int = 0) -
 @functools.cache
 def default_config_on(params: MatmulParams, device: int = 0) -> MatmulConfig:
     """Return the config a launch without one runs on device (memoised): default_config for
-    the device's SM count."""
+    the device's SM count and shared memory."""
     import spio.jit
 
-    return default_config(params, spio.jit.device_info(device).sm_count)
+    info = spio.jit.device_info(device)
+    return default_config(params, info.sm_count, info.max_shared_per_block_optin)
 
 
 def matmul(

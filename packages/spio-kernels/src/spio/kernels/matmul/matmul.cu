@@ -120,26 +120,43 @@ __device__ __forceinline__ void load_chunk(const A& a, const B& b, const SmemA& 
     });
 }
 
-// Load step k16 of the warp's B fragments from ring stage `stage`.
+// Load step k16 of the warp's B fragments from ring stage `stage`, two fragments (16 of J) per
+// ldmatrix .x4: lanes 16 ... 31 address the second one's rows.
 __device__ __forceinline__ void load_b(const BTile& b_tile, const SmemB& smem_b, int stage,
                                        WARP_J warp_j, int k16, int lane) {
+    static_assert(BTile::size<J8>().get() % 2 == 0, "B fragments load in pairs");
+    const J8 second = J8(lane / 16);
 #ifdef SPIO_MATMUL_B_KN
-    // K x J rows: ldmatrix .trans, one fragment (8 of J) per swizzled cell.
+    // K x J rows: ldmatrix .trans; each fragment (8 of J) is one swizzled cell of 16 rows.
     const auto origin = BFrag::ldmatrix_trans_origin(lane);  // (K row 0 ... 15, J 0)
     const auto rows = smem_b[STAGE(stage)][K16(k16)];
 #pragma unroll
-    for (auto j8 : spio::range(BTile::size<J8>())) {
-        const J8 col = warp_j.fold<8>() + j8;
+    for (int pair = 0; pair < BTile::size<J8>().get(); pair += 2) {
+        const J8 col = warp_j.fold<8>() + J8(pair) + second;
         const auto lane_row = rows[col.fold<B_SLAB::stride>()]
                                   [SwizzleB(origin.get<K>(), within<B_SLAB::stride>(col))];
-        b_tile[j8]->load_trans(lane_row.get());
+        load_pair_trans(*b_tile[J8(pair)], *b_tile[J8(pair + 1)], lane_row.get());
     }
 #else
     // J x K rows: plain ldmatrix; fragments 8 rows of J apart, one swizzle period.
     const auto origin = BFrag::ldmatrix_origin(lane);  // (K 0 or 8, J row 0 ... 7)
     const K8 col = K8(2 * k16) + origin.get<K>().fold<8>();
-    load_tile(b_tile, smem_b[STAGE(stage)][warp_j][SwizzleB(origin.get<J>(), col)]);
+    const auto lane_rows = smem_b[STAGE(stage)][warp_j][SwizzleB(origin.get<J>(), col)];
+#pragma unroll
+    for (int pair = 0; pair < BTile::size<J8>().get(); pair += 2) {
+        load_pair(*b_tile[J8(pair)], *b_tile[J8(pair + 1)], lane_rows[J8(pair) + second].get());
+    }
 #endif
+}
+
+// Load step k16 of the warp's A and B fragments from ring stage `stage`.
+__device__ __forceinline__ void load_step(const ATile& a_tile, const BTile& b_tile,
+                                          const SmemA& smem_a, const SmemB& smem_b, int stage,
+                                          WARP_I warp_i, WARP_J warp_j, int k16, int lane) {
+    const auto origin = AFrag::ldmatrix_origin(lane);  // (I row 0 ... 15, K 0 or 8)
+    const K8 col = K8(2 * k16) + origin.get<K>().fold<8>();
+    load_tile(a_tile, smem_a[STAGE(stage)][warp_i][SwizzleA(origin.get<I>(), col)]);
+    load_b(b_tile, smem_b, stage, warp_j, k16, lane);
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads)
@@ -163,10 +180,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     spio::arch::allow_next_grid_launch();
     spio::arch::wait_for_previous_grids();
 
-    // Fill the ring: chunks 0 ... kStages - 2, one commit group each (empty past the end, so
-    // that the wait below always counts kStages - 2 younger groups).
+    // Fill the ring: chunks 0 ... kStages - 1, one commit group each (empty past the end, so
+    // that the waits below count the same groups whatever the number of chunks).
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
+    for (int s = 0; s < kStages; ++s) {
         if (s < kChunks) load_chunk(a, b, smem_a, smem_b, tile, CHUNK(s), s);
         spio::arch::cp_async_commit_group();
     }
@@ -175,31 +192,40 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const auto c_tile = CTile(c_data);
     zero(c_tile);
 
-    const auto a_origin = AFrag::ldmatrix_origin(lane);  // (I row 0 ... 15, K 0 or 8)
-    const K8 a_col = a_origin.get<K>().fold<8>();
+    // The fragments of each mma step load one step ahead of it, into the other of two
+    // register buffers, so that their ldmatrix latency hides behind the step before.
+    AFrag a_data[2][ATile::storage_size()];
+    BFrag b_data[2][BTile::storage_size()];
+    static_assert(kK16 % 2 == 0, "a chunk's steps alternate the buffers, so each starts on 0");
+    spio::arch::cp_async_wait_group<kStages - 1>();  // chunk 0
+    __syncthreads();
+    load_step(ATile(a_data[0]), BTile(b_data[0]), smem_a, smem_b, 0, warp_i, warp_j, 0, lane);
 
     for (int chunk = 0; chunk < kChunks; ++chunk) {
         const int stage = chunk % kStages;
-        // Chunk `chunk` has landed for this thread; the barrier makes it every thread's, and
-        // every warp is done with the stage the next copy overwrites (chunk - 1's).
-        spio::arch::cp_async_wait_group<kStages - 2>();
-        __syncthreads();
-        const int next = chunk + kStages - 1;
-        if (next < kChunks) {
-            load_chunk(a, b, smem_a, smem_b, tile, CHUNK(next), next % kStages);
-        }
-        spio::arch::cp_async_commit_group();
-
-        const auto a_rows = smem_a[STAGE(stage)][warp_i];
 #pragma unroll
         for (int k16 = 0; k16 < kK16; ++k16) {
-            AFrag a_data[ATile::storage_size()];
-            BFrag b_data[BTile::storage_size()];
-            const auto a_tile = ATile(a_data);
-            const auto b_tile = BTile(b_data);
-            load_tile(a_tile, a_rows[SwizzleA(a_origin.get<I>(), K8(2 * k16) + a_col)]);
-            load_b(b_tile, smem_b, stage, warp_j, k16, lane);
-            mma(a_tile, b_tile, c_tile, c_tile);
+            const int next = (k16 + 1) % 2;
+            if (k16 + 1 < kK16) {
+                // Case: the chunk's next step.
+                load_step(ATile(a_data[next]), BTile(b_data[next]), smem_a, smem_b, stage, warp_i,
+                          warp_j, k16 + 1, lane);
+            } else {
+                // Case: the chunk's last step. Its fragments are in registers, so once every
+                // warp is here the stage is free: refill it with chunk + kStages, and load the
+                // next chunk's first step (landed: kStages - 2 younger groups may be pending).
+                spio::arch::cp_async_wait_group<kStages - 2>();
+                __syncthreads();
+                if (chunk + kStages < kChunks) {
+                    load_chunk(a, b, smem_a, smem_b, tile, CHUNK(chunk + kStages), stage);
+                }
+                spio::arch::cp_async_commit_group();
+                if (chunk + 1 < kChunks) {
+                    load_step(ATile(a_data[next]), BTile(b_data[next]), smem_a, smem_b,
+                              (chunk + 1) % kStages, warp_i, warp_j, 0, lane);
+                }
+            }
+            mma(ATile(a_data[k16 % 2]), BTile(b_data[k16 % 2]), c_tile, c_tile);
         }
     }
 

@@ -386,6 +386,39 @@ private:
     Registers _regs;
 };
 
+/// Load two fragments of two registers each (B 16 x 8 of m16n8k16, A 16 x 8 of m16n8k8) with one
+/// ldmatrix .x4, half the instructions of two loads: lanes 0 ... 15 pass the addresses of
+/// `first`'s rows, as for first.load() (ldmatrix_origin(lane)), and lanes 16 ... 31 those of
+/// `second`'s (ldmatrix_origin(lane - 16) of it). Two B fragments 8 columns apart, say:
+///
+///     load_pair(b0, b1, lane_smem[J8(lane / 16)].get());
+template <typename Frag>
+__device__ void load_pair(Frag& first, Frag& second, const void* lane_row) {
+    static_assert(Frag::num_registers() == 2,
+                  "load_pair: each fragment must hold two registers (an ldmatrix .x4 fills two)");
+    unsigned r[4];
+    arch::ldmatrix(r, lane_row);
+    first.regs()[0] = r[0];
+    first.regs()[1] = r[1];
+    second.regs()[0] = r[2];
+    second.regs()[1] = r[3];
+}
+
+/// load_pair with ldmatrix .x4.trans: lanes 0 ... 15 pass the addresses of `first`'s rows at
+/// ldmatrix_trans_origin(lane), lanes 16 ... 31 those of `second`'s.
+template <typename Frag>
+__device__ void load_pair_trans(Frag& first, Frag& second, const void* lane_row) {
+    static_assert(Frag::num_registers() == 2,
+                  "load_pair_trans: each fragment must hold two registers (an ldmatrix .x4 "
+                  "fills two)");
+    unsigned r[4];
+    arch::ldmatrix_trans(r, lane_row);
+    first.regs()[0] = r[0];
+    first.regs()[1] = r[1];
+    second.regs()[0] = r[2];
+    second.regs()[1] = r[3];
+}
+
 /// D = A * B + C over one warp-wide tile: D[i][j] = sum over k of A[i][k] * B[k][j] + C[i][j].
 /// All 32 lanes call it together. D may be C (accumulate in place):
 ///
