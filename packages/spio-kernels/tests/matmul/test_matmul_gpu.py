@@ -10,6 +10,7 @@ import pytest
 from spio.kernels.matmul import (
     MatmulConfig,
     MatmulParams,
+    WgmmaConfig,
     compile_request,
     config_space,
     default_config,
@@ -42,10 +43,19 @@ def covering(space: list[MatmulConfig], default: MatmulConfig) -> list[MatmulCon
     return chosen
 
 
-CASES = [
+WGMMA_CONFIGS = [WgmmaConfig(128, 2, 1), WgmmaConfig(128, 5), WgmmaConfig(256, 3, 4), WgmmaConfig()]
+
+CASES: list[tuple[MatmulParams, MatmulConfig | WgmmaConfig]] = [
     (params, config)
     for params in SHAPES
     for config in covering(config_space(params), default_config(params))
+]
+#: The wgmma kernel (sm_90 only) on the shapes with B as N x K, and a larger one.
+WGMMA_CASES = [
+    (params, config)
+    for params in [*SHAPES, MatmulParams(1000, 1032, 1096, "float16", "nk")]
+    if params.b_layout == "nk"
+    for config in WGMMA_CONFIGS
 ]
 
 
@@ -55,7 +65,14 @@ def _compiled() -> None:
     import spio.jit
 
     arch = spio.jit.device_info(0).arch
-    spio.jit.compile_many([compile_request(params, config, arch) for params, config in CASES])
+    cases = CASES + (WGMMA_CASES if _has_wgmma() else [])
+    spio.jit.compile_many([compile_request(params, config, arch) for params, config in cases])
+
+
+def _has_wgmma() -> bool:
+    import spio.jit
+
+    return bool(spio.jit.device_info(0).compute_capability == (9, 0))
 
 
 def _operands(params: MatmulParams) -> tuple[Any, Any]:
@@ -91,11 +108,18 @@ def test_matmul_matches_reference(params: MatmulParams, config: MatmulConfig) ->
     _assert_close(c, matmul_reference(a, b, params), params)
 
 
+@pytest.mark.parametrize(("params", "config"), WGMMA_CASES, ids=str)
+def test_wgmma_matches_reference(params: MatmulParams, config: WgmmaConfig) -> None:
+    if not _has_wgmma():
+        pytest.skip("the wgmma kernel runs on sm_90 only")
+    test_matmul_matches_reference(params, config)  # type: ignore[arg-type]
+
+
 def test_default_config_and_launch_callable() -> None:
     """No config: the device's default; the memoised launch callable gives the same bits."""
     import torch
 
-    params = MatmulParams(512, 384, 256)
+    params = MatmulParams(512, 384, 256, b_layout="nk")
     a, b = _operands(params)
     c = torch.empty(params.c_shape, device="cuda", dtype=a.dtype)
     matmul(c, a, b, params)

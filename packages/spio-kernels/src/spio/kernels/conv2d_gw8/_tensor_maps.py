@@ -6,21 +6,28 @@ swizzle that lays the box out as the rings' rows (conv2d_gw8_ring.cuh). The elem
 given as 16-bit unsigned, whatever the activations' dtype: TMA copies bits, and the zeros it
 writes outside the tensor are zeros in fp16 and bf16 alike.
 
-Making a map is host work (tens of microseconds); `TensorMapCache` keeps the maps of the
-addresses a launch sees, which in training repeat step after step (PyTorch's caching
-allocator hands the same blocks out again).
+The cache of maps, the swizzle names and device pointers are spio.kernels._tma's (re-exported
+here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
+
+from .._tma import CACHE_ENTRIES, TensorMapCache, device_pointer, has_tma, swizzle_mode
+
+__all__ = [
+    "CACHE_ENTRIES",
+    "SWIZZLE_SPAN",
+    "TensorMapCache",
+    "device_pointer",
+    "has_tma",
+    "nhwc_row_map",
+]
 
 #: Bytes of the swizzle span for each number of 16-byte cells per pixel in a box: the one
 #: whose pattern equals ring_slot (conv2d_gw8_ring.cuh) on rows padded to 8 pixels.
 SWIZZLE_SPAN = {1: 0, 2: 32, 4: 64, 8: 128}
-#: Maps a TensorMapCache keeps before it starts again (each is 128 bytes of host memory).
-CACHE_ENTRIES = 64
 
 
 class _Nhwc:
@@ -37,13 +44,8 @@ class _Nhwc:
 
 
 def _swizzle(cells: int) -> Any:
-    """cuda.core's swizzle enum member for `cells` 16-byte cells per pixel. (cuda.core 1.2
-    exports the enum only as the type of its options' default.)"""
-    from cuda.core import TensorMapDescriptorOptions
-
-    swizzle = type(TensorMapDescriptorOptions(box_dim=(1,)).swizzle)
-    span = SWIZZLE_SPAN[cells]
-    return swizzle.NONE if span == 0 else getattr(swizzle, f"SWIZZLE_{span}B")
+    """cuda.core's swizzle enum member for `cells` 16-byte cells per pixel."""
+    return swizzle_mode(SWIZZLE_SPAN[cells])
 
 
 def nhwc_row_map(
@@ -63,47 +65,3 @@ def nhwc_row_map(
         swizzle=_swizzle(box_groups),
         data_type=np.dtype(np.uint16),
     )
-
-
-class TensorMapCache:
-    """The maps made by `make(pointers)`, kept per tuple of device pointers (at most
-    CACHE_ENTRIES; past that it starts again, the simplest policy that bounds it)."""
-
-    __slots__ = ("_make", "_maps")
-
-    def __init__(self, make: Callable[[tuple[int, ...]], tuple[Any, ...]]) -> None:
-        self._make = make
-        self._maps: dict[tuple[int, ...], tuple[Any, ...]] = {}
-
-    def __call__(self, pointers: tuple[int, ...]) -> tuple[Any, ...]:
-        maps = self._maps.get(pointers)
-        if maps is None:
-            if len(self._maps) >= CACHE_ENTRIES:
-                self._maps.clear()
-            maps = self._maps[pointers] = self._make(pointers)
-        return maps
-
-    def __len__(self) -> int:
-        return len(self._maps)
-
-
-def device_pointer(array: Any) -> int:
-    """The device address of an array the kernel entries take: a torch tensor, an object
-    with __cuda_array_interface__ (CuPy, Numba, ...) or a pointer int."""
-    if isinstance(array, int):
-        return array
-    data_ptr = getattr(array, "data_ptr", None)
-    if callable(data_ptr):
-        return int(data_ptr())
-    interface = getattr(array, "__cuda_array_interface__", None)
-    if interface is not None:
-        return int(interface["data"][0])
-    raise TypeError(
-        f"a {type(array).__name__} has no device address here: pass a torch tensor, an object "
-        "with __cuda_array_interface__ or a pointer int"
-    )
-
-
-def has_tma(arch: str) -> bool:
-    """Whether an sm_XX architecture has TMA (sm_90 and newer)."""
-    return int(arch.removeprefix("sm_").rstrip("af")) >= 90

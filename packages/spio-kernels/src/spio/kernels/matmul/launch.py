@@ -1,4 +1,10 @@
-"""Compile the matmul kernel through spio.jit (disk cache), memoise it loaded, launch it."""
+"""Compile the matmul kernels through spio.jit (disk cache), memoise them loaded, launch them.
+
+Two kernels compute C = A @ B: matmul.cu (mma.sync, every GPU from sm_80; a `MatmulConfig`)
+and matmul_wgmma.cu (wgmma with TMA, sm_90a only, B as N x K; a `WgmmaConfig`). The config's
+type picks the kernel; a launch without one takes the device's default
+(`default_config_on`): the wgmma kernel where it runs and takes the shape.
+"""
 
 from __future__ import annotations
 
@@ -8,45 +14,81 @@ from importlib import resources
 from typing import Any
 
 from .._array_info import resolve_device
+from .._tma import TensorMapCache, device_pointer, has_tma
 from ._arrays import check_matrix
+from ._matrix_maps import matrix_map
 from .params import MatmulParams
-from .spec import (
-    KERNEL_NAME,
-    LaunchGeometry,
-    MatmulConfig,
-    check_config,
-    default_config,
-    generate_types,
-    launch_geometry,
-)
+from .spec import KERNEL_NAME, LaunchGeometry, MatmulConfig, check_config
+from .spec import default_config as mma_default_config
+from .spec import generate_types as mma_types
+from .spec import launch_geometry as mma_geometry
+from .wgmma_spec import BLOCK_M, WgmmaConfig
+from .wgmma_spec import KERNEL_NAME as WGMMA_KERNEL_NAME
+from .wgmma_spec import check_config as check_wgmma_config
+from .wgmma_spec import default_config as wgmma_default_config
+from .wgmma_spec import generate_types as wgmma_types
+from .wgmma_spec import launch_geometry as wgmma_geometry
+from .wgmma_spec import supports as wgmma_supports
+
+#: Either kernel's config.
+Config = MatmulConfig | WgmmaConfig
 
 SOURCE_NAME = "matmul.cu"
+WGMMA_SOURCE_NAME = "matmul_wgmma.cu"
+COMMON_HEADER = "matmul_common.cuh"
 
 
 @functools.cache
-def kernel_source() -> str:
-    """Return the device source of the matmul kernel."""
-    return resources.files(__package__).joinpath(SOURCE_NAME).read_text(encoding="utf-8")
+def _package_text(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
-def compile_request(params: MatmulParams, config: MatmulConfig, arch: str) -> Any:
-    """Return the spio.jit.CompileRequest of the kernel for params and config (for
-    spio.jit.compile_many)."""
+def kernel_source(config: Config | None = None) -> str:
+    """Return the device source of the kernel config runs on (the mma.sync one for None)."""
+    name = WGMMA_SOURCE_NAME if isinstance(config, WgmmaConfig) else SOURCE_NAME
+    return _package_text(name)
+
+
+def kernel_arch(config: Config, arch: str) -> str:
+    """The architecture to compile config's kernel for on a GPU of `arch`: wgmma needs the
+    arch-specific target (sm_90 -> sm_90a)."""
+    if isinstance(config, WgmmaConfig) and not arch.endswith("a"):
+        return f"{arch}a"
+    return arch
+
+
+def _check(params: MatmulParams, config: Config) -> None:
+    if isinstance(config, WgmmaConfig):
+        check_wgmma_config(params, config)
+    else:
+        check_config(params, config)
+
+
+def compile_request(params: MatmulParams, config: Config, arch: str) -> Any:
+    """Return the spio.jit.CompileRequest of config's kernel for params on a GPU of `arch`
+    (for spio.jit.compile_many)."""
     import spio.dims
     import spio.jit
 
+    _check(params, config)
+    if isinstance(config, WgmmaConfig):
+        if not has_tma(arch):
+            raise ValueError(f"the wgmma kernel needs sm_90 or newer, got {arch}")
+        types_h = wgmma_types(params, config)
+    else:
+        types_h = mma_types(params, config)
     return spio.jit.CompileRequest(
-        kernel_source(),
-        headers={"types.h": generate_types(params, config)},
+        kernel_source(config),
+        headers={"types.h": types_h, COMMON_HEADER: _package_text(COMMON_HEADER)},
         include_dirs=(spio.dims.include_dir(),),
-        arch=arch,
-        name=SOURCE_NAME,
+        arch=kernel_arch(config, arch),
+        name=WGMMA_SOURCE_NAME if isinstance(config, WgmmaConfig) else SOURCE_NAME,
     )
 
 
-def compile_matmul(params: MatmulParams, config: MatmulConfig, arch: str) -> Any:
-    """Compile the kernel for params and config to a cubin for arch (spio.jit cache); returns
-    the spio.jit.CompiledCode."""
+def compile_matmul(params: MatmulParams, config: Config, arch: str) -> Any:
+    """Compile config's kernel for params to a cubin for a GPU of `arch` (spio.jit cache);
+    returns the spio.jit.CompiledCode."""
     import spio.jit
 
     request = compile_request(params, config, arch)
@@ -61,46 +103,86 @@ def compile_matmul(params: MatmulParams, config: MatmulConfig, arch: str) -> Any
 
 @dataclass(frozen=True)
 class MatmulLaunch:
-    """The kernel of one shape and config, loaded on one device with its launch geometry:
-    calling it launches with no look-up (what a framework's per-step call wants)."""
+    """One shape's kernel and config, loaded on one device with its launch geometry: calling
+    it launches with no look-up (what a framework's per-step call wants). tensor_maps, for
+    the wgmma kernel, makes (or finds) the TMA maps of A's and B's addresses."""
 
     kernel: Any
     geometry: LaunchGeometry
+    tensor_maps: TensorMapCache | None = None
 
     def __call__(self, c: Any, a: Any, b: Any, stream: Any = None, pdl: bool = True) -> None:
         """Launch C = A @ B on the arrays (as `matmul` takes them, unchecked)."""
         geometry = self.geometry
-        self.kernel.launch(
-            geometry.grid, geometry.block, (c, a, b), geometry.shared_mem, stream, pdl
+        args: tuple[Any, ...]
+        if self.tensor_maps is None:
+            args = (c, a, b)
+        else:
+            args = (c, *self.tensor_maps((device_pointer(a), device_pointer(b))))
+        self.kernel.launch(geometry.grid, geometry.block, args, geometry.shared_mem, stream, pdl)
+
+
+def _matrix_maps(params: MatmulParams, config: WgmmaConfig) -> TensorMapCache:
+    """The cache of (A, B) tensor maps by (A, B) addresses: boxes of 64 of K by the block's
+    rows of A and of B."""
+
+    def make(pointers: tuple[int, ...]) -> tuple[Any, Any]:
+        a, b = pointers
+        return (
+            matrix_map(a, params.m, params.k, BLOCK_M),
+            matrix_map(b, params.n, params.k, config.block_n),
         )
+
+    return TensorMapCache(make)
 
 
 @functools.cache
-def matmul_launch(params: MatmulParams, config: MatmulConfig, device: int = 0) -> MatmulLaunch:
+def matmul_launch(params: MatmulParams, config: Config, device: int = 0) -> MatmulLaunch:
     """Return the MatmulLaunch of params and config on device: checked, compiled (spio.jit
     cache) and loaded once (memoised). ValueError where the config needs more shared memory
-    than the device allows a block."""
+    than the device allows a block, or a wgmma config meets a GPU without wgmma."""
     import spio.jit
 
-    check_config(params, config)
+    _check(params, config)
     info = spio.jit.device_info(device)
     if config.shared_mem > info.max_shared_per_block_optin:
         raise ValueError(
             f"config needs {config.shared_mem} bytes of shared memory; cuda:{device} "
             f"({info.name}, {info.arch}) allows a block {info.max_shared_per_block_optin}"
         )
-    kernel = compile_matmul(params, config, info.arch).load(device=device).get_kernel(KERNEL_NAME)
-    return MatmulLaunch(kernel, launch_geometry(params, config))
+    if isinstance(config, WgmmaConfig) and info.compute_capability != (9, 0):
+        raise ValueError(
+            f"the wgmma kernel runs on sm_90 (H100, H200) only; cuda:{device} is {info.arch}: "
+            "use a MatmulConfig"
+        )
+    module = compile_matmul(params, config, info.arch).load(device=device)
+    if isinstance(config, WgmmaConfig):
+        kernel = module.get_kernel(WGMMA_KERNEL_NAME)
+        return MatmulLaunch(kernel, wgmma_geometry(params, config), _matrix_maps(params, config))
+    return MatmulLaunch(module.get_kernel(KERNEL_NAME), mma_geometry(params, config))
+
+
+def default_config_for(
+    params: MatmulParams, compute_capability: tuple[int, int], sm_count: int, shared_mem: int
+) -> Config:
+    """The default config on a GPU of compute_capability with sm_count SMs that allows a block
+    shared_mem bytes: the wgmma kernel's on sm_90 where it takes the shape, else the
+    mma.sync kernel's."""
+    if compute_capability == (9, 0) and wgmma_supports(params):
+        return wgmma_default_config(params, sm_count)
+    return mma_default_config(params, sm_count, shared_mem)
 
 
 @functools.cache
-def default_config_on(params: MatmulParams, device: int = 0) -> MatmulConfig:
-    """Return the config a launch without one runs on device (memoised): default_config for
-    the device's SM count and shared memory."""
+def default_config_on(params: MatmulParams, device: int = 0) -> Config:
+    """Return the config a launch without one runs on device (memoised): default_config_for
+    the device."""
     import spio.jit
 
     info = spio.jit.device_info(device)
-    return default_config(params, info.sm_count, info.max_shared_per_block_optin)
+    return default_config_for(
+        params, info.compute_capability, info.sm_count, info.max_shared_per_block_optin
+    )
 
 
 def matmul(
@@ -108,7 +190,7 @@ def matmul(
     a: Any,
     b: Any,
     params: MatmulParams,
-    config: MatmulConfig | None = None,
+    config: Config | None = None,
     stream: Any = None,
     device: int | None = None,
     pdl: bool = True,
@@ -119,11 +201,12 @@ def matmul(
     row-major device arrays of params.dtype: torch tensors, objects with
     __cuda_array_interface__, or device pointers (ints), each starting on a 16-byte boundary.
     Arrays that describe themselves are checked first (ValueError names the array); device
-    pointers are checked for alignment only. config None takes default_config_on(params,
-    device). device defaults to a's device (torch tensors) or device 0; stream as
-    spio.jit.launch. pdl (sm_90 and newer): launch with programmatic dependent launch, so
-    that the kernel's blocks are placed while the previous kernel in the stream finishes
-    (they wait for it before touching memory); the result is the same.
+    pointers are checked for alignment only. config: a MatmulConfig (the mma.sync kernel)
+    or a WgmmaConfig (the wgmma kernel: sm_90, b_layout "nk"); None takes
+    default_config_on(params, device). device defaults to a's device (torch tensors) or
+    device 0; stream as spio.jit.launch. pdl (sm_90 and newer): launch with programmatic
+    dependent launch, so that the kernel's blocks are placed while the previous kernel in
+    the stream finishes (they wait for it before touching memory); the result is the same.
     """
     if not isinstance(params, MatmulParams):
         raise TypeError(f"params must be a MatmulParams, got {type(params).__name__}")
