@@ -58,12 +58,17 @@ CONCEPTS = {
 
 # Headers for sm_90 and newer only (they #error on older architectures).
 SM90_HEADERS = {"spio/arch/cluster.cuh", "spio/arch/mbarrier.cuh", "spio/arch/tma.cuh"}
+# Headers for the arch-specific sm_90a target only (wgmma).
+SM90A_HEADERS = {"spio/arch/wgmma.cuh"}
 
 
 def _include_all(arch: str) -> str:
-    hopper = int(arch.removeprefix("sm_")) >= 90
+    hopper = int(arch.removeprefix("sm_").rstrip("a")) >= 90
+    specific = arch.endswith("a")
     return "".join(
-        f'#include "{header}"\n' for header in HEADERS if hopper or header not in SM90_HEADERS
+        f'#include "{header}"\n'
+        for header in HEADERS
+        if (hopper or header not in SM90_HEADERS) and (specific or header not in SM90A_HEADERS)
     )
 
 
@@ -82,10 +87,11 @@ def test_headers_are_found() -> None:
 def test_header_compiles_alone(header: str) -> None:
     """Each header includes what it uses: it compiles as the only include of a kernel."""
     source = f'#include "{header}"\nextern "C" __global__ void kernel() {{}}\n'
-    _nvrtc.compile_cuda(source, arch="sm_90", name=f"only_{Path(header).stem}.cu")
+    arch = "sm_90a" if header in SM90A_HEADERS else "sm_90"
+    _nvrtc.compile_cuda(source, arch=arch, name=f"only_{Path(header).stem}.cu")
 
 
-@pytest.mark.parametrize("arch", _nvrtc.ARCHES)
+@pytest.mark.parametrize("arch", [*_nvrtc.ARCHES, "sm_90a"])
 def test_all_headers_compile_together(arch: str) -> None:
     """All headers in one translation unit, for each supported architecture."""
     source = _include_all(arch) + 'extern "C" __global__ void kernel() {}\n'
@@ -143,6 +149,54 @@ def test_cluster_header_rejects_pre_hopper() -> None:
     with pytest.raises(_nvrtc.NvrtcError) as raised:
         _nvrtc.compile_cuda(CLUSTER_KERNEL, arch="sm_89")
     assert "needs sm_90 or newer" in raised.value.log
+
+
+WGMMA_KERNEL = """
+#include "spio/arch/wgmma.cuh"
+extern "C" __global__ void wgmma_all(float* out, int accumulate) {
+    __shared__ __align__(1024) __half a[64 * 64];
+    __shared__ __align__(1024) __half b[256 * 64];
+    const auto swizzle = spio::arch::WgmmaSwizzle::bytes128;
+    const auto a_desc = spio::arch::wgmma_descriptor(a, 16, 1024, swizzle);
+    const auto b_desc = spio::arch::wgmma_descriptor(b, 16, 1024, swizzle);
+    float d128[64] = {};
+    float d256[128] = {};
+    spio::arch::wgmma_fence();
+    spio::arch::wgmma<128, __half, 0>(d128, a_desc, b_desc, accumulate != 0);
+    spio::arch::wgmma<128, __nv_bfloat16, 1>(d128, a_desc, b_desc, true);
+    spio::arch::wgmma<256, __half, 0>(d256, a_desc, b_desc, false);
+    spio::arch::wgmma<256, __nv_bfloat16, 0>(d256, a_desc, b_desc, true);
+    spio::arch::wgmma_commit_group();
+    spio::arch::wgmma_wait_group<0>();
+    out[threadIdx.x] = d128[63] + d256[127];
+}
+"""
+
+
+def test_wgmma_wrappers_compile_for_sm_90a() -> None:
+    """Each wgmma shape and element type becomes its instruction, fenced, committed and
+    waited for, with the accumulators in registers."""
+    compiled = _nvrtc.compile_cuda(WGMMA_KERNEL, arch="sm_90a", name="wgmma.cu")
+    instructions = _nvrtc.ptx_instructions(compiled.ptx, "wgmma_all")
+    text = "\n".join(instructions)
+    for op in (
+        "wgmma.fence.sync.aligned",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+        "wgmma.commit_group.sync.aligned",
+        "wgmma.wait_group.sync.aligned 0",
+    ):
+        assert op in text, f"{op} missing from the wgmma kernel's PTX:\n{text}"
+    assert not [line for line in instructions if re.match(r"(ld|st)\.local", line)]
+
+
+def test_wgmma_header_rejects_plain_sm_90() -> None:
+    """wgmma.cuh says that wgmma needs the arch-specific target."""
+    with pytest.raises(_nvrtc.NvrtcError) as raised:
+        _nvrtc.compile_cuda(WGMMA_KERNEL, arch="sm_90")
+    assert "needs the sm_90a target" in raised.value.log
 
 
 TMA_KERNEL = """

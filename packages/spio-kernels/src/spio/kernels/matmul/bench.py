@@ -1,7 +1,7 @@
 """Benchmark the matmul against cuBLAS (torch) in one run.
 
     python -m spio.kernels.bench matmul [--shapes 8192x8192x8192 ...] [--dtype float16]
-        [--b-layout kn|nk] [--all-configs] [--cuda-graph] [--out DIR]
+        [--b-layout kn|nk] [--kernel auto|mma|wgmma] [--all-configs] [--cuda-graph] [--out DIR]
 
 Shapes are M x N x K. Method (TARGETS.md): one process, one GPU, the same buffers for every
 contender; each timing is CUDA events around a loop of `--launches` (>= 20) launches,
@@ -10,8 +10,10 @@ loop (`spio.kernels.timing.time_us`). cuBLAS is torch.matmul(a, b) for a K x N B
 torch.nn.functional.linear(a, b) for an N x K one ("nk"), which is a @ b.T. The table gives
 each contender's time, TFLOP/s (2 M N K / time) and Spio's speed relative to cuBLAS (cuBLAS
 time / Spio time: 0.7 is 70% of cuBLAS's speed). Spio runs its default config
-(`default_config_on`), or with --all-configs every config of the space that fits the GPU,
-reporting the best and the default's regret (default time / best time - 1).
+(`default_config_on`: on an H100 or H200 the wgmma kernel where B is N x K, else the mma.sync
+one; --kernel mma or wgmma takes that kernel's default instead), or with --all-configs every
+config of both kernels' spaces that runs on the GPU (thousands of mma.sync ones: minutes per
+shape), reporting the best and the default's regret (default time / best time - 1).
 --out DIR writes DIR/matmul_bench.csv and .json: one row per shape and contender with the
 GPU, torch version, dtype, layout, config, median us, TFLOP/s and the ratio.
 """
@@ -29,9 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from ..timing import time_us
-from .launch import compile_request, default_config_on, matmul_launch
+from .launch import Config, compile_request, default_config_on, matmul_launch
 from .params import B_LAYOUTS, DTYPES, MatmulParams
-from .spec import MatmulConfig, config_space
+from .spec import config_space
+from .spec import default_config as mma_default
+from .wgmma_spec import config_space as wgmma_space
+from .wgmma_spec import default_config as wgmma_default
+from .wgmma_spec import supports as wgmma_supports
 
 DEFAULT_SHAPES = ("8192x8192x8192", "4096x4096x4096", "16384x4096x4096", "4096x14336x4096")
 CSV_NAME = "matmul_bench.csv"
@@ -77,6 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shapes", nargs="+", default=list(DEFAULT_SHAPES), metavar="MxNxK")
     parser.add_argument("--dtype", choices=DTYPES, default="float16")
     parser.add_argument("--b-layout", choices=B_LAYOUTS, default="kn")
+    parser.add_argument(
+        "--kernel",
+        choices=("auto", "mma", "wgmma"),
+        default="auto",
+        help="the kernel whose default config is timed: auto (default_config_on), mma "
+        "(mma.sync, every GPU) or wgmma (sm_90, --b-layout nk)",
+    )
     parser.add_argument("--all-configs", action="store_true")
     parser.add_argument("--cuda-graph", action="store_true")
     parser.add_argument("--launches", type=int, default=20)
@@ -117,20 +130,36 @@ def _cublas(params: MatmulParams, c: Any, a: Any, b: Any) -> Callable[[], object
     return lambda: F.linear(a, b)
 
 
-def precompile(params: MatmulParams, configs: Sequence[MatmulConfig], arch: str) -> None:
+def precompile(params: MatmulParams, configs: Sequence[Config], arch: str) -> None:
     """Compile configs in parallel (spio.jit.compile_many, progress bar) before timing."""
     import spio.jit
 
     spio.jit.compile_many([compile_request(params, config, arch) for config in configs])
 
 
-def _configs(params: MatmulParams, default: MatmulConfig, args: argparse.Namespace) -> list[Any]:
+def _default(params: MatmulParams, kernel: str) -> Config:
+    """The default config of `kernel` (auto, mma or wgmma) for params on device 0."""
+    import spio.jit
+
+    if kernel == "auto":
+        return default_config_on(params)
+    info = spio.jit.device_info(0)
+    if kernel == "wgmma":
+        return wgmma_default(params, info.sm_count)
+    return mma_default(params, info.sm_count, info.max_shared_per_block_optin)
+
+
+def _configs(params: MatmulParams, default: Config, args: argparse.Namespace) -> list[Config]:
+    """The default, and with --all-configs every config that runs on device 0: the mma.sync
+    kernel's space within its shared memory, and on sm_90 the wgmma kernel's configs."""
     import spio.jit
 
     if not args.all_configs:
         return [default]
-    limit = spio.jit.device_info(0).max_shared_per_block_optin
-    space = config_space(params, max_shared_mem=limit)
+    info = spio.jit.device_info(0)
+    space: list[Config] = list(config_space(params, max_shared_mem=info.max_shared_per_block_optin))
+    if info.compute_capability == (9, 0) and wgmma_supports(params):
+        space += wgmma_space()
     return [default] + [config for config in space if config != default]
 
 
@@ -141,7 +170,7 @@ def bench_shape(params: MatmulParams, args: argparse.Namespace, gpu: str) -> lis
     import spio.jit
 
     c, a, b = _buffers(params)
-    default = default_config_on(params)
+    default = _default(params, args.kernel)
     configs = _configs(params, default, args)
     precompile(params, configs, spio.jit.device_info(0).arch)
     timing = "graph" if args.cuda_graph else "events"

@@ -114,6 +114,19 @@ def check_config(params: MatmulParams, config: WgmmaConfig) -> None:
         )
 
 
+def config_space() -> list[WgmmaConfig]:
+    """Every valid WgmmaConfig, in a fixed order (the same for every shape it takes)."""
+    space = []
+    for block_n in BLOCK_N_VALUES:
+        for stages in STAGES_VALUES:
+            for group_m in GROUP_M_VALUES:
+                try:
+                    space.append(WgmmaConfig(block_n, stages, group_m))
+                except ValueError:
+                    continue  # more shared memory than a block may use
+    return space
+
+
 def default_config(params: MatmulParams, sm_count: int = 132) -> WgmmaConfig:
     """128 x 256 tiles in 4 stages where C has a tile per SM of them, else 128 x 128."""
     tiles_m = ceil_div(params.m, BLOCK_M)

@@ -1,0 +1,101 @@
+"""The Hopper kernel's config, which shapes it takes, its defaults and its compiles (CPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from spio.kernels.matmul import (
+    MatmulConfig,
+    MatmulParams,
+    WgmmaConfig,
+    compile_request,
+    default_config_for,
+    wgmma_spec,
+)
+from spio.kernels.matmul.launch import compile_matmul
+
+NK = MatmulParams(1000, 520, 264, "bfloat16", "nk")
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        ({"block_n": 64}, ValueError, r"block_n must be one of \(128, 256\), got 64"),
+        ({"stages": 1}, ValueError, "stages must be one of"),
+        ({"group_m": 3}, ValueError, "group_m must be one of"),
+        ({"stages": "4"}, TypeError, "stages must be an int, got '4'"),
+        ({"stages": 5}, ValueError, "needs 245840 bytes of shared memory"),
+    ],
+)
+def test_config_names_the_field_the_value_and_what_is_allowed(
+    fields: dict[str, object], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        WgmmaConfig(**fields)  # type: ignore[arg-type]
+
+
+def test_sizes_and_space() -> None:
+    config = WgmmaConfig(256, 4)
+    assert (config.block_m, config.threads) == (128, 288)
+    assert config.stage_bytes == (128 + 256) * 64 * 2
+    assert config.shared_mem == 4 * config.stage_bytes + 4 * 16
+    space = wgmma_spec.config_space()
+    assert (256, 5) not in {(c.block_n, c.stages) for c in space}
+    assert len(space) == len(set(space)) == (4 + 3) * 4
+
+
+def test_only_an_n_x_k_b_is_taken() -> None:
+    assert wgmma_spec.supports(NK)
+    kn = MatmulParams(64, 64, 64)
+    assert not wgmma_spec.supports(kn)
+    with pytest.raises(ValueError, match=r"reads B as N x K .* got b_layout 'kn'"):
+        wgmma_spec.generate_types(kn, WgmmaConfig())
+    with pytest.raises(TypeError, match="config must be a WgmmaConfig, got MatmulConfig"):
+        wgmma_spec.generate_types(NK, MatmulConfig())  # type: ignore[arg-type]
+
+
+def test_defaults_per_gpu() -> None:
+    assert default_config_for(NK, (9, 0), 132, 227 * 1024) == WgmmaConfig(128, 4)
+    large = MatmulParams(8192, 8192, 8192, b_layout="nk")
+    assert default_config_for(large, (9, 0), 132, 227 * 1024) == WgmmaConfig(256, 4)
+    # A K x N B, and GPUs without wgmma, take the mma.sync kernel.
+    for capability in ((9, 0), (8, 0), (8, 9)):
+        params = large if capability != (9, 0) else MatmulParams(8192, 8192, 8192)
+        assert isinstance(default_config_for(params, capability, 132, 99 * 1024), MatmulConfig)
+
+
+def test_types_are_deterministic() -> None:
+    text = wgmma_spec.generate_types(NK, WgmmaConfig())
+    assert text == wgmma_spec.generate_types(NK, WgmmaConfig())
+    assert "#define SPIO_MATMUL_WGMMA_KERNEL spio_matmul_wgmma" in text
+    assert "constexpr int kChunks = 5;" in text
+
+
+@pytest.mark.parametrize("config", [WgmmaConfig(128, 2, 1), WgmmaConfig(256, 4)], ids=str)
+def test_compiles_for_sm_90a_with_wgmma_and_tma(config: WgmmaConfig) -> None:
+    import spio.jit
+
+    code = compile_matmul(NK, config, "sm_90")
+    assert code.arch == "sm_90a"
+    request = compile_request(NK, config, "sm_90")
+    ptx = spio.jit.compile(
+        request.source,
+        headers=request.headers,
+        include_dirs=request.include_dirs,
+        arch=request.arch,
+        name=request.name,
+        target="ptx",
+    ).code
+    text = ptx.decode() if isinstance(ptx, bytes) else str(ptx)
+    for instruction in (
+        f"wgmma.mma_async.sync.aligned.m64n{config.block_n}k16.f32.bf16.bf16",
+        "cp.async.bulk.tensor.2d",
+        "mbarrier.try_wait",
+    ):
+        assert instruction in text
+    assert ".local" not in text, "the accumulators must stay in registers"
+
+
+def test_gpus_without_tma_are_refused() -> None:
+    with pytest.raises(ValueError, match="the wgmma kernel needs sm_90 or newer, got sm_80"):
+        compile_request(NK, WgmmaConfig(), "sm_80")
