@@ -13,14 +13,10 @@ serialises the blocks, to seconds per case.
 from __future__ import annotations
 
 import dataclasses
-import os
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from sanitizer_summary import summary_is_clean
+from sanitizer_summary import find_sanitizer, sanitizer_command, summary_is_clean
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, wgrad_spec
 
@@ -164,27 +160,13 @@ CASES = {
 }
 
 
-def _sanitizer() -> str | None:
-    """compute-sanitizer on PATH, under CUDA_HOME, or in the usual install folder."""
-    found = shutil.which("compute-sanitizer")
-    if found:
-        return found
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "bin" / "compute-sanitizer").is_file():
-            return str(Path(root) / "bin" / "compute-sanitizer")
-    return None
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("tool", TOOLS)
 def test_sanitizer_reports_nothing(tool: str, case: str) -> None:
-    sanitizer = _sanitizer()
+    sanitizer = find_sanitizer()
     if sanitizer is None:
         pytest.skip("compute-sanitizer not found (PATH, CUDA_HOME, /usr/local/cuda/bin)")
-    command = [
-        sanitizer, "--tool", tool, "--error-exitcode", "86", "--report-api-errors", "no",
-        sys.executable, "-m", "spio.kernels.conv2d_gw8.run_once", *CASES[case],
-    ]  # fmt: skip
+    command = sanitizer_command(sanitizer, tool, "spio.kernels.conv2d_gw8.run_once", CASES[case])
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-4000:]

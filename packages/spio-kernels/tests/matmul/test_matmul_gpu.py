@@ -50,11 +50,14 @@ CASES: list[tuple[MatmulParams, MatmulConfig | WgmmaConfig]] = [
     for params in SHAPES
     for config in covering(config_space(params), default_config(params))
 ]
-#: The wgmma kernel (sm_90 only) on the shapes with B as N x K, and a larger one.
+#: The wgmma kernel (sm_90 only) on every shape, and larger ones in both layouts.
 WGMMA_CASES = [
     (params, config)
-    for params in [*SHAPES, MatmulParams(1000, 1032, 1096, "float16", "nk")]
-    if params.b_layout == "nk"
+    for params in [
+        *SHAPES,
+        MatmulParams(1000, 1032, 1096, "float16", "nk"),
+        MatmulParams(520, 1000, 200, "bfloat16", "kn"),
+    ]
     for config in WGMMA_CONFIGS
 ]
 

@@ -44,12 +44,16 @@ def test_sizes_and_space() -> None:
     assert len(space) == len(set(space)) == (4 + 3) * 4
 
 
-def test_only_an_n_x_k_b_is_taken() -> None:
-    assert wgmma_spec.supports(NK)
+def test_b_s_stages_and_descriptors_follow_its_layout() -> None:
     kn = MatmulParams(64, 64, 64)
-    assert not wgmma_spec.supports(kn)
-    with pytest.raises(ValueError, match=r"reads B as N x K .* got b_layout 'kn'"):
-        wgmma_spec.generate_types(kn, WgmmaConfig())
+    # A K x N B arrives in slabs of 64 columns, N-major; an N x K one as rows of K.
+    kn_types = wgmma_spec.generate_types(kn, WgmmaConfig())
+    assert "#define SPIO_MATMUL_B_KN 1" in kn_types
+    assert "constexpr unsigned kBLeadingBytes = 8192;" in kn_types
+    assert "DimInfo<B_SLAB, 4," in kn_types
+    nk_types = wgmma_spec.generate_types(NK, WgmmaConfig())
+    assert "SPIO_MATMUL_B_KN" not in nk_types
+    assert "constexpr unsigned kBLeadingBytes = 16;" in nk_types
     with pytest.raises(TypeError, match="config must be a WgmmaConfig, got MatmulConfig"):
         wgmma_spec.generate_types(NK, MatmulConfig())  # type: ignore[arg-type]
 
@@ -58,10 +62,10 @@ def test_defaults_per_gpu() -> None:
     assert default_config_for(NK, (9, 0), 132, 227 * 1024) == WgmmaConfig(128, 4)
     large = MatmulParams(8192, 8192, 8192, b_layout="nk")
     assert default_config_for(large, (9, 0), 132, 227 * 1024) == WgmmaConfig(256, 4)
-    # A K x N B, and GPUs without wgmma, take the mma.sync kernel.
-    for capability in ((9, 0), (8, 0), (8, 9)):
-        params = large if capability != (9, 0) else MatmulParams(8192, 8192, 8192)
-        assert isinstance(default_config_for(params, capability, 132, 99 * 1024), MatmulConfig)
+    assert default_config_for(MatmulParams(64, 64, 64), (9, 0), 132, 1) == WgmmaConfig(128, 4)
+    # GPUs without wgmma take the mma.sync kernel.
+    for capability in ((8, 0), (8, 6), (8, 9)):
+        assert isinstance(default_config_for(large, capability, 132, 99 * 1024), MatmulConfig)
 
 
 def test_types_are_deterministic() -> None:

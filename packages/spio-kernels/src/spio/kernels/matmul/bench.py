@@ -10,10 +10,10 @@ loop (`spio.kernels.timing.time_us`). cuBLAS is torch.matmul(a, b) for a K x N B
 torch.nn.functional.linear(a, b) for an N x K one ("nk"), which is a @ b.T. The table gives
 each contender's time, TFLOP/s (2 M N K / time) and Spio's speed relative to cuBLAS (cuBLAS
 time / Spio time: 0.7 is 70% of cuBLAS's speed). Spio runs its default config
-(`default_config_on`: on an H100 or H200 the wgmma kernel where B is N x K, else the mma.sync
-one; --kernel mma or wgmma takes that kernel's default instead), or with --all-configs every
-config of both kernels' spaces that runs on the GPU (thousands of mma.sync ones: minutes per
-shape), reporting the best and the default's regret (default time / best time - 1).
+(`default_config_on`: on an H100 or H200 the wgmma kernel, else the mma.sync one; --kernel
+mma or wgmma takes that kernel's default instead), or with --all-configs every config of
+both kernels' spaces that runs on the GPU (thousands of mma.sync ones: minutes per shape),
+reporting the best and the default's regret (default time / best time - 1).
 --out DIR writes DIR/matmul_bench.csv and .json: one row per shape and contender with the
 GPU, torch version, dtype, layout, config, median us, TFLOP/s and the ratio.
 """
@@ -37,7 +37,6 @@ from .spec import config_space
 from .spec import default_config as mma_default
 from .wgmma_spec import config_space as wgmma_space
 from .wgmma_spec import default_config as wgmma_default
-from .wgmma_spec import supports as wgmma_supports
 
 DEFAULT_SHAPES = ("8192x8192x8192", "4096x4096x4096", "16384x4096x4096", "4096x14336x4096")
 CSV_NAME = "matmul_bench.csv"
@@ -88,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "mma", "wgmma"),
         default="auto",
         help="the kernel whose default config is timed: auto (default_config_on), mma "
-        "(mma.sync, every GPU) or wgmma (sm_90, --b-layout nk)",
+        "(mma.sync, every GPU) or wgmma (sm_90)",
     )
     parser.add_argument("--all-configs", action="store_true")
     parser.add_argument("--cuda-graph", action="store_true")
@@ -158,7 +157,7 @@ def _configs(params: MatmulParams, default: Config, args: argparse.Namespace) ->
         return [default]
     info = spio.jit.device_info(0)
     space: list[Config] = list(config_space(params, max_shared_mem=info.max_shared_per_block_optin))
-    if info.compute_capability == (9, 0) and wgmma_supports(params):
+    if info.compute_capability == (9, 0):
         space += wgmma_space()
     return [default] + [config for config in space if config != default]
 

@@ -1,9 +1,9 @@
 """Compile the matmul kernels through spio.jit (disk cache), memoise them loaded, launch them.
 
 Two kernels compute C = A @ B: matmul.cu (mma.sync, every GPU from sm_80; a `MatmulConfig`)
-and matmul_wgmma.cu (wgmma with TMA, sm_90a only, B as N x K; a `WgmmaConfig`). The config's
-type picks the kernel; a launch without one takes the device's default
-(`default_config_on`): the wgmma kernel where it runs and takes the shape.
+and matmul_wgmma.cu (wgmma with TMA, sm_90a only; a `WgmmaConfig`). The config's type picks
+the kernel; a launch without one takes the device's default (`default_config_on`): the wgmma
+kernel where it runs.
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ from .spec import KERNEL_NAME, LaunchGeometry, MatmulConfig, check_config
 from .spec import default_config as mma_default_config
 from .spec import generate_types as mma_types
 from .spec import launch_geometry as mma_geometry
-from .wgmma_spec import BLOCK_M, WgmmaConfig
+from .wgmma_spec import BLOCK_K, BLOCK_M, WgmmaConfig
 from .wgmma_spec import KERNEL_NAME as WGMMA_KERNEL_NAME
 from .wgmma_spec import check_config as check_wgmma_config
 from .wgmma_spec import default_config as wgmma_default_config
 from .wgmma_spec import generate_types as wgmma_types
 from .wgmma_spec import launch_geometry as wgmma_geometry
-from .wgmma_spec import supports as wgmma_supports
 
 #: Either kernel's config.
 Config = MatmulConfig | WgmmaConfig
@@ -128,10 +127,11 @@ def _matrix_maps(params: MatmulParams, config: WgmmaConfig) -> TensorMapCache:
 
     def make(pointers: tuple[int, ...]) -> tuple[Any, Any]:
         a, b = pointers
-        return (
-            matrix_map(a, params.m, params.k, BLOCK_M),
-            matrix_map(b, params.n, params.k, config.block_n),
-        )
+        if params.b_layout == "nk":
+            b_map = matrix_map(b, params.n, params.k, config.block_n)
+        else:
+            b_map = matrix_map(b, params.k, params.n, BLOCK_K)  # 64 rows of K, 64 columns
+        return (matrix_map(a, params.m, params.k, BLOCK_M), b_map)
 
     return TensorMapCache(make)
 
@@ -166,9 +166,8 @@ def default_config_for(
     params: MatmulParams, compute_capability: tuple[int, int], sm_count: int, shared_mem: int
 ) -> Config:
     """The default config on a GPU of compute_capability with sm_count SMs that allows a block
-    shared_mem bytes: the wgmma kernel's on sm_90 where it takes the shape, else the
-    mma.sync kernel's."""
-    if compute_capability == (9, 0) and wgmma_supports(params):
+    shared_mem bytes: the wgmma kernel's on sm_90, else the mma.sync kernel's."""
+    if compute_capability == (9, 0):
         return wgmma_default_config(params, sm_count)
     return mma_default_config(params, sm_count, shared_mem)
 
@@ -202,7 +201,7 @@ def matmul(
     __cuda_array_interface__, or device pointers (ints), each starting on a 16-byte boundary.
     Arrays that describe themselves are checked first (ValueError names the array); device
     pointers are checked for alignment only. config: a MatmulConfig (the mma.sync kernel)
-    or a WgmmaConfig (the wgmma kernel: sm_90, b_layout "nk"); None takes
+    or a WgmmaConfig (the wgmma kernel: sm_90 only); None takes
     default_config_on(params, device). device defaults to a's device (torch tensors) or
     device 0; stream as spio.jit.launch. pdl (sm_90 and newer): launch with programmatic
     dependent launch, so that the kernel's blocks are placed while the previous kernel in

@@ -1,5 +1,6 @@
-// C (I x J) = A (I x K) @ B, with B given as its transpose, J x K (K-major), on Hopper's
-// warpgroup tensor cores (wgmma, sm_90a), fp16 or bf16 with float32 accumulators.
+// C (I x J) = A (I x K) @ B on Hopper's warpgroup tensor cores (wgmma, sm_90a), fp16 or bf16
+// with float32 accumulators. B is J x K (K-major, as a linear layer's weight), or K x J
+// (SPIO_MATMUL_B_KN: N-major tiles, slabs of 64 columns, which wgmma reads transposed).
 //
 // Roles: warps 0-7 are two consumer warpgroups, warp 8 the producer. The producer's first
 // lane walks K in chunks of 64: for each it waits until the consumers have released the
@@ -85,8 +86,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 const int k = chunk * kBlockK;
                 spio::arch::tma_load(smem_a[STAGE(stage)].get(), &a_map, &full[stage], k,
                                      tile.i.unfold().get());
+#ifdef SPIO_MATMUL_B_KN
+                // B is K x N: a box of 64 rows of K x 64 columns per slab of the tile.
+#pragma unroll
+                for (int slab = 0; slab < SmemB::size<B_SLAB>().get(); ++slab) {
+                    spio::arch::tma_load(smem_b[STAGE(stage)][B_SLAB(slab)].get(), &b_map,
+                                         &full[stage], tile.j.unfold().get() + 64 * slab, k);
+                }
+#else
                 spio::arch::tma_load(smem_b[STAGE(stage)].get(), &b_map, &full[stage], k,
                                      tile.j.unfold().get());
+#endif
             }
         }
     } else {
@@ -97,15 +107,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             const int stage = chunk % kStages;
             spio::arch::mbarrier_wait_parity(&full[stage], (chunk / kStages) & 1);
             const Element* a_rows = smem_a[STAGE(stage)][I(64 * group)].get();
-            const Element* b_rows = smem_b[STAGE(stage)].get();
             spio::arch::wgmma_fence();
 #pragma unroll
             for (int k16 = 0; k16 < kBlockK / 16; ++k16) {
                 const auto a_desc = spio::arch::wgmma_descriptor(
                     a_rows + 16 * k16, 16, kGroupBytes, spio::arch::WgmmaSwizzle::bytes128);
+#ifdef SPIO_MATMUL_B_KN
+                // N-major: 16 of K is 16 rows further; wgmma transposes B.
+                const Element* b_step = smem_b[STAGE(stage)][K(16 * k16)].get();
+                constexpr int kTransB = 1;
+#else
+                const Element* b_step = smem_b[STAGE(stage)].get() + 16 * k16;
+                constexpr int kTransB = 0;
+#endif
                 const auto b_desc = spio::arch::wgmma_descriptor(
-                    b_rows + 16 * k16, 16, kGroupBytes, spio::arch::WgmmaSwizzle::bytes128);
-                spio::arch::wgmma<kBlockN, Element, 0>(acc, a_desc, b_desc, true);
+                    b_step, kBLeadingBytes, kBStrideBytes, spio::arch::WgmmaSwizzle::bytes128);
+                spio::arch::wgmma<kBlockN, Element, kTransB>(acc, a_desc, b_desc, true);
             }
             spio::arch::wgmma_commit_group();
             // The group before this one is done with its stage: release it.

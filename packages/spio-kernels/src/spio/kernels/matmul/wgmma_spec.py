@@ -1,7 +1,8 @@
 """The Hopper matmul's configuration (wgmma + TMA, sm_90a), its launch geometry and types.
 
 A block owns a 128 x `block_n` tile of C. One producer warp loads chunks of 64 of K of A's
-and B's tiles with TMA (128-byte swizzle) into a ring of `stages` shared-memory stages, each
+and B's tiles with TMA (128-byte swizzle; B as rows of K when it is N x K, as slabs of 64
+columns when it is K x N) into a ring of `stages` shared-memory stages, each
 completing on an mbarrier; two consumer warpgroups each multiply 64 rows of the tile by the
 whole B tile with wgmma (m64n`block_n`k16, both operands read from shared memory through
 descriptors) into float32 registers, and release each stage through a second mbarrier once
@@ -14,7 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Swizzle, Tensor, dtype, generate
+from spio.dims import (
+    CompoundIndex,
+    Dims,
+    DType,
+    Fold,
+    Fragment,
+    Spec,
+    Swizzle,
+    Tensor,
+    dtype,
+    generate,
+)
 
 from .params import VECTOR, MatmulParams
 from .spec import GROUP_M_VALUES, LaunchGeometry, ceil_div, swizzle_cells
@@ -86,12 +98,6 @@ class WgmmaConfig:
         return ring + self.stages * _BARRIER_BYTES
 
 
-def supports(params: MatmulParams) -> bool:
-    """Whether the Hopper kernel takes params: B as N x K (K-major, what its descriptors
-    read; a K x N B runs on the mma.sync kernel)."""
-    return params.b_layout == "nk"
-
-
 def tiles(params: MatmulParams, config: WgmmaConfig) -> tuple[int, int]:
     return ceil_div(params.m, BLOCK_M), ceil_div(params.n, config.block_n)
 
@@ -107,11 +113,6 @@ def check_config(params: MatmulParams, config: WgmmaConfig) -> None:
         raise TypeError(f"params must be a MatmulParams, got {type(params).__name__}")
     if not isinstance(config, WgmmaConfig):
         raise TypeError(f"config must be a WgmmaConfig, got {type(config).__name__}")
-    if not supports(params):
-        raise ValueError(
-            f"the wgmma kernel reads B as N x K (b_layout 'nk'), got b_layout "
-            f"{params.b_layout!r}: use a MatmulConfig"
-        )
 
 
 def config_space() -> list[WgmmaConfig]:
@@ -134,6 +135,27 @@ def default_config(params: MatmulParams, sm_count: int = 132) -> WgmmaConfig:
     return WgmmaConfig(256 if wide else 128, 4)
 
 
+#: Bytes between the 64-column slabs of a K x N B's stage (64 rows of K of 128 bytes), and
+#: between its 8-row groups of K: the descriptor offsets of an N-major B (TransB).
+B_SLAB_BYTES = BLOCK_K * 128
+GROUP_BYTES = 1024
+#: (leading, stride) byte offsets of B's descriptors, by layout: a K-major B's leading offset
+#: is unused with the 128-byte swizzle (16 by convention); an N-major one's is the slab step.
+B_DESCRIPTOR_OFFSETS = {"nk": (16, GROUP_BYTES), "kn": (B_SLAB_BYTES, GROUP_BYTES)}
+
+
+def _smem_b(params: MatmulParams, config: WgmmaConfig, element: DType) -> Tensor:
+    """B's stages as TMA fills them: block_n rows of 64 of K (an N x K B), or slabs of 64
+    columns, each 64 rows of K of 64 columns (a K x N B)."""
+    if params.b_layout == "nk":
+        return Tensor("SmemB", element, Dims(stage=config.stages, j=config.block_n, k=BLOCK_K))
+    return Tensor(
+        "SmemB",
+        element,
+        Dims(stage=config.stages, b_slab=config.block_n // 64, k=BLOCK_K, j=64),
+    )
+
+
 def _specs(params: MatmulParams, config: WgmmaConfig) -> list[Spec]:
     element = dtype.half if params.dtype == "float16" else dtype.bfloat16
     c_cells = swizzle_cells(config.block_n * _ELEMENT_BYTES)
@@ -145,7 +167,7 @@ def _specs(params: MatmulParams, config: WgmmaConfig) -> list[Spec]:
         # The ring as TMA fills it: per stage A's 128 rows, then (after all stages of A)
         # B's block_n rows, 64 elements of K each, 128-byte swizzled.
         Tensor("SmemA", element, Dims(stage=config.stages, i=BLOCK_M, k=BLOCK_K)),
-        Tensor("SmemB", element, Dims(stage=config.stages, j=config.block_n, k=BLOCK_K)),
+        _smem_b(params, config, element),
         Tensor(
             "SmemC",
             dtype.uint4,
@@ -178,6 +200,14 @@ def _constants(params: MatmulParams, config: WgmmaConfig) -> str:
     lines = ["", "// Kernel parameters (spio.kernels.matmul.wgmma_spec)."]
     for name, value, why in values:
         lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    leading, stride = B_DESCRIPTOR_OFFSETS[params.b_layout]
+    lines += [
+        "// byte offsets of B's wgmma descriptors: leading dimension, 8-row groups",
+        f"constexpr unsigned kBLeadingBytes = {leading};",
+        f"constexpr unsigned kBStrideBytes = {stride};",
+    ]
+    if params.b_layout == "kn":
+        lines += ["// B is K x N: N-major tiles (TransB)", "#define SPIO_MATMUL_B_KN 1"]
     lines += ["// the kernel's entry point", f"#define SPIO_MATMUL_WGMMA_KERNEL {KERNEL_NAME}"]
     return "\n".join(lines) + "\n"
 

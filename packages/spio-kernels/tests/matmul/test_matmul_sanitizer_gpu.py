@@ -1,0 +1,42 @@
+"""compute-sanitizer's memcheck, racecheck and synccheck on both matmul kernels: each B
+layout and element type, partial tiles in every dimension, the shallowest and a deep ring,
+one group order and the other (`python -m spio.kernels.matmul.run_once` under each tool)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from sanitizer_summary import find_sanitizer, sanitizer_command, summary_is_clean
+
+pytestmark = pytest.mark.gpu
+
+TOOLS = ("memcheck", "racecheck", "synccheck")
+_SHAPE = "300x520x264"
+CASES = {
+    "mma-kn": [_SHAPE, "--kernel", "mma", "--config", "stages=2", "block_k=64"],
+    "mma-nk-bf16": [_SHAPE, "--b-layout", "nk", "--dtype", "bfloat16", "--kernel", "mma"],
+    "wgmma-kn": [_SHAPE, "--kernel", "wgmma", "--config", "block_n=128", "stages=2"],
+    "wgmma-nk-bf16": [_SHAPE, "--b-layout", "nk", "--dtype", "bfloat16", "--kernel", "wgmma"],
+}
+
+
+def _has_wgmma() -> bool:
+    import spio.jit
+
+    return bool(spio.jit.device_info(0).compute_capability == (9, 0))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("tool", TOOLS)
+def test_sanitizer_reports_nothing(tool: str, case: str) -> None:
+    sanitizer = find_sanitizer()
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer not found (PATH, CUDA_HOME, /usr/local/cuda/bin)")
+    if case.startswith("wgmma") and not _has_wgmma():
+        pytest.skip("the wgmma kernel runs on sm_90 only")
+    command = sanitizer_command(sanitizer, tool, "spio.kernels.matmul.run_once", CASES[case])
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    assert summary_is_clean(tool, output), output[-4000:]
