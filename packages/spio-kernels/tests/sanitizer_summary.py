@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -45,3 +46,18 @@ def sanitizer_command(sanitizer: str, tool: str, module: str, args: list[str]) -
         sanitizer, "--tool", tool, "--error-exitcode", "86", "--report-api-errors", "no",
         sys.executable, "-m", module, *args,
     ]  # fmt: skip
+
+
+def check_clean(tool: str, module: str, args: list[str]) -> None:
+    """Run `python -m module args` under tool and fail (pytest) unless it exits 0 and the
+    tool's summary reports nothing; skip where compute-sanitizer is not installed."""
+    import pytest
+
+    sanitizer = find_sanitizer()
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer not found (PATH, CUDA_HOME, /usr/local/cuda/bin)")
+    command = sanitizer_command(sanitizer, tool, module, args)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    assert summary_is_clean(tool, output), output[-4000:]

@@ -353,14 +353,21 @@ def _constants(params: MatmulParams, config: MatmulConfig) -> str:
         ("kGroupM", config.group_m, "tile rows per group of the blocks' order"),
         ("kThreads", config.threads, "threads per block"),
     ]
-    lines = ["", "// Kernel parameters (spio.kernels.matmul.spec)."]
-    for name, value, why in values:
-        lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    lines = constant_lines("spec", values)
     if params.b_layout == "kn":
         # A macro, not a constant: the two layouts' code differs in types, not only values.
         lines += ["// B is K x N (else N x K, B transposed)", "#define SPIO_MATMUL_B_KN 1"]
     lines += ["// the kernel's entry point", f"#define SPIO_MATMUL_KERNEL {KERNEL_NAME}"]
     return "\n".join(lines) + "\n"
+
+
+def constant_lines(module: str, values: list[tuple[str, int, str]]) -> list[str]:
+    """The generated header's `constexpr int` kernel parameters (name, value, what it is),
+    each after its comment, under a line naming the spec module that wrote them."""
+    lines = ["", f"// Kernel parameters (spio.kernels.matmul.{module})."]
+    for name, value, why in values:
+        lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    return lines
 
 
 def generate_types(params: MatmulParams, config: MatmulConfig) -> str:

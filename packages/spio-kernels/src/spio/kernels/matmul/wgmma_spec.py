@@ -29,7 +29,7 @@ from spio.dims import (
 )
 
 from .params import VECTOR, MatmulParams
-from .spec import GROUP_M_VALUES, LaunchGeometry, ceil_div, swizzle_cells
+from .spec import GROUP_M_VALUES, LaunchGeometry, ceil_div, constant_lines, swizzle_cells
 
 KERNEL_NAME = "spio_matmul_wgmma"
 #: Rows of C per block: one 64-row wgmma per consumer warpgroup.
@@ -197,9 +197,7 @@ def _constants(params: MatmulParams, config: WgmmaConfig) -> str:
         ("kGroupM", config.group_m, "tile rows per group of the blocks' order"),
         ("kThreads", THREADS, "threads per block: the consumer warpgroups and the producer"),
     ]
-    lines = ["", "// Kernel parameters (spio.kernels.matmul.wgmma_spec)."]
-    for name, value, why in values:
-        lines += [f"// {why}", f"constexpr int {name} = {value};"]
+    lines = constant_lines("wgmma_spec", values)
     leading, stride = B_DESCRIPTOR_OFFSETS[params.b_layout]
     lines += [
         "// byte offsets of B's wgmma descriptors: leading dimension, 8-row groups",
