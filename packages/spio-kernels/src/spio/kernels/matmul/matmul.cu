@@ -6,9 +6,10 @@
 // A block owns one BLOCK_I x BLOCK_J tile of C and walks K in CHUNKs through a ring of kStages
 // shared-memory chunks of A and B: while it multiplies chunk c, cp.async brings chunks c + 1
 // ... c + kStages - 1 (zero-filled past the edges of A and B, so partial tiles need no other
-// care). Each warp owns a WARP_I x WARP_J part of the tile in registers; per 16 of K it
-// ldmatrix'es a column of A fragments and a row of B fragments (B x K with .trans when B is
-// K x J) and multiplies them into every accumulator.
+// care), and once every warp holds chunk c's last fragments its stage takes chunk c + kStages.
+// Each warp owns a WARP_I x WARP_J part of the tile in registers; per 16 of K it ldmatrix'es a
+// column of A fragments and a row of B fragments (two per ldmatrix .x4, with .trans when B is
+// K x J), one step ahead of the mma that multiplies them into every accumulator.
 //
 // Shared rows are XOR-swizzled by 16-byte cell (SwizzleA/B/C, spio/swizzle.h): each ldmatrix
 // reads one cell of 8 rows, which would otherwise share banks. The swizzle's pattern repeats
