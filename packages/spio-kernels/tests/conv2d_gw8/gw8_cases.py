@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
+
+from config_cover import one_per_field_value
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params
 
@@ -42,12 +43,7 @@ def covering_configs(space: Sequence[Any], default: Any) -> list[Any]:
     """Return the whole space when small, else the default plus one config per field value."""
     if len(space) <= MAX_CONFIGS:
         return list(space)
-    chosen = [default]
-    for field in dataclasses.fields(default):
-        for value in sorted({getattr(c, field.name) for c in space}):
-            if not any(getattr(c, field.name) == value for c in chosen):
-                chosen.append(next(c for c in space if getattr(c, field.name) == value))
-    return chosen
+    return one_per_field_value(space, default)
 
 
 def paired_configs(space: Sequence[Any]) -> list[Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from config_cover import one_per_field_value
 
 from spio.kernels.matmul import MatmulConfig, MatmulParams, config_space, default_config
 from spio.kernels.matmul.launch import compile_matmul
@@ -15,12 +16,7 @@ ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90"]
 
 def _covering(params: MatmulParams) -> list[MatmulConfig]:
     space = config_space(params, max_shared_mem=227 * 1024)
-    chosen = [default_config(params)]
-    for field in dataclasses.fields(MatmulConfig):
-        for value in sorted({getattr(config, field.name) for config in space}):
-            if not any(getattr(config, field.name) == value for config in chosen):
-                chosen.append(next(c for c in space if getattr(c, field.name) == value))
-    return chosen
+    return one_per_field_value(space, default_config(params))
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
+from config_cover import one_per_field_value
 
 from spio.kernels.matmul import (
     MatmulConfig,
@@ -33,22 +33,12 @@ SHAPES = [
 ]
 
 
-def covering(space: list[MatmulConfig], default: MatmulConfig) -> list[MatmulConfig]:
-    """The default plus, for each value of each field, one config of space that has it."""
-    chosen = [default]
-    for field in dataclasses.fields(default):
-        for value in sorted({getattr(c, field.name) for c in space}):
-            if not any(getattr(c, field.name) == value for c in chosen):
-                chosen.append(next(c for c in space if getattr(c, field.name) == value))
-    return chosen
-
-
 WGMMA_CONFIGS = [WgmmaConfig(128, 2, 1), WgmmaConfig(128, 5), WgmmaConfig(256, 3, 4), WgmmaConfig()]
 
 CASES: list[tuple[MatmulParams, MatmulConfig | WgmmaConfig]] = [
     (params, config)
     for params in SHAPES
-    for config in covering(config_space(params), default_config(params))
+    for config in one_per_field_value(config_space(params), default_config(params))
 ]
 #: The wgmma kernel (sm_90 only) on every shape, and larger ones in both layouts.
 WGMMA_CASES = [

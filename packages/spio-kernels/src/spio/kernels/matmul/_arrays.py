@@ -12,23 +12,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._array_info import check_dtype, dense_strides, describe, is_tensor, matches
+from .._array_info import check_dtype, dense_strides, describe, matches
+from .._tma import device_pointer
 
 #: The alignment of every matrix's first element: one 16-byte vector.
 ALIGNMENT = 16
 
 
 def data_pointer(array: Any) -> int | None:
-    """The device address an array starts at: a torch tensor's data_ptr(), a
-    __cuda_array_interface__ object's data, an int as it is; None for anything else."""
-    if is_tensor(array):
-        return int(array.data_ptr())
-    interface = getattr(array, "__cuda_array_interface__", None)
-    if isinstance(interface, dict):
-        return int(interface["data"][0])
-    if isinstance(array, int) and not isinstance(array, bool):
-        return array
-    return None
+    """The device address an array starts at (`_tma.device_pointer`: a torch tensor, a
+    __cuda_array_interface__ object, a pointer int); None for anything else."""
+    if isinstance(array, bool):
+        return None
+    try:
+        return device_pointer(array)
+    except TypeError:
+        return None
 
 
 def check_matrix(name: str, array: Any, shape: tuple[int, int], dtype: str) -> None:

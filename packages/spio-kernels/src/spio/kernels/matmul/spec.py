@@ -13,6 +13,7 @@ L2. The epilogue stages C's tile in shared memory and writes it in whole 16-byte
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spio.dims import CompoundIndex, Dims, Fold, Fragment, Spec, Swizzle, Tensor, dtype, generate
@@ -45,6 +46,17 @@ _ELEMENT_BYTES = 2
 _CELL_BYTES = 16
 
 
+def check_choices(config: object, fields: Iterable[tuple[str, tuple[int, ...]]]) -> None:
+    """Raise TypeError / ValueError naming the first (name, allowed) field of config whose
+    value is not an int or not one of the allowed values."""
+    for name, allowed in fields:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {value!r}")
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {value}")
+
+
 @dataclass(frozen=True)
 class MatmulConfig:
     """Tiling of the matmul kernel; see the module doc for what each field means.
@@ -73,12 +85,7 @@ class MatmulConfig:
             ("stages", STAGES_VALUES),
             ("group_m", GROUP_M_VALUES),
         )
-        for name, allowed in fields:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value}")
+        check_choices(self, fields)
         for warp, block in (("warp_m", "block_m"), ("warp_n", "block_n")):
             if getattr(self, block) % getattr(self, warp) != 0:
                 raise ValueError(

@@ -29,7 +29,14 @@ from spio.dims import (
 )
 
 from .params import VECTOR, MatmulParams
-from .spec import GROUP_M_VALUES, LaunchGeometry, ceil_div, constant_lines, swizzle_cells
+from .spec import (
+    GROUP_M_VALUES,
+    LaunchGeometry,
+    ceil_div,
+    check_choices,
+    constant_lines,
+    swizzle_cells,
+)
 
 KERNEL_NAME = "spio_matmul_wgmma"
 #: Rows of C per block: one 64-row wgmma per consumer warpgroup.
@@ -62,16 +69,10 @@ class WgmmaConfig:
     group_m: int = 8
 
     def __post_init__(self) -> None:
-        for name, allowed in (
-            ("block_n", BLOCK_N_VALUES),
-            ("stages", STAGES_VALUES),
-            ("group_m", GROUP_M_VALUES),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value}")
+        check_choices(
+            self,
+            (("block_n", BLOCK_N_VALUES), ("stages", STAGES_VALUES), ("group_m", GROUP_M_VALUES)),
+        )
         if self.shared_mem > MAX_SHARED_MEM:
             raise ValueError(
                 f"config needs {self.shared_mem} bytes of shared memory, more than an sm_90 "
