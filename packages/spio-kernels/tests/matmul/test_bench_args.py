@@ -63,3 +63,38 @@ def test_outputs_hold_every_row(tmp_path: Path) -> None:
     lines = (tmp_path / "out" / "matmul_bench.csv").read_text().splitlines()
     assert lines[0].startswith("gpu,torch,dtype,b_layout,m,n,k,contender")
     assert len(lines) == 3
+
+
+@pytest.mark.parametrize(
+    ("kernel", "kinds"),
+    [
+        ("wgmma", {"WgmmaConfig"}),
+        ("mma", {"MatmulConfig"}),
+        ("auto", {"MatmulConfig", "WgmmaConfig"}),
+    ],
+)
+def test_all_configs_takes_the_space_of_the_kernel_asked_for(
+    kernel: str, kinds: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an H100 (stood in for), --kernel wgmma times only the wgmma kernel's configs."""
+    import types
+
+    import spio.jit
+    from spio.kernels.matmul import bench as matmul_bench
+    from spio.kernels.matmul import wgmma_spec
+
+    h100 = types.SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=232448)
+    monkeypatch.setattr(spio.jit, "device_info", lambda index=0: h100)
+    args = parse_args(["--shapes", "512x512x512", "--kernel", kernel, "--all-configs"])
+    params = args.params[0]
+    default = (
+        matmul_bench.mma_default(params, 132, 232448)
+        if kernel == "mma"
+        else wgmma_spec.default_config(params)
+    )
+    configs = matmul_bench._configs(params, default, args)
+    assert configs[0] == default
+    assert len(set(configs)) == len(configs)
+    assert {type(c).__name__ for c in configs} == kinds
+    if kernel == "wgmma":
+        assert configs[1:] == [c for c in wgmma_spec.config_space() if c != default]

@@ -12,8 +12,9 @@ each contender's time, TFLOP/s (2 M N K / time) and Spio's speed relative to cuB
 time / Spio time: 0.7 is 70% of cuBLAS's speed). Spio runs its default config
 (`default_config_on`: on an H100 or H200 the wgmma kernel, else the mma.sync one; --kernel
 mma or wgmma takes that kernel's default instead), or with --all-configs every config of
-both kernels' spaces that runs on the GPU (thousands of mma.sync ones: minutes per shape),
-reporting the best and the default's regret (default time / best time - 1).
+that kernel's space that runs on the GPU (both kernels' with auto; the mma.sync kernel has
+thousands: minutes per shape), reporting the best and the default's regret (default time /
+best time - 1).
 --out DIR writes DIR/matmul_bench.csv and .json: one row per shape and contender with the
 GPU, torch version, dtype, layout, config, median us, TFLOP/s and the ratio.
 """
@@ -89,7 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the kernel whose default config is timed: auto (default_config_on), mma "
         "(mma.sync, every GPU) or wgmma (sm_90)",
     )
-    parser.add_argument("--all-configs", action="store_true")
+    parser.add_argument(
+        "--all-configs",
+        action="store_true",
+        help="time every config of --kernel's space (both kernels' with auto) that runs here",
+    )
     parser.add_argument("--cuda-graph", action="store_true")
     parser.add_argument("--launches", type=int, default=20)
     parser.add_argument("--repetitions", type=int, default=9)
@@ -149,15 +154,18 @@ def _default(params: MatmulParams, kernel: str) -> Config:
 
 
 def _configs(params: MatmulParams, default: Config, args: argparse.Namespace) -> list[Config]:
-    """The default, and with --all-configs every config that runs on device 0: the mma.sync
-    kernel's space within its shared memory, and on sm_90 the wgmma kernel's configs."""
+    """The default, and with --all-configs every config of the --kernel asked for that runs
+    on device 0: the mma.sync kernel's space within its shared memory (mma, auto), the wgmma
+    kernel's on sm_90 (wgmma, auto)."""
     import spio.jit
 
     if not args.all_configs:
         return [default]
     info = spio.jit.device_info(0)
-    space: list[Config] = list(config_space(params, max_shared_mem=info.max_shared_per_block_optin))
-    if info.compute_capability == (9, 0):
+    space: list[Config] = []
+    if args.kernel in ("mma", "auto"):
+        space += config_space(params, max_shared_mem=info.max_shared_per_block_optin)
+    if args.kernel in ("wgmma", "auto") and info.compute_capability == (9, 0):
         space += wgmma_space()
     return [default] + [config for config in space if config != default]
 
