@@ -165,7 +165,7 @@ extern "C" __global__ void wgmma_all(float* out, int accumulate) {
     spio::arch::wgmma<128, __half, 0>(d128, a_desc, b_desc, accumulate != 0);
     spio::arch::wgmma<128, __nv_bfloat16, 1>(d128, a_desc, b_desc, true);
     spio::arch::wgmma<256, __half, 0>(d256, a_desc, b_desc, false);
-    spio::arch::wgmma<256, __nv_bfloat16, 0>(d256, a_desc, b_desc, true);
+    spio::arch::wgmma<256, __nv_bfloat16, 0, 1>(d256, a_desc, b_desc, true);
     spio::arch::wgmma_commit_group();
     spio::arch::wgmma_wait_group<0>();
     out[threadIdx.x] = d128[63] + d256[127];
@@ -190,6 +190,9 @@ def test_wgmma_wrappers_compile_for_sm_90a() -> None:
     ):
         assert op in text, f"{op} missing from the wgmma kernel's PTX:\n{text}"
     assert not [line for line in instructions if re.match(r"(ld|st)\.local", line)]
+    # Each instruction's last two immediates are (transpose A, transpose B), in call order.
+    transposes = re.findall(r"wgmma\.mma_async.*, p, 1, 1, (\d), (\d);", text)
+    assert transposes == [("0", "0"), ("0", "1"), ("0", "0"), ("1", "0")]
 
 
 def test_wgmma_header_rejects_plain_sm_90() -> None:

@@ -22,7 +22,7 @@ from spio.kernels.matmul.reference import matmul_reference
 pytestmark = pytest.mark.gpu
 
 #: Shapes with whole tiles, partial tiles along every dimension, a single row, and K shorter
-#: than one chunk; both B layouts and both element types.
+#: than one chunk; every A and B layout and both element types.
 SHAPES = [
     MatmulParams(256, 256, 128),
     MatmulParams(200, 136, 88),
@@ -30,6 +30,9 @@ SHAPES = [
     MatmulParams(77, 8, 8, "bfloat16"),
     MatmulParams(300, 520, 264, "bfloat16", "nk"),
     MatmulParams(129, 72, 40, "float16", "nk"),
+    MatmulParams(264, 136, 88, "float16", "kn", "km"),
+    MatmulParams(200, 520, 264, "bfloat16", "nk", "km"),
+    MatmulParams(8, 64, 40, "float16", "nk", "km"),
 ]
 
 
@@ -40,13 +43,15 @@ CASES: list[tuple[MatmulParams, MatmulConfig | WgmmaConfig]] = [
     for params in SHAPES
     for config in one_per_field_value(config_space(params), default_config(params))
 ]
-#: The wgmma kernel (sm_90 only) on every shape, and larger ones in both layouts.
+#: The wgmma kernel (sm_90 only) on every shape, and larger ones in every layout.
 WGMMA_CASES = [
     (params, config)
     for params in [
         *SHAPES,
         MatmulParams(1000, 1032, 1096, "float16", "nk"),
         MatmulParams(520, 1000, 200, "bfloat16", "kn"),
+        MatmulParams(1000, 1032, 1096, "float16", "nk", "km"),
+        MatmulParams(520, 1000, 200, "bfloat16", "kn", "km"),
     ]
     for config in WGMMA_CONFIGS
 ]

@@ -1,5 +1,5 @@
-"""compute-sanitizer's memcheck, racecheck and synccheck on both matmul kernels: each B
-layout and element type, partial tiles in every dimension, the shallowest and a deep ring,
+"""compute-sanitizer's memcheck, racecheck and synccheck on both matmul kernels: each A and
+B layout and element type, partial tiles in every dimension, the shallowest and a deep ring,
 one group order and the other (`python -m spio.kernels.matmul.run_once` under each tool)."""
 
 from __future__ import annotations
@@ -11,11 +11,15 @@ pytestmark = pytest.mark.gpu
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 _SHAPE = "300x520x264"
+_KM_SHAPE = "296x520x264"
 CASES = {
     "mma-kn": [_SHAPE, "--kernel", "mma", "--config", "stages=2", "block_k=64"],
     "mma-nk-bf16": [_SHAPE, "--b-layout", "nk", "--dtype", "bfloat16", "--kernel", "mma"],
     "wgmma-kn": [_SHAPE, "--kernel", "wgmma", "--config", "block_n=128", "stages=2"],
     "wgmma-nk-bf16": [_SHAPE, "--b-layout", "nk", "--dtype", "bfloat16", "--kernel", "wgmma"],
+    # A as K x M (m a multiple of 8), read transposed.
+    "mma-km-kn": [_KM_SHAPE, "--a-layout", "km", "--kernel", "mma", "--config", "stages=2"],
+    "wgmma-km-nk": [_KM_SHAPE, "--a-layout", "km", "--b-layout", "nk", "--kernel", "wgmma"],
 }
 
 

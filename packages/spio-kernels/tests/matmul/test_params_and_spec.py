@@ -27,6 +27,8 @@ from spio.kernels.matmul.spec import PORTABLE_SHARED_MEM, grid_blocks, swizzle_c
         ({"k": True}, TypeError, "k must be an int, got True"),
         ({"dtype": "float32"}, ValueError, "dtype must be one of .* got 'float32'"),
         ({"b_layout": "t"}, ValueError, "b_layout must be one of .* got 't'"),
+        ({"a_layout": "t"}, ValueError, r"a_layout must be one of \('mk', 'km'\).* got 't'"),
+        ({"m": 12, "a_layout": "km"}, ValueError, "m must be a multiple of 8 with a_layout 'km'"),
         ({"m": 2**20, "k": 2**12}, ValueError, r"A \(1048576 x 4096\) has more than"),
     ],
 )
@@ -43,6 +45,9 @@ def test_params_shapes_flops_and_bytes() -> None:
     nk = MatmulParams(3, 16, 8, "bfloat16", "nk")
     assert (kn.a_shape, kn.b_shape, kn.c_shape) == ((3, 8), (8, 16), (3, 16))
     assert nk.b_shape == (16, 8)
+    km = MatmulParams(24, 16, 8, a_layout="km")
+    assert (km.a_shape, km.c_shape) == ((8, 24), (24, 16))
+    assert MatmulParams(3, 16, 8).a_layout == "mk"  # any m for an M x K A
     assert kn.flops == 2 * 3 * 16 * 8
     assert kn.compulsory_bytes == 2 * (3 * 8 + 8 * 16 + 3 * 16)
 
@@ -148,6 +153,12 @@ def test_types_are_deterministic_and_name_the_layout() -> None:
     assert "spio::SwizzleIndex<4, J, K8, B_SWIZZLE>" in nk
     wide = generate_types(MatmulParams(256, 256, 256), dataclasses.replace(config, block_k=64))
     assert "spio::SwizzleIndex<8, I, K8, A_SWIZZLE>" in wide
+    assert "SPIO_MATMUL_A_KM" not in kn
+    # A K x M A: rows of K, in slabs of 64 columns of M, as a K x N B's.
+    km = generate_types(MatmulParams(256, 256, 256, a_layout="km"), config)
+    assert "#define SPIO_MATMUL_A_KM 1" in km
+    assert "spio::SwizzleIndex<8, K, I8, A_SWIZZLE>" in km
+    assert "struct A_SLAB : spio::Fold<I, 64, A_SLAB>" in km
 
 
 def test_swizzle_rows_stop_at_one_bank_line() -> None:

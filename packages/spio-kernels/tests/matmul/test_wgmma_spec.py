@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 
 from spio.kernels.matmul import (
@@ -58,6 +61,17 @@ def test_b_s_stages_and_descriptors_follow_its_layout() -> None:
         wgmma_spec.generate_types(NK, MatmulConfig())  # type: ignore[arg-type]
 
 
+def test_a_s_stages_and_descriptors_follow_its_layout() -> None:
+    # A K x M A arrives as a slab of 64 columns per consumer warpgroup, M-major.
+    km_types = wgmma_spec.generate_types(MatmulParams(64, 64, 64, a_layout="km"), WgmmaConfig())
+    assert "#define SPIO_MATMUL_A_KM 1" in km_types
+    assert "constexpr unsigned kALeadingBytes = 8192;" in km_types
+    assert "DimInfo<A_SLAB, 2," in km_types
+    nk_types = wgmma_spec.generate_types(NK, WgmmaConfig())
+    assert "SPIO_MATMUL_A_KM" not in nk_types
+    assert "constexpr unsigned kALeadingBytes = 16;" in nk_types
+
+
 def test_defaults_per_gpu() -> None:
     assert default_config_for(NK, (9, 0), 132, 227 * 1024) == WgmmaConfig(128, 4)
     large = MatmulParams(8192, 8192, 8192, b_layout="nk")
@@ -75,13 +89,22 @@ def test_types_are_deterministic() -> None:
     assert "constexpr int kChunks = 5;" in text
 
 
-@pytest.mark.parametrize("config", [WgmmaConfig(128, 2, 1), WgmmaConfig(256, 4)], ids=str)
-def test_compiles_for_sm_90a_with_wgmma_and_tma(config: WgmmaConfig) -> None:
+@pytest.mark.parametrize(
+    ("params", "config"),
+    [
+        (NK, WgmmaConfig(128, 2, 1)),
+        (NK, WgmmaConfig(256, 4)),
+        (dataclasses.replace(NK, a_layout="km"), WgmmaConfig(256, 4)),
+        (dataclasses.replace(NK, b_layout="kn", a_layout="km"), WgmmaConfig(128, 3)),
+    ],
+    ids=str,
+)
+def test_compiles_for_sm_90a_with_wgmma_and_tma(params: MatmulParams, config: WgmmaConfig) -> None:
     import spio.jit
 
-    code = compile_matmul(NK, config, "sm_90")
+    code = compile_matmul(params, config, "sm_90")
     assert code.arch == "sm_90a"
-    request = compile_request(NK, config, "sm_90")
+    request = compile_request(params, config, "sm_90")
     ptx = spio.jit.compile(
         request.source,
         headers=request.headers,
@@ -98,6 +121,10 @@ def test_compiles_for_sm_90a_with_wgmma_and_tma(config: WgmmaConfig) -> None:
     ):
         assert instruction in text
     assert ".local" not in text, "the accumulators must stay in registers"
+    # The instructions' last immediates: transpose A (a K x M A), transpose B (a K x N B).
+    transposes = {(params.a_layout == "km", params.b_layout == "kn")}
+    found = re.findall(r"wgmma\.mma_async.*, p, 1, 1, (\d), (\d);", text)
+    assert {(a == "1", b == "1") for a, b in found} == transposes
 
 
 def test_gpus_without_tma_are_refused() -> None:

@@ -1,7 +1,8 @@
 """Benchmark the matmul against cuBLAS (torch) in one run.
 
     python -m spio.kernels.bench matmul [--shapes 8192x8192x8192 ...] [--dtype float16]
-        [--b-layout kn|nk] [--kernel auto|mma|wgmma] [--all-configs] [--cuda-graph] [--out DIR]
+        [--b-layout kn|nk] [--a-layout mk|km] [--kernel auto|mma|wgmma] [--all-configs]
+        [--cuda-graph] [--out DIR]
 
 Shapes are M x N x K. Method (TARGETS.md): one process, one GPU, the same buffers for every
 contender; each timing is CUDA events around a loop of `--launches` (>= 20) launches,
@@ -9,7 +10,8 @@ repeated `--repetitions` (>= 9) times, the median repetition per launch, after a
 loop (`spio.kernels.timing.time_us`). cuBLAS is torch.matmul(a, b) for a K x N B ("kn") and
 torch.nn.functional.linear(a, b) for an N x K one ("nk"), which is a @ b.T. The table gives
 each contender's time, TFLOP/s (2 M N K / time) and Spio's speed relative to cuBLAS (cuBLAS
-time / Spio time: 0.7 is 70% of cuBLAS's speed). Spio runs its default config
+time / Spio time: 0.7 is 70% of cuBLAS's speed). A K x M A (`--a-layout km`) goes to cuBLAS
+as the transposed view a.t(). Spio runs its default config
 (`default_config_on`: on an H100 or H200 the wgmma kernel, else the mma.sync one; --kernel
 mma or wgmma takes that kernel's default instead), or with --all-configs every config of
 that kernel's space that runs on the GPU (both kernels' with auto; the mma.sync kernel has
@@ -33,7 +35,7 @@ from typing import Any
 
 from ..timing import time_us
 from .launch import Config, compile_request, default_config_on, matmul_launch
-from .params import B_LAYOUTS, DTYPES, MatmulParams
+from .params import A_LAYOUTS, B_LAYOUTS, DTYPES, MatmulParams
 from .spec import config_space
 from .spec import default_config as mma_default
 from .wgmma_spec import config_space as wgmma_space
@@ -52,6 +54,7 @@ class MatmulRow:
     torch: str
     dtype: str
     b_layout: str
+    a_layout: str
     m: int
     n: int
     k: int
@@ -63,14 +66,14 @@ class MatmulRow:
     timing: str
 
 
-def parse_shape(text: str, dtype: str, b_layout: str) -> MatmulParams:
+def parse_shape(text: str, dtype: str, b_layout: str, a_layout: str = "mk") -> MatmulParams:
     """MatmulParams of an M x N x K shape text; argparse.ArgumentTypeError when malformed."""
     parts = text.lower().split("x")
     if len(parts) != 3 or not all(part.isdigit() for part in parts):
         raise argparse.ArgumentTypeError(f"shape must be M x N x K, like 4096x4096x4096: {text!r}")
     m, n, k = (int(part) for part in parts)
     try:
-        return MatmulParams(m, n, k, dtype, b_layout)  # type: ignore[arg-type]
+        return MatmulParams(m, n, k, dtype, b_layout, a_layout)  # type: ignore[arg-type]
     except (TypeError, ValueError) as error:
         raise argparse.ArgumentTypeError(f"shape {text!r}: {error}") from error
 
@@ -83,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shapes", nargs="+", default=list(DEFAULT_SHAPES), metavar="MxNxK")
     parser.add_argument("--dtype", choices=DTYPES, default="float16")
     parser.add_argument("--b-layout", choices=B_LAYOUTS, default="kn")
+    parser.add_argument(
+        "--a-layout",
+        choices=A_LAYOUTS,
+        default="mk",
+        help="A as M x K (mk) or K x M (km: cuBLAS then takes A.t(), a transposed view)",
+    )
     parser.add_argument(
         "--kernel",
         choices=("auto", "mma", "wgmma"),
@@ -108,7 +117,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.launches < 20 or args.repetitions < 9:
         parser.error("--launches must be >= 20 and --repetitions >= 9 (TARGETS.md's method)")
     try:
-        args.params = [parse_shape(text, args.dtype, args.b_layout) for text in args.shapes]
+        args.params = [
+            parse_shape(text, args.dtype, args.b_layout, args.a_layout) for text in args.shapes
+        ]
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     return args
@@ -129,9 +140,11 @@ def _cublas(params: MatmulParams, c: Any, a: Any, b: Any) -> Callable[[], object
     import torch
     import torch.nn.functional as F  # noqa: N812
 
+    # A K x M A is given to cuBLAS as the transposed view it is (no copy).
+    a_mk = a if params.a_layout == "mk" else a.t()
     if params.b_layout == "kn":
-        return lambda: torch.matmul(a, b, out=c)
-    return lambda: F.linear(a, b)
+        return lambda: torch.matmul(a_mk, b, out=c)
+    return lambda: F.linear(a_mk, b)
 
 
 def precompile(params: MatmulParams, configs: Sequence[Config], arch: str) -> None:
@@ -190,7 +203,8 @@ def bench_shape(params: MatmulParams, args: argparse.Namespace, gpu: str) -> lis
 
     def row(contender: str, config: str, us: float) -> MatmulRow:
         return MatmulRow(
-            gpu, torch.__version__, params.dtype, params.b_layout, params.m, params.n, params.k,
+            gpu, torch.__version__, params.dtype, params.b_layout, params.a_layout,
+            params.m, params.n, params.k,
             contender, config, us, params.flops / us / 1e6, cublas_us / us, timing,
         )  # fmt: skip
 
@@ -237,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         print("error: the matmul benchmark needs a CUDA GPU", file=sys.stderr)
         raise SystemExit(2)
     gpu = spio.jit.device_info(0).name
-    print(f"GPU: {gpu}; torch {torch.__version__}; {args.dtype}, B {args.b_layout}")
+    print(
+        f"GPU: {gpu}; torch {torch.__version__}; {args.dtype}, A {args.a_layout}, B {args.b_layout}"
+    )
     rows: list[MatmulRow] = []
     for params in args.params:
         rows += bench_shape(params, args, gpu)

@@ -126,11 +126,15 @@ def _matrix_maps(params: MatmulParams, config: WgmmaConfig) -> TensorMapCache:
 
     def make(pointers: tuple[int, ...]) -> tuple[Any, Any]:
         a, b = pointers
+        if params.a_layout == "mk":
+            a_map = matrix_map(a, params.m, params.k, BLOCK_M)
+        else:
+            a_map = matrix_map(a, params.k, params.m, BLOCK_K)  # 64 rows of K, 64 columns
         if params.b_layout == "nk":
             b_map = matrix_map(b, params.n, params.k, config.block_n)
         else:
-            b_map = matrix_map(b, params.k, params.n, BLOCK_K)  # 64 rows of K, 64 columns
-        return (matrix_map(a, params.m, params.k, BLOCK_M), b_map)
+            b_map = matrix_map(b, params.k, params.n, BLOCK_K)
+        return (a_map, b_map)
 
     return TensorMapCache(make)
 
@@ -195,9 +199,10 @@ def matmul(
 ) -> None:
     """Compute C = A @ B on tensor cores, float32 accumulation (asynchronously).
 
-    c (m x n), a (m x k) and b (k x n, or n x k when params.b_layout is "nk") are dense
-    row-major device arrays of params.dtype: torch tensors, objects with
-    __cuda_array_interface__, or device pointers (ints), each starting on a 16-byte boundary.
+    c (m x n), a (m x k, or k x m when params.a_layout is "km") and b (k x n, or n x k when
+    params.b_layout is "nk") are dense row-major device arrays of params.dtype: torch
+    tensors, objects with __cuda_array_interface__, or device pointers (ints), each starting
+    on a 16-byte boundary.
     Arrays that describe themselves are checked first (ValueError names the array); device
     pointers are checked for alignment only. config: a MatmulConfig (the mma.sync kernel)
     or a WgmmaConfig (the wgmma kernel: sm_90 only); None takes

@@ -1,21 +1,24 @@
 // C = A @ B on tensor cores (mma.sync m16n8k16, float32 accumulators), fp16 or bf16.
 //
-// I counts rows of A and C, J columns of B and C, K the reduction. A is I x K; B is K x J
-// (SPIO_MATMUL_B_KN) or J x K; C is I x J; all row-major, moved as 16-byte vectors (K8, J8).
+// I counts rows of A and C, J columns of B and C, K the reduction. A is I x K or K x I
+// (SPIO_MATMUL_A_KM); B is K x J (SPIO_MATMUL_B_KN) or J x K; C is I x J; all row-major,
+// moved as 16-byte vectors (K8, I8, J8).
 //
 // A block owns one BLOCK_I x BLOCK_J tile of C and walks K in CHUNKs through a ring of kStages
 // shared-memory chunks of A and B: while it multiplies chunk c, cp.async brings chunks c + 1
 // ... c + kStages - 1 (zero-filled past the edges of A and B, so partial tiles need no other
 // care), and once every warp holds chunk c's last fragments its stage takes chunk c + kStages.
 // Each warp owns a WARP_I x WARP_J part of the tile in registers; per 16 of K it ldmatrix'es a
-// column of A fragments and a row of B fragments (two per ldmatrix .x4, with .trans when B is
-// K x J), one step ahead of the mma that multiplies them into every accumulator.
+// column of A fragments (.trans when A is K x I) and a row of B fragments (two per ldmatrix
+// .x4, .trans when B is K x J), one step ahead of the mma that multiplies them into every
+// accumulator.
 //
 // Shared rows are XOR-swizzled by 16-byte cell (SwizzleA/B/C, spio/swizzle.h): each ldmatrix
 // reads one cell of 8 rows, which would otherwise share banks. The swizzle's pattern repeats
-// every 8 rows, so a slab of 16 rows of A (8 of a J x K B, 16 rows of K of a K x J one) keeps
-// plain strides between fragments along the rows, and each step along a row (16 of K for A,
-// 8 of J for a K x J B) recomputes the lane's cell.
+// every 8 rows, so a slab of 16 rows of A (8 of a J x K B, 16 rows of K of a K x I A or a
+// K x J B) keeps plain strides between fragments along the rows, and each step along a row
+// (16 of K for an I x K A, 16 of I or 8 of J for the K-row layouts) recomputes the lane's
+// cell.
 //
 // The epilogue rounds the accumulators to the element type into C's tile staged in shared
 // memory (swizzled the same way), then writes it as whole 16-byte vectors, coalesced.
@@ -40,11 +43,23 @@ __device__ __forceinline__ void load_chunk(const A& a, const B& b, const SmemA& 
     const auto a_stage = smem_a[STAGE(stage)];
     for_each_cell<ALoadIndex::size()>([&](int i) {
         const ALoadIndex cell(i);
+#ifdef SPIO_MATMUL_A_KM
+        // A is K x I: rows of K, slabs of I8 cells across (as a K x J B).
+        const K row = chunk + cell.get<K>();
+        const I8 col = tile.i + cell.get<I8>();
+        const bool inside = row < K(kK) && col < I8(kM / 8);
+        const I8 block_col = cell.get<I8>();
+        const auto dst =
+            a_stage[block_col.fold<A_SLAB::stride>()][cell.get<K>().fold<16>()]
+                   [SwizzleA(within<16>(cell.get<K>()), within<A_SLAB::stride>(block_col))];
+#else
+        // A is I x K: rows of I, 16 per swizzled slab.
         const I row = tile.i + cell.get<I>();
         const K8 col = chunk + cell.get<K8>();
         const bool inside = row < I(kM) && col < K8(kK / 8);
         const auto dst =
             a_stage[cell.get<I>().fold<16>()][SwizzleA(within<16>(cell.get<I>()), cell.get<K8>())];
+#endif
         spio::arch::cp_async_cg_16(dst.get(), inside ? a[row][col].get() : a.get(),
                                    inside ? 16 : 0);
     });
@@ -104,13 +119,33 @@ __device__ __forceinline__ void load_b(const BTile& b_tile, const SmemB& smem_b,
 #endif
 }
 
+// Load step k16 of the warp's A fragments from ring stage `stage`, one ldmatrix .x4 each.
+__device__ __forceinline__ void load_a(const ATile& a_tile, const SmemA& smem_a, int stage,
+                                       WARP_I warp_i, int k16, int lane) {
+#ifdef SPIO_MATMUL_A_KM
+    // K x I rows: ldmatrix .trans; each fragment (16 of I) is two swizzled cells of 16 rows.
+    const auto origin = AFrag::ldmatrix_trans_origin(lane);  // (I 0 or 8, K row 0 ... 15)
+    const auto rows = smem_a[STAGE(stage)][K16(k16)];
+#pragma unroll
+    for (int f = 0; f < ATile::size<I16>().get(); ++f) {
+        const I8 col = warp_i.fold<8>() + I8(2 * f) + origin.get<I>().fold<8>();
+        const auto lane_row = rows[col.fold<A_SLAB::stride>()]
+                                  [SwizzleA(origin.get<K>(), within<A_SLAB::stride>(col))];
+        (*a_tile[I16(f)]).load_trans(lane_row.get());
+    }
+#else
+    // I x K rows: plain ldmatrix; fragments 16 rows of I apart, whole swizzle periods.
+    const auto origin = AFrag::ldmatrix_origin(lane);  // (I row 0 ... 15, K 0 or 8)
+    const K8 col = K8(2 * k16) + origin.get<K>().fold<8>();
+    load_tile(a_tile, smem_a[STAGE(stage)][warp_i][SwizzleA(origin.get<I>(), col)]);
+#endif
+}
+
 // Load step k16 of the warp's A and B fragments from ring stage `stage`.
 __device__ __forceinline__ void load_step(const ATile& a_tile, const BTile& b_tile,
                                           const SmemA& smem_a, const SmemB& smem_b, int stage,
                                           WARP_I warp_i, WARP_J warp_j, int k16, int lane) {
-    const auto origin = AFrag::ldmatrix_origin(lane);  // (I row 0 ... 15, K 0 or 8)
-    const K8 col = K8(2 * k16) + origin.get<K>().fold<8>();
-    load_tile(a_tile, smem_a[STAGE(stage)][warp_i][SwizzleA(origin.get<I>(), col)]);
+    load_a(a_tile, smem_a, stage, warp_i, k16, lane);
     load_b(b_tile, smem_b, stage, warp_j, k16, lane);
 }
 

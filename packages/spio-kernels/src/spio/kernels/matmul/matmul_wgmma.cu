@@ -1,14 +1,17 @@
-// C (I x J) = A (I x K) @ B on Hopper's warpgroup tensor cores (wgmma, sm_90a), fp16 or bf16
-// with float32 accumulators. B is J x K (K-major, as a linear layer's weight), or K x J
-// (SPIO_MATMUL_B_KN: N-major tiles, slabs of 64 columns, which wgmma reads transposed).
+// C (I x J) = A @ B on Hopper's warpgroup tensor cores (wgmma, sm_90a), fp16 or bf16 with
+// float32 accumulators. A is I x K (K-major), or K x I (SPIO_MATMUL_A_KM: M-major tiles, a
+// slab of 64 columns per consumer warpgroup, which wgmma reads transposed). B is J x K
+// (K-major, as a linear layer's weight), or K x J (SPIO_MATMUL_B_KN: N-major tiles, slabs of
+// 64 columns, read transposed).
 //
 // Roles: warps 0-7 are two consumer warpgroups, warp 8 the producer. The producer's first
 // lane walks K in chunks of 64: for each it waits until the consumers have released the
 // ring stage (its `empty` mbarrier), announces the stage's bytes to its `full` mbarrier and
-// has TMA copy A's 128 x 64 and B's BLOCK_J x 64 boxes there, 128-byte swizzled (zeros past
-// the matrices' edges). Each consumer warpgroup waits for a stage to be full, issues four
+// has TMA copy A's 128 rows and B's BLOCK_J rows by 64 of K there, 128-byte swizzled (zeros
+// past the matrices' edges). Each consumer warpgroup waits for a stage to be full, issues four
 // wgmma m64nBLOCK_Jk16 (its 64 rows of A times all of B's rows, both read from shared memory
-// through descriptors, each 16 of K a 32-byte step along the swizzled rows) and commits them
+// through descriptors, each 16 of K a 32-byte step along K-major rows, 16 rows down M- or
+// N-major ones) and commits them
 // as one group; once the group before has completed (wgmma_wait_group<1>), that group's
 // stage is released. So TMA, the tensor cores and the next stage's wait overlap.
 //
@@ -84,8 +87,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 }
                 spio::arch::mbarrier_arrive_expect_tx(&full[stage], kStageBytes);
                 const int k = chunk * kBlockK;
+#ifdef SPIO_MATMUL_A_KM
+                // A is K x M: a box of 64 rows of K x 64 columns per consumer warpgroup.
+#pragma unroll
+                for (int slab = 0; slab < SmemA::size<A_SLAB>().get(); ++slab) {
+                    spio::arch::tma_load(smem_a[STAGE(stage)][A_SLAB(slab)].get(), &a_map,
+                                         &full[stage], tile.i.unfold().get() + 64 * slab, k);
+                }
+#else
                 spio::arch::tma_load(smem_a[STAGE(stage)].get(), &a_map, &full[stage], k,
                                      tile.i.unfold().get());
+#endif
 #ifdef SPIO_MATMUL_B_KN
                 // B is K x N: a box of 64 rows of K x 64 columns per slab of the tile.
 #pragma unroll
@@ -106,12 +118,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         for (int chunk = 0; chunk < kChunks; ++chunk) {
             const int stage = chunk % kStages;
             spio::arch::mbarrier_wait_parity(&full[stage], (chunk / kStages) & 1);
-            const Element* a_rows = smem_a[STAGE(stage)][I(64 * group)].get();
             spio::arch::wgmma_fence();
 #pragma unroll
             for (int k16 = 0; k16 < kBlockK / 16; ++k16) {
+#ifdef SPIO_MATMUL_A_KM
+                // M-major: the warpgroup's slab, 16 of K 16 rows further; wgmma transposes A.
+                const Element* a_step = smem_a[STAGE(stage)][A_SLAB(group)][K(16 * k16)].get();
+                constexpr int kTransA = 1;
+#else
+                const Element* a_step = smem_a[STAGE(stage)][I(64 * group)].get() + 16 * k16;
+                constexpr int kTransA = 0;
+#endif
                 const auto a_desc = spio::arch::wgmma_descriptor(
-                    a_rows + 16 * k16, 16, kGroupBytes, spio::arch::WgmmaSwizzle::bytes128);
+                    a_step, kALeadingBytes, kAStrideBytes, spio::arch::WgmmaSwizzle::bytes128);
 #ifdef SPIO_MATMUL_B_KN
                 // N-major: 16 of K is 16 rows further; wgmma transposes B.
                 const Element* b_step = smem_b[STAGE(stage)][K(16 * k16)].get();
@@ -122,7 +141,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #endif
                 const auto b_desc = spio::arch::wgmma_descriptor(
                     b_step, kBLeadingBytes, kBStrideBytes, spio::arch::WgmmaSwizzle::bytes128);
-                spio::arch::wgmma<kBlockN, Element, kTransB>(acc, a_desc, b_desc, true);
+                spio::arch::wgmma<kBlockN, Element, kTransB, kTransA>(acc, a_desc, b_desc, true);
             }
             spio::arch::wgmma_commit_group();
             // The group before this one is done with its stage: release it.

@@ -1,4 +1,5 @@
-"""The shape of one matrix multiply C = A @ B: sizes, element type and B's memory order."""
+"""The shape of one matrix multiply C = A @ B: sizes, element type and A's and B's memory
+orders."""
 
 from __future__ import annotations
 
@@ -7,14 +8,19 @@ from typing import Literal
 
 Dtype = Literal["float16", "bfloat16"]
 BLayout = Literal["kn", "nk"]
+ALayout = Literal["mk", "km"]
 
 #: The element types of A, B and C (the products accumulate in float32).
 DTYPES: tuple[str, ...] = ("float16", "bfloat16")
 #: B's memory orders: "kn" is K x N row-major (torch.matmul(a, b)); "nk" is N x K row-major,
 #: B's transpose (torch.nn.functional.linear(a, w) computes a @ w.T with w of shape N x K).
 B_LAYOUTS: tuple[str, ...] = ("kn", "nk")
+#: A's memory orders: "mk" is M x K row-major; "km" is K x M row-major, A's transpose (the
+#: gradient of a weight, grad_output^T @ input, takes grad_output so, with no copy).
+A_LAYOUTS: tuple[str, ...] = ("mk", "km")
 #: Elements in one 16-byte vector: rows of A, B and C move in whole vectors, so the sizes
-#: along rows (K for A and an "nk" B, N for C and a "kn" B) are multiples of it.
+#: along rows (K for an "mk" A and an "nk" B, M for a "km" A, N for C and a "kn" B) are
+#: multiples of it.
 VECTOR = 8
 #: Offsets inside the kernel are 32-bit: every matrix stays below 2**31 elements.
 MAX_ELEMENTS = 2**31 - 1
@@ -34,10 +40,11 @@ def _check_size(name: str, value: object) -> int:
 class MatmulParams:
     """C (m x n) = A (m x k) @ B (k x n), every matrix row-major and dense.
 
-    A is m x k. B is k x n when b_layout is "kn" (torch.matmul(a, b)) and n x k when it is
-    "nk" (the weight of torch.nn.functional.linear, which computes a @ w.T). C is m x n, of
-    the same dtype as A and B; the products accumulate in float32. k and n must be multiples
-    of 8, so that every row is whole 16-byte vectors (m may be anything). Each matrix stays
+    A is m x k when a_layout is "mk", and k x m (A's transpose, read transposed) when it is
+    "km". B is k x n when b_layout is "kn" (torch.matmul(a, b)) and n x k when it is "nk"
+    (the weight of torch.nn.functional.linear, which computes a @ w.T). C is m x n, of the
+    same dtype as A and B; the products accumulate in float32. k and n must be multiples of
+    8, and m too for a "km" A, so that every row is whole 16-byte vectors. Each matrix stays
     below 2**31 elements. Every field is validated on construction: a wrong type raises
     TypeError, a value out of range ValueError, both naming the field, the value and what is
     allowed.
@@ -48,16 +55,24 @@ class MatmulParams:
     k: int
     dtype: Dtype = "float16"
     b_layout: BLayout = "kn"
+    a_layout: ALayout = "mk"
 
     def __post_init__(self) -> None:
         for name in ("m", "n", "k"):
             _check_size(name, getattr(self, name))
-        for name in ("n", "k"):
+        if self.a_layout not in A_LAYOUTS:
+            raise ValueError(
+                f"a_layout must be one of {A_LAYOUTS} ('mk': A is m x k; 'km': A is k x m), "
+                f"got {self.a_layout!r}"
+            )
+        row_sizes = ("n", "k", "m") if self.a_layout == "km" else ("n", "k")
+        for name in row_sizes:
             value = getattr(self, name)
             if value % VECTOR != 0:
+                layout = " with a_layout 'km'" if name == "m" else ""
                 raise ValueError(
-                    f"{name} must be a multiple of {VECTOR} (rows move as 16-byte vectors), "
-                    f"got {value}"
+                    f"{name} must be a multiple of {VECTOR}{layout} (rows move as 16-byte "
+                    f"vectors), got {value}"
                 )
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {self.dtype!r}")
@@ -75,8 +90,8 @@ class MatmulParams:
 
     @property
     def a_shape(self) -> tuple[int, int]:
-        """A's shape: m x k."""
-        return (self.m, self.k)
+        """A's shape in memory: m x k ("mk") or k x m ("km")."""
+        return (self.m, self.k) if self.a_layout == "mk" else (self.k, self.m)
 
     @property
     def b_shape(self) -> tuple[int, int]:

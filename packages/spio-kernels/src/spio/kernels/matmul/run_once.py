@@ -1,7 +1,7 @@
 """Run one matmul with one config a few times: a process for a tool to watch.
 
     python -m spio.kernels.matmul.run_once MxNxK [--dtype float16|bfloat16] [--b-layout kn|nk]
-        [--kernel auto|mma|wgmma] [--config FIELD=VALUE ...] [--launches K]
+        [--a-layout mk|km] [--kernel auto|mma|wgmma] [--config FIELD=VALUE ...] [--launches K]
 
 For example, Nsight Compute on the default config, and racecheck on an mma.sync config:
 
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from .bench import parse_shape
 from .launch import Config, default_config_on, matmul
-from .params import B_LAYOUTS, DTYPES, MatmulParams
+from .params import A_LAYOUTS, B_LAYOUTS, DTYPES, MatmulParams
 from .spec import default_config as mma_default
 from .wgmma_spec import default_config as wgmma_default
 
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("shape", metavar="MxNxK")
     parser.add_argument("--dtype", choices=DTYPES, default="float16")
     parser.add_argument("--b-layout", choices=B_LAYOUTS, default="kn")
+    parser.add_argument("--a-layout", choices=A_LAYOUTS, default="mk")
     parser.add_argument("--kernel", choices=("auto", "mma", "wgmma"), default="auto")
     parser.add_argument(
         "--config", nargs="+", default=[], metavar="FIELD=VALUE", help="fields to override"
@@ -74,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        params = parse_shape(args.shape, args.dtype, args.b_layout)
+        params = parse_shape(args.shape, args.dtype, args.b_layout, args.a_layout)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     import torch

@@ -263,38 +263,84 @@ def swizzle_cells(row_bytes: int) -> int:
     return min(MAX_SWIZZLE_CELLS, row_bytes // _CELL_BYTES)
 
 
-def _specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
-    element = dtype.half if params.dtype == "float16" else dtype.bfloat16
-    a_cells = swizzle_cells(config.block_k * _ELEMENT_BYTES)
-    c_cells = swizzle_cells(config.block_n * _ELEMENT_BYTES)
+def _a_specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
+    """A in global memory, its ring stages, their swizzle, the chunk copy's index and (for a
+    K x M A) the fold of its slabs: by A's layout."""
+    if params.a_layout == "km":
+        # A's chunk is block_k rows of K, each block_m elements of I: slabs of i_cells cells,
+        # as a K x N B's.
+        i_cells = swizzle_cells(config.block_m * _ELEMENT_BYTES)
+        return [
+            Fold("a_slab", "i", VECTOR * i_cells),
+            Tensor("A", dtype.uint4, Dims(k=params.k, i8=params.m // VECTOR), constant=True),
+            Tensor(
+                "SmemA",
+                dtype.uint4,
+                Dims(
+                    stage=config.stages,
+                    a_slab=config.block_m // (VECTOR * i_cells),
+                    k16=config.block_k // MMA_K,
+                    a_swizzle=MMA_K * i_cells,
+                ),
+            ),
+            Swizzle("SwizzleA", "k", "i8", "a_swizzle", cells=i_cells),
+            CompoundIndex("ALoadIndex", Dims(k=config.block_k, i8=config.block_m // VECTOR)),
+        ]
+    # A's chunk is block_m rows of I, each block_k elements of K: 16 rows per swizzled slab,
+    # so that a fragment's rows step whole swizzle periods.
+    k_cells = swizzle_cells(config.block_k * _ELEMENT_BYTES)
+    return [
+        Tensor("A", dtype.uint4, Dims(i=params.m, k8=params.k // VECTOR), constant=True),
+        Tensor(
+            "SmemA",
+            dtype.uint4,
+            Dims(stage=config.stages, i16=config.block_m // MMA_M, a_swizzle=MMA_M * k_cells),
+        ),
+        Swizzle("SwizzleA", "i", "k8", "a_swizzle", cells=k_cells),
+        CompoundIndex("ALoadIndex", Dims(i=config.block_m, k8=config.block_k // VECTOR)),
+    ]
+
+
+def _b_specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
+    """B in global memory, its ring stages, their swizzle, the chunk copy's index and (for a
+    K x N B) the fold of its slabs: by B's layout."""
     if params.b_layout == "kn":
         # B's chunk is block_k rows of K, each block_n elements of J: slabs of j_cells cells.
-        b_cells = swizzle_cells(config.block_n * _ELEMENT_BYTES)
-        global_b = Tensor("B", dtype.uint4, Dims(k=params.k, j8=params.n // VECTOR), constant=True)
-        smem_b = Tensor(
-            "SmemB",
-            dtype.uint4,
-            Dims(
-                stage=config.stages,
-                b_slab=config.block_n // (VECTOR * b_cells),
-                k16=config.block_k // MMA_K,
-                b_swizzle=MMA_K * b_cells,
+        j_cells = swizzle_cells(config.block_n * _ELEMENT_BYTES)
+        return [
+            Fold("b_slab", "j", VECTOR * j_cells),
+            Tensor("B", dtype.uint4, Dims(k=params.k, j8=params.n // VECTOR), constant=True),
+            Tensor(
+                "SmemB",
+                dtype.uint4,
+                Dims(
+                    stage=config.stages,
+                    b_slab=config.block_n // (VECTOR * j_cells),
+                    k16=config.block_k // MMA_K,
+                    b_swizzle=MMA_K * j_cells,
+                ),
             ),
-        )
-        b_swizzle = Swizzle("SwizzleB", "k", "j8", "b_swizzle", cells=b_cells)
-        b_load = CompoundIndex("BLoadIndex", Dims(k=config.block_k, j8=config.block_n // VECTOR))
-        b_slab = [Fold("b_slab", "j", VECTOR * b_cells)]
-    else:
-        # B's chunk is block_n rows of J, each block_k elements of K, like A's.
-        global_b = Tensor("B", dtype.uint4, Dims(j=params.n, k8=params.k // VECTOR), constant=True)
-        smem_b = Tensor(
+            Swizzle("SwizzleB", "k", "j8", "b_swizzle", cells=j_cells),
+            CompoundIndex("BLoadIndex", Dims(k=config.block_k, j8=config.block_n // VECTOR)),
+        ]
+    # B's chunk is block_n rows of J, each block_k elements of K, like an M x K A's (8 rows
+    # per slab: a B fragment's rows).
+    k_cells = swizzle_cells(config.block_k * _ELEMENT_BYTES)
+    return [
+        Tensor("B", dtype.uint4, Dims(j=params.n, k8=params.k // VECTOR), constant=True),
+        Tensor(
             "SmemB",
             dtype.uint4,
-            Dims(stage=config.stages, j8=config.block_n // VECTOR, b_swizzle=VECTOR * a_cells),
-        )
-        b_swizzle = Swizzle("SwizzleB", "j", "k8", "b_swizzle", cells=a_cells)
-        b_load = CompoundIndex("BLoadIndex", Dims(j=config.block_n, k8=config.block_k // VECTOR))
-        b_slab = []
+            Dims(stage=config.stages, j8=config.block_n // VECTOR, b_swizzle=VECTOR * k_cells),
+        ),
+        Swizzle("SwizzleB", "j", "k8", "b_swizzle", cells=k_cells),
+        CompoundIndex("BLoadIndex", Dims(j=config.block_n, k8=config.block_k // VECTOR)),
+    ]
+
+
+def _specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
+    element = dtype.half if params.dtype == "float16" else dtype.bfloat16
+    c_cells = swizzle_cells(config.block_n * _ELEMENT_BYTES)
     return [
         # Block and warp tiles of C (I rows, J columns), and the chunks of K.
         Fold("block_i", "i", config.block_m),
@@ -302,25 +348,17 @@ def _specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
         Fold("warp_i", "i", config.warp_m),
         Fold("warp_j", "j", config.warp_n),
         Fold("chunk", "k", config.block_k),
-        *b_slab,
         Fold("c_slab", "j", VECTOR * c_cells),
         CompoundIndex(
             "ThreadIndex",
             Dims(warp_i=config.warps_m, warp_j=config.warps_n, lane=WARP_SIZE),
             init="threadIdx.x",
         ),
-        # Global memory in 16-byte vectors: A is I x K, C is I x J, B as its layout says.
-        Tensor("A", dtype.uint4, Dims(i=params.m, k8=params.k // VECTOR), constant=True),
-        global_b,
+        # Global memory in 16-byte vectors (A and B as their layouts say, C is I x J); the
+        # ring of chunks in shared memory, swizzled; C's tile staged for the stores.
+        *_a_specs(params, config),
+        *_b_specs(params, config),
         Tensor("C", dtype.uint4, Dims(i=params.m, j8=params.n // VECTOR)),
-        # Shared memory: the ring of chunks, 16 rows of A (8 of an "nk" B) per swizzled slab,
-        # so that a fragment's rows step whole swizzle periods; C's tile staged for the stores.
-        Tensor(
-            "SmemA",
-            dtype.uint4,
-            Dims(stage=config.stages, i16=config.block_m // MMA_M, a_swizzle=MMA_M * a_cells),
-        ),
-        smem_b,
         Tensor(
             "SmemC",
             dtype.uint4,
@@ -330,11 +368,7 @@ def _specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
                 c_swizzle=VECTOR * c_cells,
             ),
         ),
-        Swizzle("SwizzleA", "i", "k8", "a_swizzle", cells=a_cells),
-        b_swizzle,
         Swizzle("SwizzleC", "i", "j8", "c_swizzle", cells=c_cells),
-        CompoundIndex("ALoadIndex", Dims(i=config.block_m, k8=config.block_k // VECTOR)),
-        b_load,
         CompoundIndex("CStoreIndex", Dims(i=config.block_m, j8=config.block_n // VECTOR)),
         # Tensor cores: m16n8k16 fragments; a warp's tile of accumulators, and per 16 of K
         # its column of A fragments and row of B fragments.
@@ -361,8 +395,10 @@ def _constants(params: MatmulParams, config: MatmulConfig) -> str:
         ("kThreads", config.threads, "threads per block"),
     ]
     lines = constant_lines("spec", values)
+    # Macros, not constants: the layouts' code differs in types, not only values.
+    if params.a_layout == "km":
+        lines += ["// A is K x M (else M x K)", "#define SPIO_MATMUL_A_KM 1"]
     if params.b_layout == "kn":
-        # A macro, not a constant: the two layouts' code differs in types, not only values.
         lines += ["// B is K x N (else N x K, B transposed)", "#define SPIO_MATMUL_B_KN 1"]
     lines += ["// the kernel's entry point", f"#define SPIO_MATMUL_KERNEL {KERNEL_NAME}"]
     return "\n".join(lines) + "\n"

@@ -1,8 +1,9 @@
 """The Hopper matmul's configuration (wgmma + TMA, sm_90a), its launch geometry and types.
 
 A block owns a 128 x `block_n` tile of C. One producer warp loads chunks of 64 of K of A's
-and B's tiles with TMA (128-byte swizzle; B as rows of K when it is N x K, as slabs of 64
-columns when it is K x N) into a ring of `stages` shared-memory stages, each
+and B's tiles with TMA (128-byte swizzle; A and B as rows of K when they are M x K and
+N x K, as slabs of 64 columns when they are K x M and K x N) into a ring of `stages`
+shared-memory stages, each
 completing on an mbarrier; two consumer warpgroups each multiply 64 rows of the tile by the
 whole B tile with wgmma (m64n`block_n`k16, both operands read from shared memory through
 descriptors) into float32 registers, and release each stage through a second mbarrier once
@@ -136,13 +137,28 @@ def default_config(params: MatmulParams, sm_count: int = 132) -> WgmmaConfig:
     return WgmmaConfig(256 if wide else 128, 4)
 
 
-#: Bytes between the 64-column slabs of a K x N B's stage (64 rows of K of 128 bytes), and
-#: between its 8-row groups of K: the descriptor offsets of an N-major B (TransB).
-B_SLAB_BYTES = BLOCK_K * 128
+#: Bytes between the 64-column slabs of a K x N B's (or a K x M A's) stage (64 rows of K of
+#: 128 bytes), and between its 8-row groups of K: the descriptor offsets of an N-major B
+#: (TransB) or an M-major A (TransA).
+SLAB_BYTES = BLOCK_K * 128
 GROUP_BYTES = 1024
-#: (leading, stride) byte offsets of B's descriptors, by layout: a K-major B's leading offset
-#: is unused with the 128-byte swizzle (16 by convention); an N-major one's is the slab step.
-B_DESCRIPTOR_OFFSETS = {"nk": (16, GROUP_BYTES), "kn": (B_SLAB_BYTES, GROUP_BYTES)}
+#: (leading, stride) byte offsets of A's and B's descriptors, by layout: a K-major operand's
+#: leading offset is unused with the 128-byte swizzle (16 by convention); an M- or N-major
+#: one's is the slab step (which an M-major A, 64 rows of M per wgmma, never takes).
+A_DESCRIPTOR_OFFSETS = {"mk": (16, GROUP_BYTES), "km": (SLAB_BYTES, GROUP_BYTES)}
+B_DESCRIPTOR_OFFSETS = {"nk": (16, GROUP_BYTES), "kn": (SLAB_BYTES, GROUP_BYTES)}
+
+
+def _smem_a(params: MatmulParams, config: WgmmaConfig, element: DType) -> Tensor:
+    """A's stages as TMA fills them: 128 rows of 64 of K (an M x K A), or a slab of 64
+    columns per consumer warpgroup, each 64 rows of K of 64 columns (a K x M A)."""
+    if params.a_layout == "mk":
+        return Tensor("SmemA", element, Dims(stage=config.stages, i=BLOCK_M, k=BLOCK_K))
+    return Tensor(
+        "SmemA",
+        element,
+        Dims(stage=config.stages, a_slab=CONSUMER_WARPGROUPS, k=BLOCK_K, i=64),
+    )
 
 
 def _smem_b(params: MatmulParams, config: WgmmaConfig, element: DType) -> Tensor:
@@ -165,9 +181,9 @@ def _specs(params: MatmulParams, config: WgmmaConfig) -> list[Spec]:
         Fold("block_j", "j", config.block_n),
         Fold("c_slab", "j", VECTOR * c_cells),
         Tensor("C", dtype.uint4, Dims(i=params.m, j8=params.n // VECTOR)),
-        # The ring as TMA fills it: per stage A's 128 rows, then (after all stages of A)
-        # B's block_n rows, 64 elements of K each, 128-byte swizzled.
-        Tensor("SmemA", element, Dims(stage=config.stages, i=BLOCK_M, k=BLOCK_K)),
+        # The ring as TMA fills it: every stage of A, then every stage of B, in rows of 64
+        # elements (of K, or of M or N for the K-row layouts), 128-byte swizzled.
+        _smem_a(params, config, element),
         _smem_b(params, config, element),
         Tensor(
             "SmemC",
@@ -199,12 +215,17 @@ def _constants(params: MatmulParams, config: WgmmaConfig) -> str:
         ("kThreads", THREADS, "threads per block: the consumer warpgroups and the producer"),
     ]
     lines = constant_lines("wgmma_spec", values)
-    leading, stride = B_DESCRIPTOR_OFFSETS[params.b_layout]
-    lines += [
-        "// byte offsets of B's wgmma descriptors: leading dimension, 8-row groups",
-        f"constexpr unsigned kBLeadingBytes = {leading};",
-        f"constexpr unsigned kBStrideBytes = {stride};",
-    ]
+    for operand, (leading, stride) in (
+        ("A", A_DESCRIPTOR_OFFSETS[params.a_layout]),
+        ("B", B_DESCRIPTOR_OFFSETS[params.b_layout]),
+    ):
+        lines += [
+            f"// byte offsets of {operand}'s wgmma descriptors: leading dimension, 8-row groups",
+            f"constexpr unsigned k{operand}LeadingBytes = {leading};",
+            f"constexpr unsigned k{operand}StrideBytes = {stride};",
+        ]
+    if params.a_layout == "km":
+        lines += ["// A is K x M: M-major tiles (TransA)", "#define SPIO_MATMUL_A_KM 1"]
     if params.b_layout == "kn":
         lines += ["// B is K x N: N-major tiles (TransB)", "#define SPIO_MATMUL_B_KN 1"]
     lines += ["// the kernel's entry point", f"#define SPIO_MATMUL_WGMMA_KERNEL {KERNEL_NAME}"]

@@ -13,12 +13,14 @@
 //     wgmma_wait_group<0>();                             // acc readable, tiles reusable
 //
 // Layouts: this file takes K-major operands (A rows of K, B rows of K: B^T row-major, a linear
-// layer's weight), or a K x N B with TransB = 1, laid out by TMA with the 128-byte swizzle
+// layer's weight), or M- / N-major ones with TransA / TransB = 1 (A^T, a K x M matrix, and a
+// K x N B, row by row: a tile of them is rows of K), laid out by TMA with the 128-byte swizzle
 // (tma.cuh; spio/swizzle.h's SwizzleIndex<8, ...>): rows of 64 16-bit elements, 128 bytes,
 // 8-row groups of 1024 bytes starting on 1024-byte boundaries. A descriptor names a tile's
 // first row and the byte stride between its 8-row groups; a step of 16 along K within the
-// 128-byte rows is a start address 32 bytes further (the swizzle applies to the absolute
-// address bits, so the tensor cores find each row's chunks where TMA put them).
+// 128-byte rows of a K-major tile is a start address 32 bytes further (the swizzle applies to
+// the absolute address bits, so the tensor cores find each row's chunks where TMA put them),
+// and in an M- or N-major tile 16 rows further.
 //
 // Accumulator layout: thread t of the warpgroup (warp w = t / 32, lane l = t % 32) holds, for
 // each 8-column block j of D, d[4 * j + e] at row 16 * w + l / 4 + 8 * (e / 2) and column
@@ -78,7 +80,7 @@ __device__ __forceinline__ void wgmma_wait_group() {
 // false writes D = A * B (the scale-d predicate), true adds into D.
 // clang-format off
 #define SPIO_WGMMA_M64N128K16(NAME, TYPE)                                                     \
-    template <int TransB>                                                                   \
+    template <int TransB, int TransA>                                                       \
     __device__ __forceinline__ void NAME(float(&d)[64], unsigned long long a_desc,            \
                                          unsigned long long b_desc, bool accumulate) {      \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                         \
@@ -87,7 +89,7 @@ __device__ __forceinline__ void wgmma_wait_group() {
                      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                      \
                      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                      \
                      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"                      \
-                     "}, %64, %65, p, 1, 1, 0, %67;\n}\n"                          \
+                     "}, %64, %65, p, 1, 1, %68, %67;\n}\n"                          \
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),                      \
                        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),                      \
                        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),                      \
@@ -99,11 +101,11 @@ __device__ __forceinline__ void wgmma_wait_group() {
                        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),                      \
                        "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),                      \
                        "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])                      \
-                     : "l"(a_desc), "l"(b_desc), "r"(static_cast<int>(accumulate)), "n"(TransB)); \
+                     : "l"(a_desc), "l"(b_desc), "r"(static_cast<int>(accumulate)), "n"(TransB), "n"(TransA)); \
     }
 
 #define SPIO_WGMMA_M64N256K16(NAME, TYPE)                                                     \
-    template <int TransB>                                                                   \
+    template <int TransB, int TransA>                                                       \
     __device__ __forceinline__ void NAME(float(&d)[128], unsigned long long a_desc,            \
                                          unsigned long long b_desc, bool accumulate) {      \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                         \
@@ -116,7 +118,7 @@ __device__ __forceinline__ void wgmma_wait_group() {
                      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "                      \
                      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "                      \
                      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"                      \
-                     "}, %128, %129, p, 1, 1, 0, %131;\n}\n"                          \
+                     "}, %128, %129, p, 1, 1, %132, %131;\n}\n"                          \
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),                      \
                        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),                      \
                        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),                      \
@@ -139,7 +141,7 @@ __device__ __forceinline__ void wgmma_wait_group() {
                        "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),                      \
                        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),                      \
                        "+f"(d[126]), "+f"(d[127])                      \
-                     : "l"(a_desc), "l"(b_desc), "r"(static_cast<int>(accumulate)), "n"(TransB)); \
+                     : "l"(a_desc), "l"(b_desc), "r"(static_cast<int>(accumulate)), "n"(TransB), "n"(TransA)); \
     }
 
 // clang-format on
@@ -153,22 +155,25 @@ SPIO_WGMMA_M64N256K16(wgmma_m64n256k16_bf16, "bf16")
 #undef SPIO_WGMMA_M64N256K16
 
 /// D (64 x N) = A * B (+ D when accumulate) for N = 128 or 256 and T = __half or
-/// __nv_bfloat16; TransB = 1 reads B as N-major (a K x N tile) instead of K-major.
-template <int N, typename T, int TransB>
+/// __nv_bfloat16; TransB = 1 reads B as N-major (a K x N tile) instead of K-major, and
+/// TransA = 1 reads A as M-major (a K x 64 tile: A^T stored row by row) instead of K-major.
+template <int N, typename T, int TransB, int TransA = 0>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], unsigned long long a_desc,
                                       unsigned long long b_desc, bool accumulate) {
     constexpr bool kHalf = spio::detail::is_same_v<T, __half>;
     static_assert(kHalf || spio::detail::is_same_v<T, __nv_bfloat16>,
                   "wgmma: T is __half or __nv_bfloat16");
     static_assert(N == 128 || N == 256, "wgmma: N is 128 or 256");
+    static_assert((TransA == 0 || TransA == 1) && (TransB == 0 || TransB == 1),
+                  "wgmma: TransA and TransB are 0 or 1");
     if constexpr (N == 128 && kHalf) {
-        wgmma_m64n128k16_f16<TransB>(d, a_desc, b_desc, accumulate);
+        wgmma_m64n128k16_f16<TransB, TransA>(d, a_desc, b_desc, accumulate);
     } else if constexpr (N == 128) {
-        wgmma_m64n128k16_bf16<TransB>(d, a_desc, b_desc, accumulate);
+        wgmma_m64n128k16_bf16<TransB, TransA>(d, a_desc, b_desc, accumulate);
     } else if constexpr (kHalf) {
-        wgmma_m64n256k16_f16<TransB>(d, a_desc, b_desc, accumulate);
+        wgmma_m64n256k16_f16<TransB, TransA>(d, a_desc, b_desc, accumulate);
     } else {
-        wgmma_m64n256k16_bf16<TransB>(d, a_desc, b_desc, accumulate);
+        wgmma_m64n256k16_bf16<TransB, TransA>(d, a_desc, b_desc, accumulate);
     }
 }
 
