@@ -38,6 +38,34 @@ def test_the_cache_is_bounded() -> None:
     assert len(cache) <= CACHE_ENTRIES
 
 
+def test_maps_of_a_device_are_made_in_its_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given a device, the cache makes each map inside spio.jit.using_device(device): a
+    backward pass runs on an autograd thread that may have no current context."""
+    import contextlib
+
+    import spio.jit
+
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def using_device(device: int):  # type: ignore[no-untyped-def]
+        events.append(f"enter {device}")
+        yield
+        events.append(f"exit {device}")
+
+    monkeypatch.setattr(spio.jit, "using_device", using_device)
+
+    def make(pointers: tuple[int, ...]) -> tuple[int, ...]:
+        events.append("make")
+        return pointers
+
+    TensorMapCache(make, 3)((16, 32))
+    assert events == ["enter 3", "make", "exit 3"]
+    events.clear()
+    TensorMapCache(make)((16, 32))  # no device: the caller's context
+    assert events == ["make"]
+
+
 class _Interface:
     def __init__(self) -> None:
         self.__cuda_array_interface__ = {"data": (4096, False), "shape": (1,), "typestr": "<u2"}

@@ -33,6 +33,7 @@ SHAPES = [
     MatmulParams(264, 136, 88, "float16", "kn", "km"),
     MatmulParams(200, 520, 264, "bfloat16", "nk", "km"),
     MatmulParams(8, 64, 40, "float16", "nk", "km"),
+    MatmulParams(64, 136, 91, "bfloat16", "kn", "km"),  # K no row's length: any K
 ]
 
 

@@ -48,6 +48,10 @@ def test_params_shapes_flops_and_bytes() -> None:
     km = MatmulParams(24, 16, 8, a_layout="km")
     assert (km.a_shape, km.c_shape) == ((8, 24), (24, 16))
     assert MatmulParams(3, 16, 8).a_layout == "mk"  # any m for an M x K A
+    # K is no row's length with A as K x M and B as K x N (a weight gradient over any batch).
+    assert MatmulParams(24, 16, 91, a_layout="km").row_sizes == ("n", "m")
+    with pytest.raises(ValueError, match="k must be a multiple of 8 with a_layout 'mk' or"):
+        MatmulParams(24, 16, 91, b_layout="nk", a_layout="km")
     assert kn.flops == 2 * 3 * 16 * 8
     assert kn.compulsory_bytes == 2 * (3 * 8 + 8 * 16 + 3 * 16)
 

@@ -26,12 +26,21 @@ def swizzle_mode(span_bytes: int) -> Any:
 
 class TensorMapCache:
     """The maps made by `make(pointers)`, kept per tuple of device pointers (at most
-    CACHE_ENTRIES; past that it starts again, the simplest policy that bounds it)."""
+    CACHE_ENTRIES; past that it starts again, the simplest policy that bounds it).
 
-    __slots__ = ("_make", "_maps")
+    Making a map needs a current CUDA context on the calling thread. A launch may come from a
+    thread that has none: PyTorch's autograd engine runs backward passes on threads of its
+    own, where nothing else may have touched the GPU yet. With `device` given, each map is
+    made in that device's primary context (`spio.jit.using_device`), whatever the thread.
+    """
 
-    def __init__(self, make: Callable[[tuple[int, ...]], tuple[Any, ...]]) -> None:
+    __slots__ = ("_device", "_make", "_maps")
+
+    def __init__(
+        self, make: Callable[[tuple[int, ...]], tuple[Any, ...]], device: int | None = None
+    ) -> None:
         self._make = make
+        self._device = device
         self._maps: dict[tuple[int, ...], tuple[Any, ...]] = {}
 
     def __call__(self, pointers: tuple[int, ...]) -> tuple[Any, ...]:
@@ -39,8 +48,16 @@ class TensorMapCache:
         if maps is None:
             if len(self._maps) >= CACHE_ENTRIES:
                 self._maps.clear()
-            maps = self._maps[pointers] = self._make(pointers)
+            maps = self._maps[pointers] = self._made(pointers)
         return maps
+
+    def _made(self, pointers: tuple[int, ...]) -> tuple[Any, ...]:
+        if self._device is None:
+            return self._make(pointers)
+        import spio.jit
+
+        with spio.jit.using_device(self._device):
+            return self._make(pointers)
 
     def __len__(self) -> int:
         return len(self._maps)

@@ -11,6 +11,7 @@ from spio.kernels.conv2d_gw8 import normalize_padding
 from ._conv2d_gw8 import conv2d_gw8_op
 from ._cuda_passes import DTYPES, GROUP_WIDTH, layer_params, layer_plan
 from ._eager import conv2d_gw8_eager, runs_eagerly
+from ._transforms import refuse_torch_func
 
 
 def _padding(padding: Any, kernel_size: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -89,15 +90,7 @@ def conv2d_gw8(
         TypeError, ValueError: an argument out of scope; the message names it, what was given
             and what is allowed.
     """
-    functorch = torch._C._functorch.peek_interpreter_stack() is not None
-    if functorch and not torch.compiler.is_compiling():
-        # Neither path has the rules torch.func needs (autograd.Function's setup_context and
-        # vmap); without this, torch's own error speaks of a generated Function. (Tracing
-        # under torch.compile runs inside functorch's interpreters too: not a transform.)
-        raise NotImplementedError(
-            "spio.functional.conv2d_gw8 does not support torch.func transforms (grad, vmap, "
-            "jvp, jacrev, ...); use torch.autograd (loss.backward() or torch.autograd.grad)"
-        )
+    refuse_torch_func("spio.functional.conv2d_gw8")
     _check(input, weight, bias)
     kernel_size = (weight.shape[2], weight.shape[3])
     sides = _padding(padding, kernel_size)

@@ -159,7 +159,7 @@ def wgrad_launch(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) 
         wgrad_spec.workspace_bytes(params, config),
         wgrad_spec.partial_count(params, config) == 1 and not params.has_bias,
         params.has_bias,
-        TensorMapCache(_row_maps(params, config)) if config.tma and has_tma(arch) else None,
+        TensorMapCache(_row_maps(params, config), device) if config.tma and has_tma(arch) else None,
         module.get_kernel(wgrad_spec.ZERO_KERNEL_NAME) if atomic else None,
         wgrad_spec.zero_geometry(params) if atomic else None,
     )

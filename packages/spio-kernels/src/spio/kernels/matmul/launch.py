@@ -120,7 +120,7 @@ class MatmulLaunch:
         self.kernel.launch(geometry.grid, geometry.block, args, geometry.shared_mem, stream, pdl)
 
 
-def _matrix_maps(params: MatmulParams, config: WgmmaConfig) -> TensorMapCache:
+def _matrix_maps(params: MatmulParams, config: WgmmaConfig, device: int) -> TensorMapCache:
     """The cache of (A, B) tensor maps by (A, B) addresses: boxes of 64 of K by the block's
     rows of A and of B."""
 
@@ -136,7 +136,7 @@ def _matrix_maps(params: MatmulParams, config: WgmmaConfig) -> TensorMapCache:
             b_map = matrix_map(b, params.k, params.n, BLOCK_K)
         return (a_map, b_map)
 
-    return TensorMapCache(make)
+    return TensorMapCache(make, device)
 
 
 @functools.cache
@@ -161,7 +161,8 @@ def matmul_launch(params: MatmulParams, config: Config, device: int = 0) -> Matm
     module = compile_matmul(params, config, info.arch).load(device=device)
     if isinstance(config, WgmmaConfig):
         kernel = module.get_kernel(WGMMA_KERNEL_NAME)
-        return MatmulLaunch(kernel, wgmma_geometry(params, config), _matrix_maps(params, config))
+        maps = _matrix_maps(params, config, device)
+        return MatmulLaunch(kernel, wgmma_geometry(params, config), maps)
     return MatmulLaunch(module.get_kernel(KERNEL_NAME), mma_geometry(params, config))
 
 

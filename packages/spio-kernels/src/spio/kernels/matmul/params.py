@@ -26,6 +26,8 @@ VECTOR = 8
 MAX_ELEMENTS = 2**31 - 1
 
 _ELEMENT_BYTES = 2
+#: What makes m or k a row length (n always is: C's rows), for the error message.
+_WHY_ROW_SIZE = {"m": " with a_layout 'km'", "k": " with a_layout 'mk' or b_layout 'nk'"}
 
 
 def _check_size(name: str, value: object) -> int:
@@ -43,8 +45,9 @@ class MatmulParams:
     A is m x k when a_layout is "mk", and k x m (A's transpose, read transposed) when it is
     "km". B is k x n when b_layout is "kn" (torch.matmul(a, b)) and n x k when it is "nk"
     (the weight of torch.nn.functional.linear, which computes a @ w.T). C is m x n, of the
-    same dtype as A and B; the products accumulate in float32. k and n must be multiples of
-    8, and m too for a "km" A, so that every row is whole 16-byte vectors. Each matrix stays
+    same dtype as A and B; the products accumulate in float32. Every row is whole 16-byte
+    vectors: n is a multiple of 8, and so is k where A is m x k or B is n x k, and m where A
+    is k x m (`row_sizes`); with A as k x m and B as k x n, k may be anything. Each matrix stays
     below 2**31 elements. Every field is validated on construction: a wrong type raises
     TypeError, a value out of range ValueError, both naming the field, the value and what is
     allowed.
@@ -65,11 +68,10 @@ class MatmulParams:
                 f"a_layout must be one of {A_LAYOUTS} ('mk': A is m x k; 'km': A is k x m), "
                 f"got {self.a_layout!r}"
             )
-        row_sizes = ("n", "k", "m") if self.a_layout == "km" else ("n", "k")
-        for name in row_sizes:
+        for name in self.row_sizes:
             value = getattr(self, name)
             if value % VECTOR != 0:
-                layout = " with a_layout 'km'" if name == "m" else ""
+                layout = _WHY_ROW_SIZE.get(name, "")
                 raise ValueError(
                     f"{name} must be a multiple of {VECTOR}{layout} (rows move as 16-byte "
                     f"vectors), got {value}"
@@ -87,6 +89,17 @@ class MatmulParams:
                     f"{name} ({shape[0]} x {shape[1]}) has more than {MAX_ELEMENTS} elements; "
                     "the kernel's offsets are 32-bit"
                 )
+
+    @property
+    def row_sizes(self) -> tuple[str, ...]:
+        """The sizes that are the length of some matrix's rows, so multiples of VECTOR: n
+        (C's rows), k where A is m x k or B is n x k, m where A is k x m."""
+        sizes = ["n"]
+        if self.a_layout == "mk" or self.b_layout == "nk":
+            sizes.append("k")
+        if self.a_layout == "km":
+            sizes.append("m")
+        return tuple(sizes)
 
     @property
     def a_shape(self) -> tuple[int, int]:

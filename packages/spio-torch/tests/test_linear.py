@@ -1,0 +1,238 @@
+"""spio.functional.linear and matmul on CPU (PyTorch's fp32 path): results, gradients, the
+operator's registration (fake tensors, autograd, torch.compile), the operand layouts the
+kernels are handed, and argument checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import spio.functional as spio_f
+from spio.torch._matmul import _layout
+
+
+def depth_tolerance(dtype: torch.dtype, depth: int) -> float:
+    """A 16-bit result's error bound relative to its scale: the final rounding plus fp32
+    accumulation of `depth` products."""
+    eps = 2.0**-8 if dtype == torch.bfloat16 else 2.0**-11
+    return 2 * eps + depth * 2.0**-22
+
+
+def check_linear(
+    device: str, batch: tuple[int, ...], features: tuple[int, int], dtype: torch.dtype, bias: bool
+) -> None:
+    """linear forward and its three gradients on device against fp32 torch."""
+    in_features, out_features = features
+    gen = torch.Generator().manual_seed(sum(batch) + in_features)
+
+    def make(*shape: int) -> torch.Tensor:
+        values = torch.rand(*shape, generator=gen) * 2 - 1
+        return values.to(dtype).to(device).requires_grad_()
+
+    x = make(*batch, in_features)
+    w = make(out_features, in_features)
+    b = make(out_features) if bias else None
+    y = spio_f.linear(x, w, b)
+    x32, w32 = (t.detach().float().requires_grad_() for t in (x, w))
+    b32 = b.detach().float().requires_grad_() if b is not None else None
+    reference = torch.nn.functional.linear(x32, w32, b32)
+    assert y.dtype == dtype
+    assert y.shape == reference.shape
+    scale = reference.abs().max().item() + 1
+    tolerance = depth_tolerance(dtype, in_features) * scale
+    torch.testing.assert_close(y.float(), reference, atol=tolerance, rtol=0)
+
+    grad = (torch.rand(reference.shape, generator=gen) * 2 - 1).to(dtype).to(device)
+    y.backward(grad)
+    reference.backward(grad.float())
+    rows = max(1, int(torch.tensor(batch).prod()))
+    for name, got, want, depth in (
+        ("input", x.grad, x32.grad, out_features),
+        ("weight", w.grad, w32.grad, rows),
+    ):
+        assert got is not None
+        assert want is not None
+        assert got.dtype == dtype, name
+        bound = depth_tolerance(dtype, depth) * (want.abs().max().item() + 1)
+        torch.testing.assert_close(got.float(), want, atol=bound, rtol=0, msg=name)
+    if b is not None:
+        assert b.grad is not None
+        assert b32 is not None
+        bound = depth_tolerance(dtype, rows) * (b32.grad.abs().max().item() + 1)
+        torch.testing.assert_close(b.grad.float(), b32.grad, atol=bound, rtol=0)
+
+
+#: (leading dimensions, (in_features, out_features), dtype, bias): one row, rows not a
+#: multiple of 8, several leading dimensions, both dtypes.
+LINEAR_CASES = [
+    ((1,), (16, 8), torch.float16, False),
+    ((13,), (24, 40), torch.bfloat16, True),
+    ((2, 3, 5), (64, 16), torch.float16, True),
+    ((96,), (128, 72), torch.bfloat16, False),
+]
+
+
+@pytest.mark.parametrize(("batch", "features", "dtype", "bias"), LINEAR_CASES, ids=str)
+def test_linear_matches_fp32_forward_and_backward_on_cpu(
+    batch: tuple[int, ...], features: tuple[int, int], dtype: torch.dtype, bias: bool
+) -> None:
+    check_linear("cpu", batch, features, dtype, bias)
+
+
+def check_matmul_views(device: str) -> None:
+    """matmul of every combination of plain and transposed operands, and its gradients."""
+    gen = torch.Generator().manual_seed(7)
+    m, k, n = 24, 40, 16
+    for a_transposed in (False, True):
+        for b_transposed in (False, True):
+            a_store = torch.rand((k, m) if a_transposed else (m, k), generator=gen) - 0.5
+            b_store = torch.rand((n, k) if b_transposed else (k, n), generator=gen) - 0.5
+            a_store = a_store.half().to(device).requires_grad_()
+            b_store = b_store.half().to(device).requires_grad_()
+            a = a_store.t() if a_transposed else a_store
+            b = b_store.t() if b_transposed else b_store
+            c = spio_f.matmul(a, b)
+            reference = a.detach().float() @ b.detach().float()
+            case = f"a.t(): {a_transposed}, b.t(): {b_transposed}"
+            bound = depth_tolerance(torch.float16, k) * (reference.abs().max().item() + 1)
+            torch.testing.assert_close(c.float(), reference, atol=bound, rtol=0, msg=case)
+            c.float().sum().backward()  # an expanded gradient: zero strides
+            ones = torch.ones(m, n, device=device)
+            grads = (
+                (a_store.grad, (ones @ b.detach().float().t())),
+                (b_store.grad, (a.detach().float().t() @ ones)),
+            )
+            for got, want_view in grads:
+                assert got is not None
+                want = want_view.t() if got.shape != want_view.shape else want_view
+                bound = 1e-2 * (want.abs().max().item() + 1)
+                torch.testing.assert_close(got.float(), want, atol=bound, rtol=0, msg=case)
+
+
+def test_matmul_takes_transposed_views_on_cpu() -> None:
+    check_matmul_views("cpu")
+
+
+def test_operand_layouts_name_what_the_kernels_read() -> None:
+    """A transposed view is handed over as the matrix it views, in the other layout; other
+    strides, odd row lengths and misaligned starts are copied."""
+    x = torch.zeros(16, 24, dtype=torch.float16)
+    assert _layout(x, "mk", "km")[1] == "mk"
+    matrix, layout = _layout(x.t(), "mk", "km")
+    assert layout == "km"
+    assert matrix.data_ptr() == x.data_ptr()
+    assert tuple(matrix.shape) == (16, 24)
+    # x[:, :8] has rows 24 apart: neither layout's dense rows.
+    copied, layout = _layout(x[:, :8], "kn", "nk")
+    assert layout == "kn"
+    assert copied.is_contiguous()
+    # A transposed view whose rows (its columns) are not whole 16-byte vectors: copied.
+    assert _layout(torch.zeros(8, 12, dtype=torch.float16).t(), "mk", "km")[1] == "mk"
+    # One element in: off a 16-byte boundary.
+    shifted = torch.zeros(16 * 8 + 1, dtype=torch.float16)[1:].view(16, 8)
+    copied, layout = _layout(shifted, "mk", "km")
+    assert copied.data_ptr() != shifted.data_ptr()
+
+
+def test_operator_passes_torch_library_opcheck() -> None:
+    a = torch.randn(12, 16).half().requires_grad_()
+    b = torch.randn(16, 8).half().requires_grad_()
+    torch.library.opcheck(torch.ops.spio.mm.default, (a, b))
+    torch.library.opcheck(torch.ops.spio.mm.default, (a.detach(), b.detach().t().t()))
+
+
+def test_compiles_with_torch_compile_without_graph_breaks() -> None:
+    x = torch.randn(6, 32).half().requires_grad_()
+    w = torch.randn(16, 32).half().requires_grad_()
+
+    def step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return spio_f.linear(x, w).float().square().sum()
+
+    compiled = torch.compile(step, backend="aot_eager", fullgraph=True)
+    loss = compiled(x, w)
+    loss.backward()
+    torch.testing.assert_close(loss, step(x.detach(), w.detach()))
+    assert x.grad is not None
+    assert w.grad is not None
+
+
+def test_empty_batches_give_empty_outputs_and_zero_weight_gradients() -> None:
+    x = torch.zeros(0, 16, dtype=torch.float16, requires_grad=True)
+    w = torch.randn(8, 16).half().requires_grad_()
+    y = spio_f.linear(x, w)
+    assert tuple(y.shape) == (0, 8)
+    y.sum().backward()
+    assert w.grad is not None
+    assert torch.equal(w.grad, torch.zeros_like(w))
+
+
+_H = torch.float16
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: spio_f.linear([1.0], torch.zeros(8, 8, dtype=_H)), TypeError, "input must be a"),
+        (
+            lambda: spio_f.linear(torch.zeros(2, 8), torch.zeros(8, 8)),
+            TypeError,
+            "input must be float16 or bfloat16 .* got torch.float32",
+        ),
+        (
+            lambda: spio_f.linear(torch.zeros(2, 8, dtype=_H), torch.zeros(8, 8).bfloat16()),
+            TypeError,
+            "weight must have input's dtype torch.float16, got torch.bfloat16",
+        ),
+        (
+            lambda: spio_f.linear(torch.zeros(2, 16, dtype=_H), torch.zeros(8, 8, dtype=_H)),
+            ValueError,
+            r"input's last dimension must be weight's in_features 8, got input shape \(2, 16\)",
+        ),
+        (
+            lambda: spio_f.linear(torch.zeros(2, 12, dtype=_H), torch.zeros(8, 12, dtype=_H)),
+            ValueError,
+            r"in_features \(weight \(8, 12\)\) must be a multiple of 8 .* got 12",
+        ),
+        (
+            lambda: spio_f.linear(torch.zeros(2, 8, dtype=_H), torch.zeros(12, 8, dtype=_H)),
+            ValueError,
+            r"out_features \(weight \(12, 8\)\) must be a multiple of 8 .* got 12",
+        ),
+        (
+            lambda: spio_f.linear(
+                torch.zeros(2, 8, dtype=_H), torch.zeros(8, 8, dtype=_H), torch.zeros(4, dtype=_H)
+            ),
+            ValueError,
+            r"bias must have shape \(8,\), got \(4,\)",
+        ),
+        (
+            lambda: spio_f.matmul(torch.zeros(2, 8, dtype=_H), torch.zeros(16, 8, dtype=_H)),
+            ValueError,
+            r"a's columns must match b's rows: a is \(2, 8\), b is \(16, 8\)",
+        ),
+        (
+            lambda: spio_f.matmul(torch.zeros(2, 8, 8, dtype=_H), torch.zeros(8, 8, dtype=_H)),
+            ValueError,
+            r"a must be 2-D, got shape \(2, 8, 8\)",
+        ),
+        (
+            lambda: spio_f.matmul(torch.zeros(2, 8, dtype=_H), torch.zeros(8, 12, dtype=_H)),
+            ValueError,
+            r"N \(b's columns; b \(8, 12\)\) must be a multiple of 8",
+        ),
+    ],
+)
+def test_bad_arguments_are_named(call: Any, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_torch_func_transforms_are_refused_by_name() -> None:
+    a = torch.randn(8, 16).half()
+    w = torch.randn(8, 16).half()
+    with pytest.raises(NotImplementedError, match=r"spio\.functional\.linear does not support"):
+        torch.func.grad(lambda x: spio_f.linear(x, w).float().sum())(a)
+    with pytest.raises(NotImplementedError, match=r"spio\.functional\.matmul does not support"):
+        torch.func.vmap(lambda x: spio_f.matmul(x, w.t()))(a.unsqueeze(0))
