@@ -263,78 +263,53 @@ def swizzle_cells(row_bytes: int) -> int:
     return min(MAX_SWIZZLE_CELLS, row_bytes // _CELL_BYTES)
 
 
-def _a_specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
-    """A in global memory, its ring stages, their swizzle, the chunk copy's index and (for a
-    K x M A) the fold of its slabs: by A's layout."""
-    if params.a_layout == "km":
-        # A's chunk is block_k rows of K, each block_m elements of I: slabs of i_cells cells,
-        # as a K x N B's.
-        i_cells = swizzle_cells(config.block_m * _ELEMENT_BYTES)
+def _operand_specs(
+    operand: str, dim: str, size: int, block: int, k_rows: bool, k: int, config: MatmulConfig
+) -> list[Spec]:
+    """One operand's global matrix, ring stages, their swizzle and the chunk copy's index:
+    `operand` "a" (dim "i", the block's `block` rows of M) or "b" (dim "j", of N).
+
+    Stored as rows of K (`k_rows`: A as K x M, B as K x N), a chunk is block_k rows of K,
+    each the block's elements of `dim`, cut into slabs of one swizzled bank line (with the
+    fold of the slabs), 16 rows of K per swizzle group: what the .trans fragment loads read.
+    Stored as rows of `dim` (A as M x K, B as N x K), a chunk is the block's rows, each
+    block_k elements of K, in swizzle groups of a fragment's rows: 16 for A, 8 for B.
+    """
+    name = operand.upper()
+    vectors = f"{dim}8"
+    if k_rows:
+        cells = swizzle_cells(block * _ELEMENT_BYTES)
+        rows = {"k16": config.block_k // MMA_K}
         return [
-            Fold("a_slab", "i", VECTOR * i_cells),
-            Tensor("A", dtype.uint4, Dims(k=params.k, i8=params.m // VECTOR), constant=True),
+            Fold(f"{operand}_slab", dim, VECTOR * cells),
+            Tensor(name, dtype.uint4, Dims(k=k, **{vectors: size // VECTOR}), constant=True),
             Tensor(
-                "SmemA",
+                f"Smem{name}",
                 dtype.uint4,
                 Dims(
                     stage=config.stages,
-                    a_slab=config.block_m // (VECTOR * i_cells),
-                    k16=config.block_k // MMA_K,
-                    a_swizzle=MMA_K * i_cells,
+                    **{f"{operand}_slab": block // (VECTOR * cells)},
+                    **rows,
+                    **{f"{operand}_swizzle": MMA_K * cells},
                 ),
             ),
-            Swizzle("SwizzleA", "k", "i8", "a_swizzle", cells=i_cells),
-            CompoundIndex("ALoadIndex", Dims(k=config.block_k, i8=config.block_m // VECTOR)),
+            Swizzle(f"Swizzle{name}", "k", vectors, f"{operand}_swizzle", cells=cells),
+            CompoundIndex(f"{name}LoadIndex", Dims(k=config.block_k, **{vectors: block // VECTOR})),
         ]
-    # A's chunk is block_m rows of I, each block_k elements of K: 16 rows per swizzled slab,
-    # so that a fragment's rows step whole swizzle periods.
-    k_cells = swizzle_cells(config.block_k * _ELEMENT_BYTES)
+    cells = swizzle_cells(config.block_k * _ELEMENT_BYTES)
+    group = MMA_M if operand == "a" else MMA_N
     return [
-        Tensor("A", dtype.uint4, Dims(i=params.m, k8=params.k // VECTOR), constant=True),
+        Tensor(name, dtype.uint4, Dims(**{dim: size}, k8=k // VECTOR), constant=True),
         Tensor(
-            "SmemA",
+            f"Smem{name}",
             dtype.uint4,
-            Dims(stage=config.stages, i16=config.block_m // MMA_M, a_swizzle=MMA_M * k_cells),
-        ),
-        Swizzle("SwizzleA", "i", "k8", "a_swizzle", cells=k_cells),
-        CompoundIndex("ALoadIndex", Dims(i=config.block_m, k8=config.block_k // VECTOR)),
-    ]
-
-
-def _b_specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
-    """B in global memory, its ring stages, their swizzle, the chunk copy's index and (for a
-    K x N B) the fold of its slabs: by B's layout."""
-    if params.b_layout == "kn":
-        # B's chunk is block_k rows of K, each block_n elements of J: slabs of j_cells cells.
-        j_cells = swizzle_cells(config.block_n * _ELEMENT_BYTES)
-        return [
-            Fold("b_slab", "j", VECTOR * j_cells),
-            Tensor("B", dtype.uint4, Dims(k=params.k, j8=params.n // VECTOR), constant=True),
-            Tensor(
-                "SmemB",
-                dtype.uint4,
-                Dims(
-                    stage=config.stages,
-                    b_slab=config.block_n // (VECTOR * j_cells),
-                    k16=config.block_k // MMA_K,
-                    b_swizzle=MMA_K * j_cells,
-                ),
+            Dims(
+                stage=config.stages,
+                **{f"{dim}{group}": block // group, f"{operand}_swizzle": group * cells},
             ),
-            Swizzle("SwizzleB", "k", "j8", "b_swizzle", cells=j_cells),
-            CompoundIndex("BLoadIndex", Dims(k=config.block_k, j8=config.block_n // VECTOR)),
-        ]
-    # B's chunk is block_n rows of J, each block_k elements of K, like an M x K A's (8 rows
-    # per slab: a B fragment's rows).
-    k_cells = swizzle_cells(config.block_k * _ELEMENT_BYTES)
-    return [
-        Tensor("B", dtype.uint4, Dims(j=params.n, k8=params.k // VECTOR), constant=True),
-        Tensor(
-            "SmemB",
-            dtype.uint4,
-            Dims(stage=config.stages, j8=config.block_n // VECTOR, b_swizzle=VECTOR * k_cells),
         ),
-        Swizzle("SwizzleB", "j", "k8", "b_swizzle", cells=k_cells),
-        CompoundIndex("BLoadIndex", Dims(j=config.block_n, k8=config.block_k // VECTOR)),
+        Swizzle(f"Swizzle{name}", dim, "k8", f"{operand}_swizzle", cells=cells),
+        CompoundIndex(f"{name}LoadIndex", Dims(**{dim: block}, k8=config.block_k // VECTOR)),
     ]
 
 
@@ -356,8 +331,12 @@ def _specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
         ),
         # Global memory in 16-byte vectors (A and B as their layouts say, C is I x J); the
         # ring of chunks in shared memory, swizzled; C's tile staged for the stores.
-        *_a_specs(params, config),
-        *_b_specs(params, config),
+        *_operand_specs(
+            "a", "i", params.m, config.block_m, params.a_layout == "km", params.k, config
+        ),
+        *_operand_specs(
+            "b", "j", params.n, config.block_n, params.b_layout == "kn", params.k, config
+        ),
         Tensor("C", dtype.uint4, Dims(i=params.m, j8=params.n // VECTOR)),
         Tensor(
             "SmemC",
