@@ -236,3 +236,11 @@ def test_torch_func_transforms_are_refused_by_name() -> None:
         torch.func.grad(lambda x: spio_f.linear(x, w).float().sum())(a)
     with pytest.raises(NotImplementedError, match=r"spio\.functional\.matmul does not support"):
         torch.func.vmap(lambda x: spio_f.matmul(x, w.t()))(a.unsqueeze(0))
+
+
+def test_the_operator_called_directly_checks_its_operands() -> None:
+    half = torch.zeros(8, 8, dtype=torch.float16)
+    with pytest.raises(TypeError, match="spio::mm takes two float16 or two bfloat16"):
+        torch.ops.spio.mm(half, half.float())
+    with pytest.raises(ValueError, match=r"an M x K and a K x N matrix, got shapes \(8, 8\) and"):
+        torch.ops.spio.mm(half, torch.zeros(16, 8, dtype=torch.float16))

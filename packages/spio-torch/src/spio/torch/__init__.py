@@ -1,7 +1,8 @@
 """spio.torch: PyTorch modules of Spio's kernels, model conversion and the `spio` command.
 
-`Conv2dGw8` (an nn.Conv2d with 8 channels per group, stride 1, run by Spio) and `convert`
-(swap a model's eligible nn.Conv2d layers for it) import torch when first used, so that
+`Conv2dGw8` (an nn.Conv2d with 8 channels per group, stride 1, run by Spio), `convert`
+(swap a model's eligible nn.Conv2d layers for it) and `Linear` (an nn.Linear on Spio's
+tensor-core matmul) import torch when first used, so that
 `import spio.torch` stays cheap for the command line; the functional operators live in
 `spio.functional`. `set_wgrad_deterministic(False)` trades the weight gradients' run-to-run
 bitwise reproducibility for speed.
@@ -16,10 +17,17 @@ from ._determinism import set_wgrad_deterministic, wgrad_is_deterministic
 
 __version__ = _version("spio-torch")
 
-_MODULES = ("Conv2dGw8", "convert", "ineligible_because")
+#: The lazily imported names, by the module that holds them.
+_MODULES = {
+    "Conv2dGw8": "_modules",
+    "convert": "_modules",
+    "ineligible_because": "_modules",
+    "Linear": "_linear_module",
+}
 
 __all__ = [
     "Conv2dGw8",
+    "Linear",
     "__version__",
     "convert",
     "ineligible_because",
@@ -30,7 +38,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _MODULES:
-        from spio.torch import _modules
+        import importlib
 
-        return getattr(_modules, name)
+        return getattr(importlib.import_module(f"spio.torch.{_MODULES[name]}"), name)
     raise AttributeError(f"module 'spio.torch' has no attribute {name!r}")

@@ -60,9 +60,26 @@ def _launch(params: MatmulParams, device: int) -> Any:
     return matmul_launch(params, default_config_on(params, device), device)
 
 
+def _check_operands(a: torch.Tensor, b: torch.Tensor) -> None:
+    """What the operator itself needs of its operands (spio.functional's entries check more,
+    with their arguments' names; this guards direct calls of torch.ops.spio.mm)."""
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(
+            f"spio::mm takes an M x K and a K x N matrix, got shapes {tuple(a.shape)} and "
+            f"{tuple(b.shape)}"
+        )
+    if a.dtype not in DTYPES or b.dtype != a.dtype:
+        raise TypeError(
+            f"spio::mm takes two float16 or two bfloat16 matrices, got {a.dtype} and {b.dtype}"
+        )
+    if b.device != a.device:
+        raise ValueError(f"spio::mm's operands must share a device, got {a.device} and {b.device}")
+
+
 def mm_cuda(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b on Spio's kernels: a (m x k) and b (k x n) CUDA tensors of one 16-bit dtype, any
     strides (see the module doc); the product is a new contiguous m x n tensor."""
+    _check_operands(a, b)
     m, k = a.shape
     n = b.shape[1]
     if m == 0 or n == 0 or k == 0:
@@ -79,6 +96,7 @@ def mm_cuda(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 @torch.library.custom_op("spio::mm", mutates_args=())
 def mm_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b, float32 accumulation (CPU: fp32 torch, rounded to a's dtype)."""
+    _check_operands(a, b)
     return (a.float() @ b.float()).to(a.dtype)
 
 
