@@ -11,9 +11,9 @@
 // past the matrices' edges). Each consumer warpgroup waits for a stage to be full, issues four
 // wgmma m64nBLOCK_Jk16 (its 64 rows of A times all of B's rows, both read from shared memory
 // through descriptors, each 16 of K a 32-byte step along K-major rows, 16 rows down M- or
-// N-major ones) and commits them
-// as one group; once the group before has completed (wgmma_wait_group<1>), that group's
-// stage is released. So TMA, the tensor cores and the next stage's wait overlap.
+// N-major ones) and commits them as one group; once the group before has completed
+// (wgmma_wait_group<1>), that group's stage is released. So TMA, the tensor cores and the
+// next stage's wait overlap.
 //
 // The epilogue is matmul_common.cuh's: the accumulators, laid out per warp as m16n8 C
 // fragments (spio/arch/wgmma.cuh), are rounded into C's tile staged in shared memory (the

@@ -3,13 +3,12 @@
 A block owns a 128 x `block_n` tile of C. One producer warp loads chunks of 64 of K of A's
 and B's tiles with TMA (128-byte swizzle; A and B as rows of K when they are M x K and
 N x K, as slabs of 64 columns when they are K x M and K x N) into a ring of `stages`
-shared-memory stages, each
-completing on an mbarrier; two consumer warpgroups each multiply 64 rows of the tile by the
-whole B tile with wgmma (m64n`block_n`k16, both operands read from shared memory through
-descriptors) into float32 registers, and release each stage through a second mbarrier once
-the tensor cores are done with it. The epilogue is the mma.sync kernel's: C's tile staged
-swizzled in shared memory, stored as 16-byte vectors. Blocks run over C's tiles in groups of
-`group_m` tile rows, as in spec.py.
+shared-memory stages, each completing on an mbarrier; two consumer warpgroups each multiply
+64 rows of the tile by the whole B tile with wgmma (m64n`block_n`k16, both operands read
+from shared memory through descriptors) into float32 registers, and release each stage
+through a second mbarrier once the tensor cores are done with it. The epilogue is the
+mma.sync kernel's: C's tile staged swizzled in shared memory, stored as 16-byte vectors.
+Blocks run over C's tiles in groups of `group_m` tile rows, as in spec.py.
 """
 
 from __future__ import annotations
