@@ -8,8 +8,9 @@ from typing import Any
 import torch
 from spio.kernels.conv2d_gw8 import normalize_padding
 
+from ._checks import check_same_device, check_same_dtype_and_device, check_tensor
 from ._conv2d_gw8 import conv2d_gw8_op
-from ._cuda_passes import DTYPES, GROUP_WIDTH, layer_params, layer_plan
+from ._cuda_passes import GROUP_WIDTH, layer_params, layer_plan
 from ._eager import conv2d_gw8_eager, runs_eagerly
 from ._transforms import refuse_torch_func
 
@@ -28,15 +29,8 @@ def _padding(padding: Any, kernel_size: tuple[int, int]) -> tuple[int, int, int,
 
 
 def _check(input: Any, weight: Any, bias: Any) -> None:
-    for name, tensor in (("input", input), ("weight", weight)):
-        if not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-        if tensor.dim() != 4:
-            raise ValueError(f"{name} must be 4-D, got shape {tuple(tensor.shape)}")
-        if tensor.dtype not in DTYPES:
-            raise TypeError(
-                f"{name} must be float16 or bfloat16 (fp32 accumulation inside), got {tensor.dtype}"
-            )
+    check_tensor("input", input, 4)
+    check_tensor("weight", weight, 4)
     c = input.shape[1]
     if c % GROUP_WIDTH or c == 0:
         raise ValueError(
@@ -47,10 +41,7 @@ def _check(input: Any, weight: Any, bias: Any) -> None:
             f"weight must be {c} x {GROUP_WIDTH} x R x S for {c} channels (out channels x "
             f"channels per group x filter), got shape {tuple(weight.shape)}"
         )
-    if weight.dtype != input.dtype:
-        raise TypeError(f"weight must have input's dtype {input.dtype}, got {weight.dtype}")
-    if weight.device != input.device:
-        raise ValueError(f"weight is on {weight.device}, input on {input.device}")
+    check_same_dtype_and_device("input", input, "weight", weight)
     if bias is not None:
         if not isinstance(bias, torch.Tensor):
             raise TypeError(f"bias must be a torch.Tensor or None, got {type(bias).__name__}")
@@ -58,8 +49,7 @@ def _check(input: Any, weight: Any, bias: Any) -> None:
             raise ValueError(f"bias must have shape ({c},), got {tuple(bias.shape)}")
         if not bias.is_floating_point():
             raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
-        if bias.device != input.device:
-            raise ValueError(f"bias is on {bias.device}, input on {input.device}")
+        check_same_device("input", input, "bias", bias)
 
 
 def conv2d_gw8(

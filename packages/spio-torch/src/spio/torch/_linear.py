@@ -3,42 +3,19 @@ eager mode on CUDA, to the same kernels without the operator machinery: _matmul.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
+from spio.kernels.matmul.params import VECTOR
 
-from ._cuda_passes import DTYPES
+from ._checks import check_same_dtype_and_device, check_tensor
 from ._eager import runs_eagerly
 from ._matmul import mm_eager, mm_op
 from ._transforms import refuse_torch_func
 
-#: The sizes that are the length of a row in the kernels' memory must be multiples of this
-#: (16-byte vectors of 16-bit elements).
-_VECTOR = 8
-
-
-def _check_tensor(name: str, tensor: Any, dims: int) -> None:
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    if dims and tensor.dim() != dims:
-        raise ValueError(f"{name} must be {dims}-D, got shape {tuple(tensor.shape)}")
-    if tensor.dtype not in DTYPES:
-        raise TypeError(
-            f"{name} must be float16 or bfloat16 (fp32 accumulation inside), got {tensor.dtype}"
-        )
-
-
-def _check_pair(first: str, a: torch.Tensor, second: str, b: torch.Tensor) -> None:
-    if b.dtype != a.dtype:
-        raise TypeError(f"{second} must have {first}'s dtype {a.dtype}, got {b.dtype}")
-    if b.device != a.device:
-        raise ValueError(f"{second} is on {b.device}, {first} on {a.device}")
-
 
 def _check_multiple(what: str, value: int) -> None:
-    if value % _VECTOR:
+    if value % VECTOR:
         raise ValueError(
-            f"{what} must be a multiple of {_VECTOR} (the kernels move rows as 16-byte "
+            f"{what} must be a multiple of {VECTOR} (the kernels move rows as 16-byte "
             f"vectors), got {value}"
         )
 
@@ -70,9 +47,9 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
             and what is allowed.
     """
     refuse_torch_func("spio.functional.matmul")
-    _check_tensor("a", a, 2)
-    _check_tensor("b", b, 2)
-    _check_pair("a", a, "b", b)
+    check_tensor("a", a, 2)
+    check_tensor("b", b, 2)
+    check_same_dtype_and_device("a", a, "b", b)
     if a.shape[1] != b.shape[0]:
         raise ValueError(
             f"a's columns must match b's rows: a is {tuple(a.shape)}, b is {tuple(b.shape)}"
@@ -104,9 +81,9 @@ def linear(
             and what is allowed.
     """
     refuse_torch_func("spio.functional.linear")
-    _check_tensor("input", input, 0)
-    _check_tensor("weight", weight, 2)
-    _check_pair("input", input, "weight", weight)
+    check_tensor("input", input)
+    check_tensor("weight", weight, 2)
+    check_same_dtype_and_device("input", input, "weight", weight)
     if input.dim() == 0:
         raise ValueError("input must have at least 1 dimension (... x in_features), got a scalar")
     out_features, in_features = weight.shape
@@ -118,8 +95,8 @@ def linear(
     _check_multiple(f"in_features (weight {tuple(weight.shape)})", in_features)
     _check_multiple(f"out_features (weight {tuple(weight.shape)})", out_features)
     if bias is not None:
-        _check_tensor("bias", bias, 1)
-        _check_pair("input", input, "bias", bias)
+        check_tensor("bias", bias, 1)
+        check_same_dtype_and_device("input", input, "bias", bias)
         if bias.shape[0] != out_features:
             raise ValueError(f"bias must have shape ({out_features},), got {tuple(bias.shape)}")
     rows = input.reshape(-1, in_features)

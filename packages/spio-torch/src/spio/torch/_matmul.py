@@ -27,12 +27,12 @@ from typing import Any
 
 import torch
 from spio.kernels.matmul import MatmulParams, default_config_on, matmul_launch
+from spio.kernels.matmul.params import VECTOR
 
 from ._cuda_passes import DTYPES
 
 #: 16 bytes: the kernels move rows as whole vectors from aligned addresses.
 _ALIGNMENT = 16
-_VECTOR = 8
 
 
 def _layout(tensor: torch.Tensor, plain: str, transposed: str) -> tuple[torch.Tensor, str]:
@@ -42,9 +42,9 @@ def _layout(tensor: torch.Tensor, plain: str, transposed: str) -> tuple[torch.Te
     own rows may still be partial: the callers check the sizes they need)."""
     rows, cols = tensor.shape
     aligned = tensor.data_ptr() % _ALIGNMENT == 0
-    if aligned and tensor.stride() == (cols, 1) and cols % _VECTOR == 0:
+    if aligned and tensor.stride() == (cols, 1) and cols % VECTOR == 0:
         return tensor, plain
-    if aligned and tensor.stride() == (1, rows) and rows % _VECTOR == 0:
+    if aligned and tensor.stride() == (1, rows) and rows % VECTOR == 0:
         return tensor.t(), transposed
     # A fresh allocation: contiguous() would hand back a misaligned contiguous view as is.
     return tensor.clone(memory_format=torch.contiguous_format), plain
@@ -78,8 +78,8 @@ def _check_operands(a: torch.Tensor, b: torch.Tensor) -> None:
 
 def mm_cuda(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b on Spio's kernels: a (m x k) and b (k x n) CUDA tensors of one 16-bit dtype, any
-    strides (see the module doc); the product is a new contiguous m x n tensor."""
-    _check_operands(a, b)
+    strides (see the module doc); the product is a new contiguous m x n tensor. The
+    operands are not checked here, on the eager path's every call: its callers did."""
     m, k = a.shape
     n = b.shape[1]
     if m == 0 or n == 0 or k == 0:
@@ -107,6 +107,7 @@ def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 @mm_op.register_kernel("cuda")
 def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    _check_operands(a, b)
     return mm_cuda(a, b)
 
 

@@ -279,7 +279,6 @@ def _operand_specs(
     vectors = f"{dim}8"
     if k_rows:
         cells = swizzle_cells(block * _ELEMENT_BYTES)
-        rows = {"k16": config.block_k // MMA_K}
         return [
             Fold(f"{operand}_slab", dim, VECTOR * cells),
             Tensor(name, dtype.uint4, Dims(k=k, **{vectors: size // VECTOR}), constant=True),
@@ -288,9 +287,11 @@ def _operand_specs(
                 dtype.uint4,
                 Dims(
                     stage=config.stages,
-                    **{f"{operand}_slab": block // (VECTOR * cells)},
-                    **rows,
-                    **{f"{operand}_swizzle": MMA_K * cells},
+                    **{
+                        f"{operand}_slab": block // (VECTOR * cells),
+                        "k16": config.block_k // MMA_K,
+                        f"{operand}_swizzle": MMA_K * cells,
+                    },
                 ),
             ),
             Swizzle(f"Swizzle{name}", "k", vectors, f"{operand}_swizzle", cells=cells),
