@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .bench_overhead import _shape, layer_name, start_on_cuda
 
@@ -36,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--bias", action="store_true", help="layers with a bias")
     parser.add_argument("--dtype", choices=DTYPES, default=DTYPES[0])
-    parser.add_argument("--rounds", type=_rounds, default=3, help="alternating rounds (>= 1)")
+    parser.add_argument(
+        "--rounds", type=rounds_argument, default=3, help="alternating rounds (>= 1)"
+    )
     parser.add_argument(
         "--nondeterministic",
         action="store_true",
@@ -45,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _rounds(text: str) -> int:
+def rounds_argument(text: str) -> int:
+    """argparse type of --rounds: a whole number >= 1."""
     try:
         rounds = int(text)
     except ValueError:
@@ -60,7 +64,6 @@ def layer_step_us(
 ) -> tuple[float, float]:
     """(Spio's, torch's) GPU microseconds per training step of one layer."""
     import torch
-    from spio.kernels.conv2d_gw8.bench import time_us
 
     from ._modules import Conv2dGw8
 
@@ -74,22 +77,38 @@ def layer_step_us(
     x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
     grad_y = torch.randn_like(x)
 
-    def step(layer: torch.nn.Module) -> Callable[[], None]:
-        def run() -> None:
-            # Fresh gradients each step (allocated from the graph's pool under capture), so
-            # that neither contender's step adds into the last one's.
-            for tensor in (x, *layer.parameters()):
-                tensor.grad = None
-            layer(x).backward(grad_y)
+    spio_us, torch_us = fastest_alternating(
+        [training_step(spio_layer, x, grad_y), training_step(torch_layer, x, grad_y)], rounds
+    )
+    return spio_us, torch_us
 
-        return run
 
-    steps = (step(spio_layer), step(torch_layer))
-    times: list[list[float]] = [[], []]
+def training_step(module: Any, x: Any, grad_y: Any) -> Callable[[], None]:
+    """A function that runs one training step of module: forward on x, backward of grad_y
+    into the gradients of x and of every parameter."""
+    parameters = list(module.parameters())
+
+    def run() -> None:
+        # Fresh gradients each step (allocated from the graph's pool under capture), so
+        # that no step adds into the last one's.
+        for tensor in (x, *parameters):
+            tensor.grad = None
+        module(x).backward(grad_y)
+
+    return run
+
+
+def fastest_alternating(steps: Sequence[Callable[[], None]], rounds: int) -> list[float]:
+    """Each step's GPU microseconds: the contenders timed in turn (CUDA-graph replays of 10
+    steps, the median of 9) for rounds rounds, each given its fastest round's time, so
+    that drift in the GPU's clocks falls on all of them."""
+    from spio.kernels.timing import time_us
+
+    times: list[list[float]] = [[] for _ in steps]
     for _ in range(rounds):
         for i, run in enumerate(steps):
             times[i].append(time_us(run, launches=10, graph=True))
-    return min(times[0]), min(times[1])
+    return [min(t) for t in times]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
