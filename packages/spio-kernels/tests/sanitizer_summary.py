@@ -48,16 +48,19 @@ def sanitizer_command(sanitizer: str, tool: str, module: str, args: list[str]) -
     ]  # fmt: skip
 
 
-def check_clean(tool: str, module: str, args: list[str]) -> None:
-    """Run `python -m module args` under tool and fail (pytest) unless it exits 0 and the
-    tool's summary reports nothing; skip where compute-sanitizer is not installed."""
+def check_clean(tool: str, module: str, args: list[str], env: dict[str, str] | None = None) -> None:
+    """Run `python -m module args` under tool (with env's variables added to this process's)
+    and fail (pytest) unless it exits 0 and the tool's summary reports nothing; skip where
+    compute-sanitizer is not installed."""
     import pytest
 
     sanitizer = find_sanitizer()
     if sanitizer is None:
         pytest.skip("compute-sanitizer not found (PATH, CUDA_HOME, /usr/local/cuda/bin)")
     command = sanitizer_command(sanitizer, tool, module, args)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})}
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-4000:]
     assert summary_is_clean(tool, output), output[-4000:]

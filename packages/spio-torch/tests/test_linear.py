@@ -141,21 +141,26 @@ def test_operator_passes_torch_library_opcheck() -> None:
     b = torch.randn(16, 8).half().requires_grad_()
     torch.library.opcheck(torch.ops.spio.mm.default, (a, b))
     torch.library.opcheck(torch.ops.spio.mm.default, (a.detach(), b.detach().t().t()))
+    bias = torch.randn(8).half().requires_grad_()
+    torch.library.opcheck(torch.ops.spio.addmm.default, (bias, a, b))
+    torch.library.opcheck(torch.ops.spio.addmm.default, (bias.detach(), a, b.detach()))
 
 
 def test_compiles_with_torch_compile_without_graph_breaks() -> None:
     x = torch.randn(6, 32).half().requires_grad_()
     w = torch.randn(16, 32).half().requires_grad_()
+    b = torch.randn(16).half().requires_grad_()
 
-    def step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        return spio_f.linear(x, w).float().square().sum()
+    def step(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return (spio_f.linear(x, w).float().square() + spio_f.linear(x, w, b).float()).sum()
 
     compiled = torch.compile(step, backend="aot_eager", fullgraph=True)
-    loss = compiled(x, w)
+    loss = compiled(x, w, b)
     loss.backward()
-    torch.testing.assert_close(loss, step(x.detach(), w.detach()))
+    torch.testing.assert_close(loss, step(x.detach(), w.detach(), b.detach()))
     assert x.grad is not None
     assert w.grad is not None
+    torch.testing.assert_close(b.grad, torch.full_like(b, 6))
 
 
 def test_empty_batches_give_empty_outputs_and_zero_weight_gradients() -> None:
@@ -166,6 +171,11 @@ def test_empty_batches_give_empty_outputs_and_zero_weight_gradients() -> None:
     y.sum().backward()
     assert w.grad is not None
     assert torch.equal(w.grad, torch.zeros_like(w))
+    b = torch.randn(8).half().requires_grad_()
+    y = spio_f.linear(x, w, b)
+    assert tuple(y.shape) == (0, 8)
+    y.sum().backward()
+    assert torch.equal(b.grad, torch.zeros_like(b))
 
 
 _H = torch.float16
@@ -244,3 +254,8 @@ def test_the_operator_called_directly_checks_its_operands() -> None:
         torch.ops.spio.mm(half, half.float())
     with pytest.raises(ValueError, match=r"an M x K and a K x N matrix, got shapes \(8, 8\) and"):
         torch.ops.spio.mm(half, torch.zeros(16, 8, dtype=torch.float16))
+    bias = torch.zeros(8, dtype=torch.float16)
+    with pytest.raises(ValueError, match=r"spio::addmm's bias must be a vector of b's 8 columns"):
+        torch.ops.spio.addmm(bias[:4], half, half)
+    with pytest.raises(TypeError, match="spio::addmm's bias must have the operands' dtype"):
+        torch.ops.spio.addmm(bias.float(), half, half)

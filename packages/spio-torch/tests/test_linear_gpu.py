@@ -40,6 +40,16 @@ def test_operator_passes_torch_library_opcheck_on_cuda() -> None:
     a = torch.randn(40, 16, device="cuda").half().requires_grad_()
     b = torch.randn(16, 24, device="cuda").half().requires_grad_()
     torch.library.opcheck(torch.ops.spio.mm.default, (a, b))
+    bias = torch.randn(24, device="cuda").half().requires_grad_()
+    torch.library.opcheck(torch.ops.spio.addmm.default, (bias, a, b))
+
+
+def test_a_bias_off_its_alignment_is_copied_and_still_added() -> None:
+    x = torch.randn(40, 64, device="cuda").half()
+    w = torch.randn(24, 64, device="cuda").half()
+    bias = torch.randn(25, device="cuda").half()[1:]  # 2 bytes past an aligned start
+    expected = (x.float() @ w.float().t() + bias.float()).half()
+    torch.testing.assert_close(spio_f.linear(x, w, bias), expected, rtol=2e-3, atol=2e-2)
 
 
 def test_a_linear_layer_hands_every_operand_over_without_a_copy(
@@ -51,18 +61,23 @@ def test_a_linear_layer_hands_every_operand_over_without_a_copy(
     make = _matmul._params.__wrapped__
 
     def record(*key: object) -> object:
-        seen.append(key[3:])  # (dtype, b_layout, a_layout)
+        seen.append(key[3:])  # (dtype, b_layout, a_layout, bias)
         return make(*key)
 
     monkeypatch.setattr(_matmul, "_params", record)
     x = torch.randn(52, 64, device="cuda").half().requires_grad_()
     w = torch.randn(32, 64, device="cuda").half().requires_grad_()
-    y = spio_f.linear(x, w)
-    assert y.grad_fn is not None
-    product = y.grad_fn.next_functions[0][0]  # under the view to the input's leading dims
-    assert type(product).__name__ == "_MmFunctionBackward"  # the eager path
-    y.backward(torch.randn_like(y))
-    assert seen == [("float16", "nk", "mk"), ("float16", "kn", "mk"), ("float16", "kn", "km")]
+    b = torch.randn(32, device="cuda").half().requires_grad_()
+    for bias in (None, b):
+        seen.clear()
+        y = spio_f.linear(x, w, bias)
+        assert y.grad_fn is not None
+        product = y.grad_fn.next_functions[0][0]  # under the view to the input's leading dims
+        assert type(product).__name__ == "_MmFunctionBackward"  # the eager path
+        y.backward(torch.randn_like(y))
+        # The bias, where there is one, is added in the forward product's epilogue.
+        forward = ("float16", "nk", "mk", bias is not None)
+        assert seen == [forward, ("float16", "kn", "mk", False), ("float16", "kn", "km", False)]
 
 
 def test_runs_on_the_current_stream_and_captures_into_a_cuda_graph() -> None:

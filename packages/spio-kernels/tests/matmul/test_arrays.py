@@ -83,3 +83,21 @@ def test_torch_tensors_off_the_gpu_and_sliced_views_are_refused(
         _call(a=wide[:, :8])
     with pytest.raises(ValueError, match="a must hold float16 values, got bfloat16"):
         _call(a=a.bfloat16())
+
+
+def test_the_bias_is_checked_and_given_exactly_where_params_ask_for_one() -> None:
+    biased = MatmulParams(4, 16, 8, bias=True)
+    arrays = (_Array(PARAMS.c_shape), _Array(PARAMS.a_shape), _Array(PARAMS.b_shape))
+    with pytest.raises(ValueError, match=r"params\.bias is True: pass bias, a vector of"):
+        matmul(*arrays, biased)
+    with pytest.raises(ValueError, match=r"bias was given, but params\.bias is False"):
+        matmul(*arrays, PARAMS, bias=_Array((16,)))
+    for bias, message in (
+        (_Array((8,)), r"bias must be a dense vector of 16 elements .* got shape \(8,\)"),
+        (_Array((16,), strides=(4,)), r"bias must be a dense vector .* with strides \(2,\)"),
+        (_Array((16,), "<f4"), "bias must hold float16 values, got float32"),
+        (_Array((16,), address=0x10002), "bias must start on a 4-byte boundary"),
+        (0x10006, r"bias must start on a 4-byte boundary .* got address 0x10006"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            matmul(*arrays, biased, bias=bias)

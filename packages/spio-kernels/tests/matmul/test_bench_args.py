@@ -30,6 +30,8 @@ def test_shapes_parse_into_params() -> None:
     assert {(p.dtype, p.b_layout, p.a_layout) for p in args.params} == {("bfloat16", "nk", "mk")}
     transposed = parse_args(["--shapes", "1024x512x256", "--a-layout", "km"])
     assert transposed.params[0].a_shape == (256, 1024)
+    assert not transposed.params[0].bias
+    assert parse_args(["--shapes", "1024x512x256", "--bias"]).params[0].bias
 
 
 @pytest.mark.parametrize(
@@ -54,17 +56,45 @@ def test_bad_arguments_are_usage_errors(
 def test_outputs_hold_every_row(tmp_path: Path) -> None:
     rows = [
         MatmulRow(
-            "GPU", "2.11", "float16", "kn", "mk", 8, 8, 8, "cublas", "", 2.0, 0.0005, 1.0, "events"
+            "GPU",
+            "2.11",
+            "float16",
+            "kn",
+            "mk",
+            False,
+            8,
+            8,
+            8,
+            "cublas",
+            "",
+            2.0,
+            0.0005,
+            1.0,
+            "events",
         ),
         MatmulRow(
-            "GPU", "2.11", "float16", "kn", "mk", 8, 8, 8, "spio", "C()", 4.0, 0.0003, 0.5, "events"
+            "GPU",
+            "2.11",
+            "float16",
+            "kn",
+            "mk",
+            False,
+            8,
+            8,
+            8,
+            "spio",
+            "C()",
+            4.0,
+            0.0003,
+            0.5,
+            "events",
         ),
     ]
     write_outputs(rows, tmp_path / "out")
     records = json.loads((tmp_path / "out" / "matmul_bench.json").read_text())
     assert [r["contender"] for r in records] == ["cublas", "spio"]
     lines = (tmp_path / "out" / "matmul_bench.csv").read_text().splitlines()
-    assert lines[0].startswith("gpu,torch,dtype,b_layout,a_layout,m,n,k,contender")
+    assert lines[0].startswith("gpu,torch,dtype,b_layout,a_layout,bias,m,n,k,contender")
     assert len(lines) == 3
 
 

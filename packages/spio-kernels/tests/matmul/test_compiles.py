@@ -22,8 +22,9 @@ def _covering(params: MatmulParams) -> list[MatmulConfig]:
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("b_layout", ["kn", "nk"])
 @pytest.mark.parametrize("a_layout", ["mk", "km"])
-def test_default_compiles(arch: str, b_layout: str, a_layout: str) -> None:
-    params = MatmulParams(1000, 520, 264, "bfloat16", b_layout, a_layout)  # type: ignore[arg-type]
+@pytest.mark.parametrize("bias", [False, True])
+def test_default_compiles(arch: str, b_layout: str, a_layout: str, bias: bool) -> None:
+    params = MatmulParams(1000, 520, 264, "bfloat16", b_layout, a_layout, bias)  # type: ignore[arg-type]
     code = compile_matmul(params, default_config(params), arch)
     assert code.arch == arch
     assert code.code

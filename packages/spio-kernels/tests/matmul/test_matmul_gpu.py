@@ -58,13 +58,31 @@ WGMMA_CASES = [
 ]
 
 
+#: A bias on shapes whose last tile runs past n (136, 520) and on whole tiles, each layout
+#: and element type: the default config of each kernel and one more of the mma.sync kernel.
+BIAS_SHAPES = [
+    MatmulParams(200, 136, 88, bias=True),
+    MatmulParams(300, 520, 264, "bfloat16", "nk", bias=True),
+    MatmulParams(264, 256, 91, "bfloat16", "kn", "km", bias=True),
+    MatmulParams(8, 64, 32, "float16", "nk", "km", bias=True),
+]
+BIAS_CASES = [
+    (params, config)
+    for params in BIAS_SHAPES
+    for config in (default_config(params), MatmulConfig(64, 128, 32, 32, 64, 2, 1), WgmmaConfig())
+    if not isinstance(config, MatmulConfig) or config in config_space(params)
+]
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _compiled() -> None:
     """Every case's kernel compiled in parallel first (spio.jit's cache then serves them)."""
     import spio.jit
 
     arch = spio.jit.device_info(0).arch
-    cases = CASES + (WGMMA_CASES if _has_wgmma() else [])
+    wgmma = WGMMA_CASES + [case for case in BIAS_CASES if isinstance(case[1], WgmmaConfig)]
+    mma = CASES + [case for case in BIAS_CASES if isinstance(case[1], MatmulConfig)]
+    cases = mma + (wgmma if _has_wgmma() else [])
     spio.jit.compile_many([compile_request(params, config, arch) for params, config in cases])
 
 
@@ -112,6 +130,27 @@ def test_wgmma_matches_reference(params: MatmulParams, config: WgmmaConfig) -> N
     if not _has_wgmma():
         pytest.skip("the wgmma kernel runs on sm_90 only")
     test_matmul_matches_reference(params, config)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("params", "config"), BIAS_CASES, ids=str)
+def test_bias_is_added_to_every_row(params: MatmulParams, config: Any) -> None:
+    import torch
+
+    if isinstance(config, WgmmaConfig) and not _has_wgmma():
+        pytest.skip("the wgmma kernel runs on sm_90 only")
+    a, b = _operands(params)
+    # Large against the products, so a bias lost or misplaced by one column shows.
+    bias = torch.linspace(-64, 64, params.n, device="cuda").to(a.dtype) if params.bias else None
+    c = torch.full(params.c_shape, float("nan"), device="cuda", dtype=a.dtype)
+    matmul(c, a, b, params, config, bias=bias)
+    torch.cuda.synchronize()
+    assert not torch.isnan(c).any(), "the kernel left elements of C unwritten"
+    expected = matmul_reference(a, b, params, bias)
+    eps = 2.0**-8 if params.dtype == "bfloat16" else 2.0**-11
+    # The bias rounds with the sum, once: C's rounding of up to 64 plus the products' bound.
+    torch.testing.assert_close(
+        c.float(), expected, rtol=2 * eps, atol=2 * eps * params.k**0.5 + params.k * 2.0**-20
+    )
 
 
 def test_default_config_and_launch_callable() -> None:

@@ -30,6 +30,7 @@ from spio.kernels.matmul.spec import PORTABLE_SHARED_MEM, grid_blocks, swizzle_c
         ({"a_layout": "t"}, ValueError, r"a_layout must be one of \('mk', 'km'\).* got 't'"),
         ({"m": 12, "a_layout": "km"}, ValueError, "m must be a multiple of 8 with a_layout 'km'"),
         ({"m": 2**20, "k": 2**12}, ValueError, r"A \(1048576 x 4096\) has more than"),
+        ({"bias": 1}, TypeError, r"bias must be a bool, got 1 \(int\)"),
     ],
 )
 def test_params_name_the_field_the_value_and_what_is_allowed(
@@ -54,6 +55,8 @@ def test_params_shapes_flops_and_bytes() -> None:
         MatmulParams(24, 16, 91, b_layout="nk", a_layout="km")
     assert kn.flops == 2 * 3 * 16 * 8
     assert kn.compulsory_bytes == 2 * (3 * 8 + 8 * 16 + 3 * 16)
+    assert not kn.bias
+    assert MatmulParams(3, 16, 8, bias=True).compulsory_bytes == kn.compulsory_bytes + 2 * 16
 
 
 @pytest.mark.parametrize(
@@ -163,6 +166,12 @@ def test_types_are_deterministic_and_name_the_layout() -> None:
     assert "#define SPIO_MATMUL_A_KM 1" in km
     assert "spio::SwizzleIndex<8, K, I8, A_SWIZZLE>" in km
     assert "struct A_SLAB : spio::Fold<I, 64, A_SLAB>" in km
+    # A bias: its vector of n elements and the macro that adds it; none without.
+    assert "SPIO_MATMUL_BIAS" not in kn
+    assert "Bias" not in kn
+    biased = generate_types(MatmulParams(256, 136, 256, "bfloat16", bias=True), config)
+    assert "#define SPIO_MATMUL_BIAS 1" in biased
+    assert "using Bias = spio::Tensor<const __nv_bfloat16, spio::DimInfo<J, 136, 1>>;" in biased
 
 
 def test_swizzle_rows_stop_at_one_bank_line() -> None:

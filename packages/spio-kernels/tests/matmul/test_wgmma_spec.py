@@ -96,6 +96,7 @@ def test_types_are_deterministic() -> None:
         (NK, WgmmaConfig(256, 4)),
         (dataclasses.replace(NK, a_layout="km"), WgmmaConfig(256, 4)),
         (dataclasses.replace(NK, b_layout="kn", a_layout="km"), WgmmaConfig(128, 3)),
+        (dataclasses.replace(NK, bias=True), WgmmaConfig(256, 4)),
     ],
     ids=str,
 )
@@ -125,6 +126,8 @@ def test_compiles_for_sm_90a_with_wgmma_and_tma(params: MatmulParams, config: Wg
     transposes = {(params.a_layout == "km", params.b_layout == "kn")}
     found = re.findall(r"wgmma\.mma_async.*, p, 1, 1, (\d), (\d);", text)
     assert {(a == "1", b == "1") for a, b in found} == transposes
+    # The bias: read from global memory in the epilogue only where the kernel adds one.
+    assert ("ld.global.nc" in text) == params.bias
 
 
 def test_gpus_without_tma_are_refused() -> None:

@@ -8,7 +8,7 @@ from spio.kernels.matmul.params import VECTOR
 
 from ._checks import check_same_dtype_and_device, check_tensor
 from ._eager import runs_eagerly
-from ._matmul import mm_eager, mm_op
+from ._matmul import addmm_op, mm_eager, mm_op
 from ._transforms import refuse_torch_func
 
 
@@ -20,10 +20,10 @@ def _check_multiple(what: str, value: int) -> None:
         )
 
 
-def _mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    if runs_eagerly(a, b, None):
-        return mm_eager(a, b)
-    result: torch.Tensor = mm_op(a, b)
+def _mm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    if runs_eagerly(a, b, bias):
+        return mm_eager(a, b, bias)
+    result: torch.Tensor = mm_op(a, b) if bias is None else addmm_op(bias, a, b)
     return result
 
 
@@ -70,8 +70,8 @@ def linear(
         input: ... x in_features, float16 or bfloat16, any leading dimensions.
         weight: out_features x in_features, input's dtype and device; both features
             multiples of 8.
-        bias: out_features values of input's dtype, or None (added by torch after the
-            product).
+        bias: out_features values of input's dtype, or None (added to the fp32 sums in the
+            kernels' epilogue, before the output rounds).
 
     Returns:
         ... x out_features in input's dtype.
@@ -100,5 +100,4 @@ def linear(
         if bias.shape[0] != out_features:
             raise ValueError(f"bias must have shape ({out_features},), got {tuple(bias.shape)}")
     rows = input.reshape(-1, in_features)
-    output = _mm(rows, weight.t()).view(*input.shape[:-1], out_features)
-    return output if bias is None else output + bias
+    return _mm(rows, weight.t(), bias).view(*input.shape[:-1], out_features)

@@ -1,23 +1,25 @@
-"""Matrix products on Spio's tensor-core matmul as a PyTorch custom operator (torch.library).
+"""Matrix products on Spio's tensor-core matmul as PyTorch custom operators (torch.library).
 
-spio::mm(a, b) -> a @ b for 2-D fp16 or bf16 tensors. The kernels read A as M x K or K x M
+spio::mm(a, b) -> a @ b and spio::addmm(bias, a, b) -> a @ b + bias (bias added to every row
+in float32 in the kernels' epilogue, before the product rounds, as a linear layer's) for 2-D
+fp16 or bf16 tensors. The kernels read A as M x K or K x M
 and B as K x N or N x K, each dense row-major (spio-kernels' `MatmulParams` layouts), so a
 transposed view reaches them as the matrix it views, with no copy: `a.t()` of a contiguous
 K x M tensor is A in the K x M layout. That is what makes the gradients cheap, each of them
 again an mm of views:
 
-    grad_a = mm(grad, b.t())        grad_b = mm(a.t(), grad)
+    grad_a = mm(grad, b.t())        grad_b = mm(a.t(), grad)        grad_bias = grad.sum(0)
 
 and a linear layer's three products (forward `x @ w.t()`, `grad @ w`, `grad.t() @ x`) run
 on the kernels as they are laid out. Any other strides, or a start off a 16-byte boundary,
 are copied to a contiguous tensor first.
 
-On CUDA the operator runs the kernel of `default_config_on` for the shape and device (the
+On CUDA the operators run the kernel of `default_config_on` for the shape and device (the
 wgmma kernel on an H100 or H200, the mma.sync one elsewhere) on torch's current stream, so
 it captures into CUDA graphs; on CPU it computes in fp32 with torch and rounds. In eager
 mode on CUDA `mm` goes straight to the kernels through a torch.autograd.Function instead of
-the operator (the operator's Python dispatch costs the host tens of microseconds a call);
-tracers (torch.compile, export, fake tensors) see the operator.
+the operators (their Python dispatch costs the host tens of microseconds a call); tracers
+(torch.compile, export, fake tensors) see the operators.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 import torch
 from spio.kernels.matmul import MatmulParams, default_config_on, matmul_launch
+from spio.kernels.matmul._arrays import BIAS_ALIGNMENT
 from spio.kernels.matmul.params import VECTOR
 
 from ._cuda_passes import DTYPES
@@ -50,9 +53,19 @@ def _layout(tensor: torch.Tensor, plain: str, transposed: str) -> tuple[torch.Te
     return tensor.clone(memory_format=torch.contiguous_format), plain
 
 
+def _bias_vector(bias: torch.Tensor) -> torch.Tensor:
+    """bias as the kernels read it: dense, its pairs of elements 4-byte aligned (else a
+    copy)."""
+    if bias.stride(0) == 1 and bias.data_ptr() % BIAS_ALIGNMENT == 0:
+        return bias
+    return bias.clone(memory_format=torch.contiguous_format)
+
+
 @functools.lru_cache(maxsize=4096)
-def _params(m: int, n: int, k: int, dtype: str, b_layout: str, a_layout: str) -> MatmulParams:
-    return MatmulParams(m, n, k, dtype, b_layout, a_layout)  # type: ignore[arg-type]
+def _params(
+    m: int, n: int, k: int, dtype: str, b_layout: str, a_layout: str, bias: bool
+) -> MatmulParams:
+    return MatmulParams(m, n, k, dtype, b_layout, a_layout, bias)  # type: ignore[arg-type]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -76,20 +89,37 @@ def _check_operands(a: torch.Tensor, b: torch.Tensor) -> None:
         raise ValueError(f"spio::mm's operands must share a device, got {a.device} and {b.device}")
 
 
-def mm_cuda(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a @ b on Spio's kernels: a (m x k) and b (k x n) CUDA tensors of one 16-bit dtype, any
-    strides (see the module doc); the product is a new contiguous m x n tensor. The
-    operands are not checked here, on the eager path's every call: its callers did."""
+def _check_bias(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    """What spio::addmm needs of its bias, beyond spio::mm's operands."""
+    if bias.dim() != 1 or bias.shape[0] != b.shape[1]:
+        raise ValueError(
+            f"spio::addmm's bias must be a vector of b's {b.shape[1]} columns, got shape "
+            f"{tuple(bias.shape)}"
+        )
+    if bias.dtype != a.dtype or bias.device != a.device:
+        raise TypeError(
+            f"spio::addmm's bias must have the operands' dtype and device ({a.dtype} on "
+            f"{a.device}), got {bias.dtype} on {bias.device}"
+        )
+
+
+def mm_cuda(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """a @ b (+ bias) on Spio's kernels: a (m x k) and b (k x n) CUDA tensors of one 16-bit
+    dtype, any strides (see the module doc), bias n of the same; the product is a new
+    contiguous m x n tensor. The operands are not checked here, on the eager path's every
+    call: its callers did."""
     m, k = a.shape
     n = b.shape[1]
     if m == 0 or n == 0 or k == 0:
         # Nothing for a kernel to do (MatmulParams sizes are >= 1): an empty sum is zero.
-        return torch.zeros((m, n), device=a.device, dtype=a.dtype)
+        zeros = torch.zeros((m, n), device=a.device, dtype=a.dtype)
+        return zeros if bias is None else zeros + bias
     a_matrix, a_layout = _layout(a, "mk", "km")
     b_matrix, b_layout = _layout(b, "kn", "nk")
-    params = _params(m, n, k, DTYPES[a.dtype], b_layout, a_layout)
+    params = _params(m, n, k, DTYPES[a.dtype], b_layout, a_layout, bias is not None)
     c = torch.empty((m, n), device=a.device, dtype=a.dtype)
-    _launch(params, a.get_device())(c, a_matrix, b_matrix)
+    vector = None if bias is None else _bias_vector(bias)
+    _launch(params, a.get_device())(c, a_matrix, b_matrix, bias=vector)
     return c
 
 
@@ -136,24 +166,72 @@ def _backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
 mm_op.register_autograd(_backward, setup_context=_setup_context)
 
 
+@torch.library.custom_op("spio::addmm", mutates_args=())
+def addmm_op(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b + bias (bias added to every row before the result rounds), float32
+    accumulation (CPU: fp32 torch, rounded to a's dtype)."""
+    _check_operands(a, b)
+    _check_bias(bias, a, b)
+    return (a.float() @ b.float() + bias.float()).to(a.dtype)
+
+
+@addmm_op.register_fake
+def _(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+@addmm_op.register_kernel("cuda")
+def _(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    _check_operands(a, b)
+    _check_bias(bias, a, b)
+    return mm_cuda(a, b, bias)
+
+
+def _bias_gradient(grad: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """The bias's gradient: grad's columns summed (torch accumulates 16-bit sums in f32)."""
+    return grad.sum(0).to(bias.dtype)
+
+
+def _addmm_setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+    bias, a, b = inputs
+    ctx.save_for_backward(bias, a, b)
+
+
+def _addmm_backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    bias, a, b = ctx.saved_tensors
+    needs_bias, *needs = ctx.needs_input_grad
+    grad_bias = _bias_gradient(grad, bias) if needs_bias else None
+    return (grad_bias, *_mm_gradients(a, b, grad, tuple(needs), mm_op))
+
+
+addmm_op.register_autograd(_addmm_backward, setup_context=_addmm_setup_context)
+
+
 class _MmFunction(torch.autograd.Function):
-    """spio::mm's forward and gradients without the operator (eager CUDA; see runs_eagerly)."""
+    """spio::mm's and spio::addmm's forward and gradients without the operators (eager CUDA;
+    see runs_eagerly)."""
 
     @staticmethod
-    def forward(ctx: Any, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        ctx.save_for_backward(a, b)
-        return mm_cuda(a, b)
+    def forward(
+        ctx: Any, a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None
+    ) -> torch.Tensor:
+        ctx.save_for_backward(a, b, bias)
+        return mm_cuda(a, b, bias)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-        a, b = ctx.saved_tensors
+        a, b, bias = ctx.saved_tensors
+        needs_a, needs_b, needs_bias = ctx.needs_input_grad
         # Through mm_eager again, so that a double backward sees Functions too.
-        return _mm_gradients(a, b, grad, ctx.needs_input_grad, mm_eager)
+        grads = _mm_gradients(a, b, grad, (needs_a, needs_b), mm_eager)
+        return (*grads, _bias_gradient(grad, bias) if needs_bias else None)
 
 
-def mm_eager(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a @ b on CUDA without the operator: the Function only where a gradient is wanted."""
-    if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
-        output: torch.Tensor = _MmFunction.apply(a, b)
+def mm_eager(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """a @ b (+ bias) on CUDA without the operators: the Function only where a gradient is
+    wanted."""
+    operands = (a, b) if bias is None else (a, b, bias)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in operands):
+        output: torch.Tensor = _MmFunction.apply(a, b, bias)
         return output
-    return mm_cuda(a, b)
+    return mm_cuda(a, b, bias)

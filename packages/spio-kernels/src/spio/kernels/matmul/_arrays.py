@@ -1,4 +1,5 @@
-"""Checks of the matrices given to `matmul`, where they describe themselves.
+"""Checks of the matrices (and the bias vector) given to `matmul`, where they describe
+themselves.
 
 The kernel reads A and B and writes C through their data pointers as dense row-major
 matrices of 16-byte rows, with 16-byte cp.async copies and vector stores. A matrix of
@@ -17,6 +18,8 @@ from .._tma import device_pointer
 
 #: The alignment of every matrix's first element: one 16-byte vector.
 ALIGNMENT = 16
+#: The bias's: the epilogue reads it as pairs of 16-bit elements.
+BIAS_ALIGNMENT = 4
 
 
 def data_pointer(array: Any) -> int | None:
@@ -42,9 +45,26 @@ def check_matrix(name: str, array: Any, shape: tuple[int, int], dtype: str) -> N
                 f"strides {described.strides}"
             )
         check_dtype(name, described, dtype)
+    _check_alignment(name, array, ALIGNMENT, "the kernel moves 16-byte vectors")
+
+
+def check_vector(name: str, array: Any, size: int, dtype: str) -> None:
+    """Raise ValueError unless array is a dense vector of size dtype elements (when it
+    describes itself) that starts on a BIAS_ALIGNMENT-byte boundary."""
+    described = describe(name, array)
+    if described is not None:
+        if not matches(described, (size,), (1,)):
+            raise ValueError(
+                f"{name} must be a dense vector of {size} elements (shape ({size},), stride "
+                f"(1,)); got shape {described.shape} with strides {described.strides}"
+            )
+        check_dtype(name, described, dtype)
+    _check_alignment(name, array, BIAS_ALIGNMENT, "the kernel reads pairs of elements")
+
+
+def _check_alignment(name: str, array: Any, alignment: int, why: str) -> None:
     pointer = data_pointer(array)
-    if pointer is not None and pointer % ALIGNMENT != 0:
+    if pointer is not None and pointer % alignment != 0:
         raise ValueError(
-            f"{name} must start on a {ALIGNMENT}-byte boundary (the kernel moves 16-byte "
-            f"vectors), got address {pointer:#x}"
+            f"{name} must start on a {alignment}-byte boundary ({why}), got address {pointer:#x}"
         )

@@ -1,8 +1,8 @@
 """Benchmark the matmul against cuBLAS (torch) in one run.
 
     python -m spio.kernels.bench matmul [--shapes 8192x8192x8192 ...] [--dtype float16]
-        [--b-layout kn|nk] [--a-layout mk|km] [--kernel auto|mma|wgmma] [--all-configs]
-        [--cuda-graph] [--out DIR]
+        [--b-layout kn|nk] [--a-layout mk|km] [--bias] [--kernel auto|mma|wgmma]
+        [--all-configs] [--cuda-graph] [--out DIR]
 
 Shapes are M x N x K. Method (TARGETS.md): one process, one GPU, the same buffers for every
 contender; each timing is CUDA events around a loop of `--launches` (>= 20) launches,
@@ -17,6 +17,10 @@ mma or wgmma takes that kernel's default instead), or with --all-configs every c
 that kernel's space that runs on the GPU (both kernels' with auto; the mma.sync kernel has
 thousands: minutes per shape), reporting the best and the default's regret (default time /
 best time - 1).
+--bias adds a bias vector to C's rows: cuBLAS runs torch.addmm(bias, a, b) or
+F.linear(a, b, bias) (its epilogue adds it), Spio its kernels' epilogue, and a third row,
+spio_unfused, times Spio's product without the bias followed by torch's add of it, the way
+an epilogue without one would have to run.
 --out DIR writes DIR/matmul_bench.csv and .json: one row per shape and contender with the
 GPU, torch version, dtype, layout, config, median us, TFLOP/s and the ratio.
 """
@@ -55,6 +59,7 @@ class MatmulRow:
     dtype: str
     b_layout: str
     a_layout: str
+    bias: bool
     m: int
     n: int
     k: int
@@ -66,14 +71,16 @@ class MatmulRow:
     timing: str
 
 
-def parse_shape(text: str, dtype: str, b_layout: str, a_layout: str = "mk") -> MatmulParams:
+def parse_shape(
+    text: str, dtype: str, b_layout: str, a_layout: str = "mk", bias: bool = False
+) -> MatmulParams:
     """MatmulParams of an M x N x K shape text; argparse.ArgumentTypeError when malformed."""
     parts = text.lower().split("x")
     if len(parts) != 3 or not all(part.isdigit() for part in parts):
         raise argparse.ArgumentTypeError(f"shape must be M x N x K, like 4096x4096x4096: {text!r}")
     m, n, k = (int(part) for part in parts)
     try:
-        return MatmulParams(m, n, k, dtype, b_layout, a_layout)  # type: ignore[arg-type]
+        return MatmulParams(m, n, k, dtype, b_layout, a_layout, bias)  # type: ignore[arg-type]
     except (TypeError, ValueError) as error:
         raise argparse.ArgumentTypeError(f"shape {text!r}: {error}") from error
 
@@ -92,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="mk",
         help="A as M x K (mk) or K x M (km: cuBLAS then takes A.t(), a transposed view)",
     )
+    parser.add_argument("--bias", action="store_true", help="add a bias vector to C's rows")
     parser.add_argument(
         "--kernel",
         choices=("auto", "mma", "wgmma"),
@@ -118,14 +126,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--launches must be >= 20 and --repetitions >= 9 (TARGETS.md's method)")
     try:
         args.params = [
-            parse_shape(text, args.dtype, args.b_layout, args.a_layout) for text in args.shapes
+            parse_shape(text, args.dtype, args.b_layout, args.a_layout, args.bias)
+            for text in args.shapes
         ]
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     return args
 
 
-def _buffers(params: MatmulParams) -> tuple[Any, Any, Any]:
+def _buffers(params: MatmulParams) -> tuple[Any, Any, Any, Any]:
+    """C, A, B and the bias (None without one) of params, on the GPU."""
     import torch
 
     dtype = getattr(torch, params.dtype)
@@ -133,18 +143,34 @@ def _buffers(params: MatmulParams) -> tuple[Any, Any, Any]:
     a = (torch.rand(params.a_shape, device="cuda", generator=gen) - 0.5).to(dtype)
     b = (torch.rand(params.b_shape, device="cuda", generator=gen) - 0.5).to(dtype)
     c = torch.empty(params.c_shape, device="cuda", dtype=dtype)
-    return c, a, b
+    bias = torch.rand(params.n, device="cuda", generator=gen).to(dtype) if params.bias else None
+    return c, a, b, bias
 
 
-def _cublas(params: MatmulParams, c: Any, a: Any, b: Any) -> Callable[[], object]:
+def _cublas(params: MatmulParams, c: Any, a: Any, b: Any, bias: Any) -> Callable[[], object]:
     import torch
     import torch.nn.functional as F  # noqa: N812
 
     # A K x M A is given to cuBLAS as the transposed view it is (no copy).
     a_mk = a if params.a_layout == "mk" else a.t()
     if params.b_layout == "kn":
+        if bias is not None:
+            return lambda: torch.addmm(bias, a_mk, b, out=c)
         return lambda: torch.matmul(a_mk, b, out=c)
-    return lambda: F.linear(a_mk, b)
+    return lambda: F.linear(a_mk, b, bias)
+
+
+def _unfused(params: MatmulParams, config: Config, c: Any, a: Any, b: Any, bias: Any) -> Any:
+    """Spio's product without the bias, then torch's add of it."""
+    import dataclasses
+
+    launch = matmul_launch(dataclasses.replace(params, bias=False), config)
+
+    def run() -> None:
+        launch(c, a, b)
+        c.add_(bias)
+
+    return run
 
 
 def precompile(params: MatmulParams, configs: Sequence[Config], arch: str) -> None:
@@ -189,26 +215,32 @@ def bench_shape(params: MatmulParams, args: argparse.Namespace, gpu: str) -> lis
 
     import spio.jit
 
-    c, a, b = _buffers(params)
+    c, a, b, bias = _buffers(params)
     default = _default(params, args.kernel)
     configs = _configs(params, default, args)
     precompile(params, configs, spio.jit.device_info(0).arch)
     timing = "graph" if args.cuda_graph else "events"
-    cublas_us = time_us(_cublas(params, c, a, b), args.launches, args.repetitions, args.cuda_graph)
+
+    def timed(run: Callable[[], object]) -> float:
+        return time_us(run, args.launches, args.repetitions, args.cuda_graph)
+
+    cublas_us = timed(_cublas(params, c, a, b, bias))
     times = {}
     for config in configs:
-        launch = functools.partial(matmul_launch(params, config), c, a, b)
-        times[config] = time_us(launch, args.launches, args.repetitions, args.cuda_graph)
+        times[config] = timed(functools.partial(matmul_launch(params, config), c, a, b, bias=bias))
     best = min(times, key=times.__getitem__)
 
     def row(contender: str, config: str, us: float) -> MatmulRow:
         return MatmulRow(
-            gpu, torch.__version__, params.dtype, params.b_layout, params.a_layout,
+            gpu, torch.__version__, params.dtype, params.b_layout, params.a_layout, params.bias,
             params.m, params.n, params.k,
             contender, config, us, params.flops / us / 1e6, cublas_us / us, timing,
         )  # fmt: skip
 
     rows = [row("cublas", "", cublas_us), row("spio", str(default), times[default])]
+    if params.bias:
+        unfused_us = timed(_unfused(params, default, c, a, b, bias))
+        rows.append(row("spio_unfused", str(default), unfused_us))
     if args.all_configs:
         rows.append(row("spio_best", str(best), times[best]))
         regret = times[default] / times[best] - 1
@@ -251,8 +283,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         print("error: the matmul benchmark needs a CUDA GPU", file=sys.stderr)
         raise SystemExit(2)
     gpu = spio.jit.device_info(0).name
+    bias = ", bias" if args.bias else ""
     print(
-        f"GPU: {gpu}; torch {torch.__version__}; {args.dtype}, A {args.a_layout}, B {args.b_layout}"
+        f"GPU: {gpu}; torch {torch.__version__}; {args.dtype}, A {args.a_layout}, "
+        f"B {args.b_layout}{bias}"
     )
     rows: list[MatmulRow] = []
     for params in args.params:

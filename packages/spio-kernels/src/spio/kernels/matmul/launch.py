@@ -15,7 +15,7 @@ from typing import Any
 
 from .._array_info import resolve_device
 from .._tma import TensorMapCache, device_pointer, has_tma
-from ._arrays import check_matrix
+from ._arrays import check_matrix, check_vector
 from ._matrix_maps import matrix_map
 from .params import MatmulParams
 from .spec import KERNEL_NAME, LaunchGeometry, MatmulConfig, check_config
@@ -109,14 +109,20 @@ class MatmulLaunch:
     geometry: LaunchGeometry
     tensor_maps: TensorMapCache | None = None
 
-    def __call__(self, c: Any, a: Any, b: Any, stream: Any = None, pdl: bool = True) -> None:
-        """Launch C = A @ B on the arrays (as `matmul` takes them, unchecked)."""
+    def __call__(
+        self, c: Any, a: Any, b: Any, stream: Any = None, pdl: bool = True, bias: Any = None
+    ) -> None:
+        """Launch C = A @ B (+ bias) on the arrays (as `matmul` takes them, unchecked; bias
+        where the params have one)."""
         geometry = self.geometry
+        # The kernels take a bias pointer either way, and read it only where they add one.
+        bias_arg = 0 if bias is None else bias
         args: tuple[Any, ...]
         if self.tensor_maps is None:
-            args = (c, a, b)
+            args = (c, a, b, bias_arg)
         else:
-            args = (c, *self.tensor_maps((device_pointer(a), device_pointer(b))))
+            maps = self.tensor_maps((device_pointer(a), device_pointer(b)))
+            args = (c, *maps, bias_arg)
         self.kernel.launch(geometry.grid, geometry.block, args, geometry.shared_mem, stream, pdl)
 
 
@@ -197,8 +203,9 @@ def matmul(
     stream: Any = None,
     device: int | None = None,
     pdl: bool = True,
+    bias: Any = None,
 ) -> None:
-    """Compute C = A @ B on tensor cores, float32 accumulation (asynchronously).
+    """Compute C = A @ B (+ bias) on tensor cores, float32 accumulation (asynchronously).
 
     c (m x n), a (m x k, or k x m when params.a_layout is "km") and b (k x n, or n x k when
     params.b_layout is "nk") are dense row-major device arrays of params.dtype: torch
@@ -211,13 +218,21 @@ def matmul(
     device 0; stream as spio.jit.launch. pdl (sm_90 and newer): launch with programmatic
     dependent launch, so that the kernel's blocks are placed while the previous kernel in
     the stream finishes (they wait for it before touching memory); the result is the same.
+    bias: a vector of n elements of params.dtype, on a 16-byte boundary, added to every row
+    of C (in float32, before C rounds), given exactly where params.bias is True.
     """
     if not isinstance(params, MatmulParams):
         raise TypeError(f"params must be a MatmulParams, got {type(params).__name__}")
     check_matrix("c", c, params.c_shape, params.dtype)
     check_matrix("a", a, params.a_shape, params.dtype)
     check_matrix("b", b, params.b_shape, params.dtype)
+    if params.bias:
+        if bias is None:
+            raise ValueError("params.bias is True: pass bias, a vector of params.n elements")
+        check_vector("bias", bias, params.n, params.dtype)
+    elif bias is not None:
+        raise ValueError("bias was given, but params.bias is False: set it to add a bias")
     device = resolve_device(device, a)
     if config is None:
         config = default_config_on(params, device)
-    matmul_launch(params, config, device)(c, a, b, stream, pdl)
+    matmul_launch(params, config, device)(c, a, b, stream, pdl, bias)

@@ -1,9 +1,10 @@
 // What both matmul kernels (matmul.cu, mma.sync; matmul_wgmma.cu, wgmma) share: the blocks'
-// order over C's tiles, block-wide copy loops, and the epilogue that stages C's tile swizzled
-// in shared memory and stores it as whole 16-byte vectors.
+// order over C's tiles, block-wide copy loops, and the epilogue that adds the bias, stages C's
+// tile swizzled in shared memory and stores it as whole 16-byte vectors.
 //
 // Needs, from the kernel's types.h: BLOCK_I, BLOCK_J, C_SLAB, C, SmemC, SwizzleC, CStoreIndex,
-// CFrag, kM, kN, kTilesM, kTilesN, kGroupM, kThreads; and Element, the 16-bit element type.
+// CFrag, kM, kN, kTilesM, kTilesN, kGroupM, kThreads, and Bias with SPIO_MATMUL_BIAS; and
+// Element, the 16-bit element type.
 #pragma once
 
 using Vector = uint4;  // 16 bytes: 8 elements of one row
@@ -62,15 +63,46 @@ __device__ __forceinline__ Vector* staged_cell(const SmemC& smem_c, I row, J8 ce
                      .get();
 }
 
+// A packed pair of 16-bit elements as two floats.
+__device__ __forceinline__ float2 to_float2(__half2 pair) { return __half22float2(pair); }
+__device__ __forceinline__ float2 to_float2(__nv_bfloat162 pair) {
+    return __bfloat1622float2(pair);
+}
+
+// The bias of the block's columns: with SPIO_MATMUL_BIAS the kernel adds a vector of kN
+// elements (the generated Bias) to every row of C, each accumulator getting its column's value
+// in float32 before it rounds, as torch's addmm does; without it, ptr is unused and the
+// epilogue has no code for it.
+struct TileBias {
+    const Element* ptr;
+    BLOCK_J block_j;
+};
+
+// Add the bias of the block's columns col and col + 1 to (low, high).
+__device__ __forceinline__ void add_bias(float& low, float& high, const TileBias& bias, J col) {
+#ifdef SPIO_MATMUL_BIAS
+    const J column = bias.block_j.unfold() + col;
+    // col is even and kN a multiple of 8: the pair lies inside C, or past its edge where
+    // nothing is stored.
+    if (column < J(kN)) {
+        const float2 values =
+            to_float2(*reinterpret_cast<const ElementPair*>(Bias(bias.ptr)[column].get()));
+        low += values.x;
+        high += values.y;
+    }
+#endif
+}
+
 // Stage accumulator pair p of an m16n8 C fragment whose first row and column in the block's
-// tile are (row0, col0).
+// tile are (row0, col0): (low, high) plus their columns' bias, rounded to Element.
 __device__ __forceinline__ void stage_pair(const SmemC& smem_c, I row0, J col0, int lane, int p,
-                                           ElementPair pair) {
+                                           float low, float high, const TileBias& bias) {
     const auto at = CFrag::coordinates(lane, 2 * p);  // (I, J) in the fragment
     const I row = row0 + at.get<I>();
     const J col = col0 + at.get<J>();
-    reinterpret_cast<ElementPair*>(
-        staged_cell(smem_c, row, col.fold<8>()))[within<8>(col).get() / 2] = pair;
+    add_bias(low, high, bias, col);
+    reinterpret_cast<ElementPair*>(staged_cell(
+        smem_c, row, col.fold<8>()))[within<8>(col).get() / 2] = to_element_pair(low, high);
 }
 
 // Store the staged tile to C (rows and columns past C's edges are not written). The block

@@ -40,7 +40,7 @@ def _check_size(name: str, value: object) -> int:
 
 @dataclass(frozen=True)
 class MatmulParams:
-    """C (m x n) = A (m x k) @ B (k x n), every matrix row-major and dense.
+    """C (m x n) = A (m x k) @ B (k x n) (+ bias), every matrix row-major and dense.
 
     A is m x k when a_layout is "mk", and k x m (A's transpose, read transposed) when it is
     "km". B is k x n when b_layout is "kn" (torch.matmul(a, b)) and n x k when it is "nk"
@@ -48,9 +48,10 @@ class MatmulParams:
     same dtype as A and B; the products accumulate in float32. Every row is whole 16-byte
     vectors: n is a multiple of 8, and so is k where A is m x k or B is n x k, and m where A
     is k x m (`row_sizes`); with A as k x m and B as k x n, k may be anything. Each matrix stays
-    below 2**31 elements. Every field is validated on construction: a wrong type raises
-    TypeError, a value out of range ValueError, both naming the field, the value and what is
-    allowed.
+    below 2**31 elements. bias: the kernel adds a vector of n elements of dtype (a linear
+    layer's bias) to every row of C, in float32 before C rounds. Every field is validated on
+    construction: a wrong type raises TypeError, a value out of range ValueError, both naming
+    the field, the value and what is allowed.
     """
 
     m: int
@@ -59,10 +60,13 @@ class MatmulParams:
     dtype: Dtype = "float16"
     b_layout: BLayout = "kn"
     a_layout: ALayout = "mk"
+    bias: bool = False
 
     def __post_init__(self) -> None:
         for name in ("m", "n", "k"):
             _check_size(name, getattr(self, name))
+        if not isinstance(self.bias, bool):
+            raise TypeError(f"bias must be a bool, got {self.bias!r} ({type(self.bias).__name__})")
         if self.a_layout not in A_LAYOUTS:
             raise ValueError(
                 f"a_layout must be one of {A_LAYOUTS} ('mk': A is m x k; 'km': A is k x m), "
@@ -123,5 +127,7 @@ class MatmulParams:
 
     @property
     def compulsory_bytes(self) -> int:
-        """Bytes every kernel must move to or from DRAM: A and B read, C written once."""
-        return _ELEMENT_BYTES * (self.m * self.k + self.k * self.n + self.m * self.n)
+        """Bytes every kernel must move to or from DRAM: A, B (and the bias) read, C written
+        once."""
+        matrices = self.m * self.k + self.k * self.n + self.m * self.n
+        return _ELEMENT_BYTES * (matrices + self.n * self.bias)

@@ -1,7 +1,8 @@
 """Run one matmul with one config a few times: a process for a tool to watch.
 
     python -m spio.kernels.matmul.run_once MxNxK [--dtype float16|bfloat16] [--b-layout kn|nk]
-        [--a-layout mk|km] [--kernel auto|mma|wgmma] [--config FIELD=VALUE ...] [--launches K]
+        [--a-layout mk|km] [--bias] [--kernel auto|mma|wgmma] [--config FIELD=VALUE ...]
+        [--launches K]
 
 For example, Nsight Compute on the default config, and racecheck on an mma.sync config:
 
@@ -12,8 +13,8 @@ For example, Nsight Compute on the default config, and racecheck on an mma.sync 
 
 The config is the kernel's default on the device (--kernel auto: `default_config_on`) with
 the --config fields replaced; a config the shape cannot run is refused with the rule it
-breaks. Inputs are random (torch), the launches are synchronized at the end, and one line
-names the shape and the config that ran.
+breaks. --bias adds a bias vector to C's rows. Inputs are random (torch), the launches are
+synchronized at the end, and one line names the shape and the config that ran.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", choices=DTYPES, default="float16")
     parser.add_argument("--b-layout", choices=B_LAYOUTS, default="kn")
     parser.add_argument("--a-layout", choices=A_LAYOUTS, default="mk")
+    parser.add_argument("--bias", action="store_true", help="add a bias vector to C's rows")
     parser.add_argument("--kernel", choices=("auto", "mma", "wgmma"), default="auto")
     parser.add_argument(
         "--config", nargs="+", default=[], metavar="FIELD=VALUE", help="fields to override"
@@ -76,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         params = parse_shape(args.shape, args.dtype, args.b_layout, args.a_layout)
+        params = dataclasses.replace(params, bias=args.bias)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     import torch
@@ -88,8 +91,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     a = torch.randn(params.a_shape, device="cuda").to(dtype)
     b = torch.randn(params.b_shape, device="cuda").to(dtype)
     c = torch.empty(params.c_shape, device="cuda", dtype=dtype)
+    bias = torch.randn(params.n, device="cuda").to(dtype) if params.bias else None
     for _ in range(args.launches):
-        matmul(c, a, b, params, config)
+        matmul(c, a, b, params, config, bias=bias)
     torch.cuda.synchronize()
     print(f"ran {args.launches} x {params} with {config}")
 

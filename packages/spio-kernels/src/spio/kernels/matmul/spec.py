@@ -314,6 +314,27 @@ def _operand_specs(
     ]
 
 
+def bias_specs(params: MatmulParams) -> list[Spec]:
+    """The bias vector (params.bias): n elements of C's dtype, added to every row of C."""
+    if not params.bias:
+        return []
+    element = dtype.half if params.dtype == "float16" else dtype.bfloat16
+    return [Tensor("Bias", element, Dims(j=params.n), constant=True)]
+
+
+def layout_macros(params: MatmulParams, trans_a: str, trans_b: str) -> list[str]:
+    """The generated header's macros for what changes the kernels' code, not only its values:
+    the operands' layouts (each with what it means for the kernel) and the bias."""
+    lines = []
+    if params.a_layout == "km":
+        lines += [f"// A is K x M{trans_a}", "#define SPIO_MATMUL_A_KM 1"]
+    if params.b_layout == "kn":
+        lines += [f"// B is K x N{trans_b}", "#define SPIO_MATMUL_B_KN 1"]
+    if params.bias:
+        lines += ["// C = A @ B + Bias, the bias added to every row", "#define SPIO_MATMUL_BIAS 1"]
+    return lines
+
+
 def _specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
     element = dtype.half if params.dtype == "float16" else dtype.bfloat16
     c_cells = swizzle_cells(config.block_n * _ELEMENT_BYTES)
@@ -339,6 +360,7 @@ def _specs(params: MatmulParams, config: MatmulConfig) -> list[Spec]:
             "b", "j", params.n, config.block_n, params.b_layout == "kn", params.k, config
         ),
         Tensor("C", dtype.uint4, Dims(i=params.m, j8=params.n // VECTOR)),
+        *bias_specs(params),
         Tensor(
             "SmemC",
             dtype.uint4,
@@ -376,10 +398,7 @@ def _constants(params: MatmulParams, config: MatmulConfig) -> str:
     ]
     lines = constant_lines("spec", values)
     # Macros, not constants: the layouts' code differs in types, not only values.
-    if params.a_layout == "km":
-        lines += ["// A is K x M (else M x K)", "#define SPIO_MATMUL_A_KM 1"]
-    if params.b_layout == "kn":
-        lines += ["// B is K x N (else N x K, B transposed)", "#define SPIO_MATMUL_B_KN 1"]
+    lines += layout_macros(params, " (else M x K)", " (else N x K, B transposed)")
     lines += ["// the kernel's entry point", f"#define SPIO_MATMUL_KERNEL {KERNEL_NAME}"]
     return "\n".join(lines) + "\n"
 

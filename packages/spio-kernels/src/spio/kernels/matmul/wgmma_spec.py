@@ -32,9 +32,11 @@ from .params import VECTOR, MatmulParams
 from .spec import (
     GROUP_M_VALUES,
     LaunchGeometry,
+    bias_specs,
     ceil_div,
     check_choices,
     constant_lines,
+    layout_macros,
     swizzle_cells,
 )
 
@@ -180,6 +182,7 @@ def _specs(params: MatmulParams, config: WgmmaConfig) -> list[Spec]:
         Fold("block_j", "j", config.block_n),
         Fold("c_slab", "j", VECTOR * c_cells),
         Tensor("C", dtype.uint4, Dims(i=params.m, j8=params.n // VECTOR)),
+        *bias_specs(params),
         # The ring as TMA fills it: every stage of A, then every stage of B, in rows of 64
         # elements (of K, or of M or N for the K-row layouts), 128-byte swizzled.
         _smem_a(params, config, element),
@@ -223,10 +226,7 @@ def _constants(params: MatmulParams, config: WgmmaConfig) -> str:
             f"constexpr unsigned k{operand}LeadingBytes = {leading};",
             f"constexpr unsigned k{operand}StrideBytes = {stride};",
         ]
-    if params.a_layout == "km":
-        lines += ["// A is K x M: M-major tiles (TransA)", "#define SPIO_MATMUL_A_KM 1"]
-    if params.b_layout == "kn":
-        lines += ["// B is K x N: N-major tiles (TransB)", "#define SPIO_MATMUL_B_KN 1"]
+    lines += layout_macros(params, ": M-major tiles (TransA)", ": N-major tiles (TransB)")
     lines += ["// the kernel's entry point", f"#define SPIO_MATMUL_WGMMA_KERNEL {KERNEL_NAME}"]
     return "\n".join(lines) + "\n"
 
