@@ -18,18 +18,21 @@ from spio.torch._bench_blocks import BLOCKS, grouped_width
 def test_arguments_and_their_errors() -> None:
     args = bench_block.build_parser().parse_args(
         ["--blocks", "mbconv", "--shapes", "2x16x4x4", "--kernel-size", "5", "--expansion", "6",
-         "--dtype", "bfloat16", "--rounds", "1", "--nondeterministic", "--out", "t.csv"]
+         "--dtype", "bfloat16", "--rounds", "1", "--nondeterministic", "--out", "t.csv",
+         "--compile"]
     )  # fmt: skip
     assert args.blocks == ["mbconv"]
     assert args.shapes == [(2, 16, 4, 4)]
     assert (args.kernel_size, args.expansion, args.dtype, args.rounds) == (5, 6, "bfloat16", 1)
     assert args.nondeterministic
+    assert args.compile
     assert str(args.out) == "t.csv"
     defaults = bench_block.build_parser().parse_args([])
     assert defaults.blocks == list(bench_block.BLOCK_NAMES)
     assert len(defaults.shapes) == len(bench_block.DEFAULT_SHAPES)
     assert (defaults.kernel_size, defaults.expansion, defaults.rounds) == (3, 4, 3)
     assert not defaults.nondeterministic
+    assert not defaults.compile
     assert defaults.out is None
     for bad in (
         ["--blocks", "resnet"],
@@ -85,7 +88,7 @@ def test_a_block_with_nothing_to_convert_is_refused() -> None:
 
 
 def test_write_csv(tmp_path: Path) -> None:
-    rows = [bench_block.BlockTime("mbconv", "2x16x4x4", 3, 4, 64, 10.0, 25.0)]
+    rows = [bench_block.BlockTime("mbconv", "2x16x4x4", 3, 4, 64, False, 10.0, 25.0)]
     path = tmp_path / "blocks.csv"
     bench_block.write_csv(rows, path, {"gpu": "test GPU"})
     (read,) = list(csv.DictReader(path.open()))

@@ -3,7 +3,7 @@
     python -m spio.torch.bench_block [--blocks convfirst mbconv] [--shapes 128x64x64x64 ...]
                                      [--kernel-size 3] [--expansion 4]
                                      [--dtype float16|bfloat16] [--rounds 3]
-                                     [--nondeterministic] [--out FILE.csv]
+                                     [--compile] [--nondeterministic] [--out FILE.csv]
 
 A layer timed alone (spio.kernels' bench, spio.torch.bench_step) shows what the kernel
 does; a block shows what a network gains. For each block and N x C x H x W (C: the block's
@@ -21,8 +21,11 @@ Both steps are captured in CUDA graphs and replayed, alternating for --rounds ro
 process, each given its fastest round's median (spio.torch.bench_step's method). Prints a
 line per block and layer: microseconds per step for Spio's block and torch's, torch's time
 over Spio's, and the step's time Spio saved as a share of torch's. --out writes the same
-rows as CSV, with the GPU, torch and cuDNN versions. --nondeterministic runs Spio's steps
-after `spio.torch.set_wgrad_deterministic(False)`.
+rows as CSV, with the GPU, torch and cuDNN versions. --compile runs both blocks through
+`torch.compile` (inductor), which fuses the batch norms, activations and residual adds into
+few kernels, as a compiled model's training would; Spio's operators stay what they are, one
+op each. --nondeterministic runs Spio's steps after
+`spio.torch.set_wgrad_deterministic(False)`.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class BlockTime:
     kernel_size: int
     expansion: int
     grouped_channels: int
+    compiled: bool
     spio_us: float
     torch_us: float
 
@@ -81,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--dtype", choices=DTYPES, default=DTYPES[0])
     parser.add_argument("--rounds", type=rounds_argument, default=3, help="alternating rounds")
+    parser.add_argument("--compile", action="store_true", help="both blocks torch.compile'd")
     parser.add_argument(
         "--nondeterministic",
         action="store_true",
@@ -134,8 +139,10 @@ def block_step_us(
     expansion: int,
     dtype_name: str,
     rounds: int,
+    compiled: bool = False,
 ) -> BlockTime:
-    """Time one training step of Spio's and torch's block on one N x C x H x W input."""
+    """Time one training step of Spio's and torch's block on one N x C x H x W input
+    (compiled: each through torch.compile first)."""
     import torch
 
     from ._bench_blocks import grouped_width
@@ -143,6 +150,8 @@ def block_step_us(
     n, c, h, w = shape
     dtype = getattr(torch, dtype_name)
     spio_block, torch_block = block_pair(block, c, kernel_size, expansion, "cuda", dtype)
+    if compiled:
+        spio_block, torch_block = torch.compile(spio_block), torch.compile(torch_block)
     x = torch.randn(n, c, h, w, device="cuda", dtype=dtype)
     x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
     grad_y = torch.randn_like(x)
@@ -155,6 +164,7 @@ def block_step_us(
         kernel_size,
         expansion,
         grouped_width(block, c, expansion),
+        compiled,
         spio_us,
         torch_us,
     )
@@ -183,9 +193,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     wgrad = "nondeterministic" if args.nondeterministic else "deterministic"
     gpu = torch.cuda.get_device_name()
     size = f"{args.kernel_size} x {args.kernel_size}"
+    mode = "torch.compile'd" if args.compile else "eager"
     print(
-        f"{gpu}, {args.dtype}, {size}, expansion {args.expansion}, Spio's wgrad {wgrad}; "
-        "GPU us per training step"
+        f"{gpu}, {args.dtype}, {size}, expansion {args.expansion}, {mode}, Spio's wgrad "
+        f"{wgrad}; GPU us per training step"
     )
     print(f"{'block':>9} {'layer':>14} {'grouped C':>9} {'spio':>9} {'torch':>9} "
           f"{'speed-up':>8} {'saved':>6}")  # fmt: skip
@@ -195,7 +206,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         for block in args.blocks:
             for shape in args.shapes:
                 row = block_step_us(
-                    block, shape, args.kernel_size, args.expansion, args.dtype, args.rounds
+                    block,
+                    shape,
+                    args.kernel_size,
+                    args.expansion,
+                    args.dtype,
+                    args.rounds,
+                    args.compile,
                 )
                 rows.append(row)
                 print(f"{block:>9} {row.layer:>14} {row.grouped_channels:>9} "
