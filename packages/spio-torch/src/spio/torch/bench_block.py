@@ -39,7 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from .bench_overhead import _shape, layer_name, start_on_cuda
-from .bench_step import DTYPES, fastest_alternating, rounds_argument, training_step
+from .bench_step import (
+    DTYPES,
+    fastest_alternating,
+    rounds_argument,
+    training_step,
+    whole_number_argument,
+)
 
 BLOCK_NAMES = ("convfirst", "mbconv")
 DEFAULT_SHAPES = ("32x64x64x64", "128x64x64x64", "128x128x32x32", "128x256x16x16")
@@ -81,7 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--kernel-size", type=int, choices=KERNEL_SIZES, default=3)
     parser.add_argument(
-        "--expansion", type=_expansion, default=4, help="the MLP's or bottleneck's widening"
+        "--expansion",
+        type=whole_number_argument("--expansion"),
+        default=4,
+        help="the MLP's or bottleneck's widening",
     )
     parser.add_argument("--dtype", choices=DTYPES, default=DTYPES[0])
     parser.add_argument("--rounds", type=rounds_argument, default=3, help="alternating rounds")
@@ -93,16 +102,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", type=Path, help="CSV file to write")
     return parser
-
-
-def _expansion(text: str) -> int:
-    try:
-        expansion = int(text)
-    except ValueError:
-        expansion = 0
-    if expansion < 1:
-        raise argparse.ArgumentTypeError(f"--expansion takes a whole number >= 1, got {text!r}")
-    return expansion
 
 
 def block_pair(

@@ -48,15 +48,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def rounds_argument(text: str) -> int:
-    """argparse type of --rounds: a whole number >= 1."""
-    try:
-        rounds = int(text)
-    except ValueError:
-        rounds = 0
-    if rounds < 1:
-        raise argparse.ArgumentTypeError(f"--rounds takes a whole number >= 1, got {text!r}")
-    return rounds
+def whole_number_argument(flag: str) -> Callable[[str], int]:
+    """The argparse type of an option (flag, named in its error) that takes a whole number
+    >= 1."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} takes a whole number >= 1, got {text!r}")
+        return value
+
+    return parse
+
+
+#: argparse type of --rounds.
+rounds_argument = whole_number_argument("--rounds")
 
 
 def layer_step_us(
