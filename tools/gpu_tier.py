@@ -95,6 +95,9 @@ TEST_WEIGHTS = {
     "test_compare_gpu.py": 6.5,
     "test_bench_step.py": 8.5,
     "test_bench_overhead.py": 7.5,
+    # Thirtieth session: one test like bench_step's, timing two small blocks (H200, with the
+    # linear and matmul tests: 219 in 57 s).
+    "test_bench_block.py": 8.5,
     "test_arrays_gpu.py": 7.5,
     "test_bench_gpu.py": 4.5,
     "test_pdl_chain_gpu.py": 5.5,
