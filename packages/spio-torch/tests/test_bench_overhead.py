@@ -19,6 +19,12 @@ def test_shapes_and_errors() -> None:
     for bad in ("2x12x4x4", "2x16x4", "0x16x4x4"):
         with pytest.raises(SystemExit):
             bench_overhead.build_parser().parse_args(["--shapes", bad])
+    assert defaults.linear is None
+    linear = bench_overhead.build_parser().parse_args(["--linear", "8x256x64", "1x8x8"])
+    assert linear.linear == [(8, 256, 64), (1, 8, 8)]
+    for bad in ("8x250x64", "8x256", "0x8x8", "axbxc"):
+        with pytest.raises(SystemExit):
+            bench_overhead.build_parser().parse_args(["--linear", bad])
 
 
 def test_per_call_time_counts_the_calls() -> None:
@@ -50,3 +56,7 @@ def test_runs_on_the_gpu(capsys: pytest.CaptureFixture[str]) -> None:
         lines = capsys.readouterr().out.splitlines()
         assert lines[1].split()[0] == "1x64x8x8"
         assert float(lines[1].split()[-1]) > 0
+    bench_overhead.main(["--linear", "4x64x32", "--calls", "50", "--backward"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[0] == "4x64x32"
+    assert float(lines[1].split()[-1]) > 0

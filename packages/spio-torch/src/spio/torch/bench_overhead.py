@@ -1,7 +1,9 @@
-"""The host's cost of one call of spio.functional.conv2d_gw8 against torch's conv2d.
+"""The host's cost of one call of spio.functional.conv2d_gw8 against torch's conv2d (or of
+spio.functional.linear against F.linear).
 
     python -m spio.torch.bench_overhead [--shapes 1x64x8x8 ...] [--calls 2000] [--backward]
                                         [--weight-format channels_last|contiguous]
+                                        [--linear 8x256x256 ...]
 
 TARGETS.md asks that one eager call cost the host no more than torch's own conv2d call.
 Method: on small layers (the GPU finishes each call faster than the host issues the next),
@@ -12,8 +14,10 @@ weight is in channels_last memory by default, as `Conv2dGw8` modules and
 `model.to(memory_format=torch.channels_last)` keep it (Spio reads it in place);
 --weight-format contiguous times a plain C x 8 x R x S weight, which Spio copies into its
 layout on every call. --backward times forward and backward (autograd) instead of the
-forward alone. Prints one line per layer: microseconds per call for Spio and for torch, and
-their ratio.
+forward alone. --linear ROWS x IN x OUT times linear layers with a bias instead (fp16, an
+input of ROWS x IN, a weight of OUT x IN): `spio.functional.linear` against
+`torch.nn.functional.linear`. Prints one line per layer: microseconds per call for Spio and
+for torch, and their ratio.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 DEFAULT_SHAPES = ("1x64x8x8", "1x256x4x4", "8x64x16x16")
 WEIGHT_FORMATS = ("channels_last", "contiguous")
@@ -37,6 +42,18 @@ def _shape(text: str) -> tuple[int, int, int, int]:
     return n, c, h, w
 
 
+def _linear_shape(text: str) -> tuple[int, int, int]:
+    try:
+        rows, inputs, outputs = (int(v) for v in text.split("x"))
+    except ValueError:
+        message = f"a linear layer is ROWS x IN x OUT, e.g. 8x256x256; got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if min(rows, inputs, outputs) < 1 or inputs % 8 or outputs % 8:
+        message = f"sizes must be positive and IN and OUT multiples of 8: {text}"
+        raise argparse.ArgumentTypeError(message)
+    return rows, inputs, outputs
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m spio.torch.bench_overhead", description=__doc__.split("\n")[0]
@@ -51,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=WEIGHT_FORMATS,
         default=WEIGHT_FORMATS[0],
         help="the weight's memory format, for both contenders (default channels_last)",
+    )
+    parser.add_argument(
+        "--linear",
+        nargs="+",
+        type=_linear_shape,
+        metavar="ROWSxINxOUT",
+        help="time these linear layers (with a bias) instead of --shapes",
     )
     return parser
 
@@ -90,6 +114,32 @@ def layer_times(
         lambda: spio.functional.conv2d_gw8(x, weight, padding=1),
         lambda: torch.nn.functional.conv2d(x, weight, padding=1, groups=c // 8),
     )
+    return _call_times(calls_of, calls, backward)
+
+
+def linear_times(shape: tuple[int, int, int], calls: int, backward: bool) -> list[float]:
+    """[Spio's, torch's] microseconds per call of one linear layer with a bias (fp16)."""
+    import spio.functional
+    import torch
+
+    rows, inputs, outputs = shape
+    x = torch.randn(rows, inputs, device="cuda", dtype=torch.float16).requires_grad_(backward)
+    weight = torch.randn(outputs, inputs, device="cuda", dtype=torch.float16)
+    bias = torch.randn(outputs, device="cuda", dtype=torch.float16)
+    weight.requires_grad_(backward)
+    bias.requires_grad_(backward)
+    calls_of = (
+        lambda: spio.functional.linear(x, weight, bias),
+        lambda: torch.nn.functional.linear(x, weight, bias),
+    )
+    return _call_times(calls_of, calls, backward)
+
+
+def _call_times(calls_of: Sequence[Callable[[], Any]], calls: int, backward: bool) -> list[float]:
+    """Microseconds per call of each of calls_of (with backward: and of its output's sum's
+    backward pass)."""
+    import torch
+
     times = []
     for call in calls_of:
         if backward:
@@ -115,8 +165,8 @@ def start_on_cuda(program: str) -> None:
     torch.backends.cudnn.benchmark = True
 
 
-def layer_name(shape: tuple[int, int, int, int]) -> str:
-    """N x C x H x W as the command line spells it: 128x64x64x64."""
+def layer_name(shape: tuple[int, ...]) -> str:
+    """A layer's sizes as the command line spells them: 128x64x64x64."""
     return "x".join(str(v) for v in shape)
 
 
@@ -125,8 +175,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     start_on_cuda("bench_overhead")
     print(f"{'layer':>14} {'spio us/call':>12} {'torch us/call':>13} {'ratio':>6}")
-    for shape in args.shapes:
-        spio_us, torch_us = layer_times(shape, args.calls, args.backward, args.weight_format)
+    layers: list[tuple[tuple[int, ...], list[float]]]
+    if args.linear:
+        layers = [(shape, linear_times(shape, args.calls, args.backward)) for shape in args.linear]
+    else:
+        layers = [
+            (shape, layer_times(shape, args.calls, args.backward, args.weight_format))
+            for shape in args.shapes
+        ]
+    for shape, (spio_us, torch_us) in layers:
         row = f"{spio_us:>12.1f} {torch_us:>13.1f} {spio_us / torch_us:>6.2f}"
         print(f"{layer_name(shape):>14} {row}")
 
