@@ -52,6 +52,19 @@ def test_a_bias_off_its_alignment_is_copied_and_still_added() -> None:
     torch.testing.assert_close(spio_f.linear(x, w, bias), expected, rtol=2e-3, atol=2e-2)
 
 
+def test_operands_off_their_alignment_take_the_copying_path_and_the_plan_stays() -> None:
+    """One geometry, aligned and not: the plan reads aligned operands in place, and the
+    same shapes and strides off a 16-byte boundary are copied first, both right."""
+    w = torch.randn(24, 64, device="cuda").half()
+    storage = torch.randn(40 * 64 + 8, device="cuda").half()
+    aligned, shifted = storage[:2560].view(40, 64), storage[1:2561].view(40, 64)
+    for x in (aligned, shifted, aligned):
+        expected = (x.float() @ w.float().t()).half()
+        torch.testing.assert_close(spio_f.linear(x, w), expected, rtol=2e-3, atol=2e-2)
+    key = (aligned.shape, aligned.stride(), (64, 24), (1, 64), torch.float16, w.device, True)
+    assert _matmul._PLANS[key] is not None
+
+
 def test_a_linear_layer_hands_every_operand_over_without_a_copy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -70,6 +83,7 @@ def test_a_linear_layer_hands_every_operand_over_without_a_copy(
     b = torch.randn(32, device="cuda").half().requires_grad_()
     for bias in (None, b):
         seen.clear()
+        _matmul._PLANS.clear()  # (each geometry's params are made once, then its plan is found)
         y = spio_f.linear(x, w, bias)
         assert y.grad_fn is not None
         product = y.grad_fn.next_functions[0][0]  # under the view to the input's leading dims

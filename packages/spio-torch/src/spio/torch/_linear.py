@@ -3,6 +3,8 @@ eager mode on CUDA, to the same kernels without the operator machinery: _matmul.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from spio.kernels.matmul.params import VECTOR
 
@@ -12,10 +14,12 @@ from ._matmul import addmm_op, mm_eager, mm_op
 from ._transforms import refuse_torch_func
 
 
-def _check_multiple(what: str, value: int) -> None:
+def _check_multiple(value: int, what: Callable[[], str]) -> None:
+    """ValueError unless value is a multiple of VECTOR; what() names it (called only then:
+    the message's shapes would cost every call of a small layer its time)."""
     if value % VECTOR:
         raise ValueError(
-            f"{what} must be a multiple of {VECTOR} (the kernels move rows as 16-byte "
+            f"{what()} must be a multiple of {VECTOR} (the kernels move rows as 16-byte "
             f"vectors), got {value}"
         )
 
@@ -54,8 +58,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         raise ValueError(
             f"a's columns must match b's rows: a is {tuple(a.shape)}, b is {tuple(b.shape)}"
         )
-    _check_multiple(f"K (a's columns, b's rows; a {tuple(a.shape)})", a.shape[1])
-    _check_multiple(f"N (b's columns; b {tuple(b.shape)})", b.shape[1])
+    _check_multiple(a.shape[1], lambda: f"K (a's columns, b's rows; a {tuple(a.shape)})")
+    _check_multiple(b.shape[1], lambda: f"N (b's columns; b {tuple(b.shape)})")
     return _mm(a, b)
 
 
@@ -92,8 +96,8 @@ def linear(
             f"input's last dimension must be weight's in_features {in_features}, got input "
             f"shape {tuple(input.shape)}"
         )
-    _check_multiple(f"in_features (weight {tuple(weight.shape)})", in_features)
-    _check_multiple(f"out_features (weight {tuple(weight.shape)})", out_features)
+    _check_multiple(in_features, lambda: f"in_features (weight {tuple(weight.shape)})")
+    _check_multiple(out_features, lambda: f"out_features (weight {tuple(weight.shape)})")
     if bias is not None:
         check_tensor("bias", bias, 1)
         check_same_dtype_and_device("input", input, "bias", bias)

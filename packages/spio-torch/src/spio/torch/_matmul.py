@@ -38,17 +38,28 @@ from ._cuda_passes import DTYPES
 _ALIGNMENT = 16
 
 
+def _dense_layout(
+    shape: tuple[int, ...], stride: tuple[int, ...], plain: str, transposed: str
+) -> str | None:
+    """The layout name a 2-D operand of shape and stride reaches the kernels in: `plain`
+    where it is dense row-major, `transposed` where its transpose is, each of whole 16-byte
+    rows; None where neither."""
+    rows, cols = shape
+    if stride == (cols, 1) and cols % VECTOR == 0:
+        return plain
+    if stride == (1, rows) and rows % VECTOR == 0:
+        return transposed
+    return None
+
+
 def _layout(tensor: torch.Tensor, plain: str, transposed: str) -> tuple[torch.Tensor, str]:
     """(the dense row-major matrix the kernels read, its layout name) for a 2-D operand:
     the tensor itself (`plain`), the matrix its transpose views (`transposed`), or a
     contiguous copy where neither is dense, aligned and of whole 16-byte rows (the copy's
     own rows may still be partial: the callers check the sizes they need)."""
-    rows, cols = tensor.shape
-    aligned = tensor.data_ptr() % _ALIGNMENT == 0
-    if aligned and tensor.stride() == (cols, 1) and cols % VECTOR == 0:
-        return tensor, plain
-    if aligned and tensor.stride() == (1, rows) and rows % VECTOR == 0:
-        return tensor.t(), transposed
+    layout = _dense_layout(tensor.shape, tensor.stride(), plain, transposed)
+    if layout is not None and tensor.data_ptr() % _ALIGNMENT == 0:
+        return (tensor, layout) if layout == plain else (tensor.t(), layout)
     # A fresh allocation: contiguous() would hand back a misaligned contiguous view as is.
     return tensor.clone(memory_format=torch.contiguous_format), plain
 
@@ -103,11 +114,57 @@ def _check_bias(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
         )
 
 
+#: Each operand geometry's launch (see mm_cuda), or None where the operands need copies or
+#: there is nothing to launch.
+_PLANS: dict[tuple[Any, ...], Any] = {}
+#: Geometries kept before the plans start over (a model of changing shapes makes new ones).
+_MAX_PLANS = 4096
+#: What _PLANS.get finds for a geometry not yet planned (None is a plan: "copy first").
+_UNPLANNED = object()
+
+
+def _plan(a: torch.Tensor, b: torch.Tensor, with_bias: bool) -> Any:
+    """The launch of a @ b (+ bias) for operands of a's and b's shapes and strides, reading
+    them in place; None where either needs a copy or a size is 0."""
+    a_layout = _dense_layout(a.shape, a.stride(), "mk", "km")
+    b_layout = _dense_layout(b.shape, b.stride(), "kn", "nk")
+    m, k = a.shape
+    n = b.shape[1]
+    if a_layout is None or b_layout is None or 0 in (m, n, k):
+        return None
+    params = _params(m, n, k, DTYPES[a.dtype], b_layout, a_layout, with_bias)
+    return _launch(params, a.get_device())
+
+
 def mm_cuda(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """a @ b (+ bias) on Spio's kernels: a (m x k) and b (k x n) CUDA tensors of one 16-bit
     dtype, any strides (see the module doc), bias n of the same; the product is a new
     contiguous m x n tensor. The operands are not checked here, on the eager path's every
-    call: its callers did."""
+    call: its callers did.
+
+    The host's cost is most of a small product's time, so each operand geometry's launch
+    is resolved once (_plan) and found again by one dictionary look-up; the kernels take
+    the operands' data pointers, transposed or not, so nothing else is made per call."""
+    key = (a.shape, a.stride(), b.shape, b.stride(), a.dtype, a.device, bias is None)
+    launch = _PLANS.get(key, _UNPLANNED)
+    if launch is _UNPLANNED:
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        launch = _PLANS[key] = _plan(a, b, bias is not None)
+    if (
+        launch is not None
+        and a.data_ptr() % _ALIGNMENT == 0
+        and b.data_ptr() % _ALIGNMENT == 0
+        and (bias is None or (bias.stride(0) == 1 and bias.data_ptr() % BIAS_ALIGNMENT == 0))
+    ):
+        c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+        launch(c, a, b, bias=bias)
+        return c
+    return _mm_copied(a, b, bias)
+
+
+def _mm_copied(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """mm_cuda where an operand needs a copy first (or a size is 0)."""
     m, k = a.shape
     n = b.shape[1]
     if m == 0 or n == 0 or k == 0:
@@ -230,8 +287,8 @@ class _MmFunction(torch.autograd.Function):
 def mm_eager(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """a @ b (+ bias) on CUDA without the operators: the Function only where a gradient is
     wanted."""
-    operands = (a, b) if bias is None else (a, b, bias)
-    if torch.is_grad_enabled() and any(t.requires_grad for t in operands):
+    wants_grad = a.requires_grad or b.requires_grad or (bias is not None and bias.requires_grad)
+    if wants_grad and torch.is_grad_enabled():
         output: torch.Tensor = _MmFunction.apply(a, b, bias)
         return output
     return mm_cuda(a, b, bias)
