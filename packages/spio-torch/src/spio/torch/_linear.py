@@ -103,5 +103,8 @@ def linear(
         check_same_dtype_and_device("input", input, "bias", bias)
         if bias.shape[0] != out_features:
             raise ValueError(f"bias must have shape ({out_features},), got {tuple(bias.shape)}")
+    if input.dim() == 2:
+        # (A reshape and a view back cost a small layer's call 3 us of its 25.)
+        return _mm(input, weight.t(), bias)
     rows = input.reshape(-1, in_features)
     return _mm(rows, weight.t(), bias).view(*input.shape[:-1], out_features)

@@ -144,21 +144,26 @@ def mm_cuda(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) 
 
     The host's cost is most of a small product's time, so each operand geometry's launch
     is resolved once (_plan) and found again by one dictionary look-up; the kernels take
-    the operands' data pointers, transposed or not, so nothing else is made per call."""
+    the operands' data pointers, transposed or not, so nothing else is made per call. (The
+    operands outlive the launch: the caller holds them while the stream runs it, as torch's
+    own ops' callers do.)"""
     key = (a.shape, a.stride(), b.shape, b.stride(), a.dtype, a.device, bias is None)
     launch = _PLANS.get(key, _UNPLANNED)
     if launch is _UNPLANNED:
         if len(_PLANS) >= _MAX_PLANS:
             _PLANS.clear()
         launch = _PLANS[key] = _plan(a, b, bias is not None)
+    a_pointer = a.data_ptr()
+    b_pointer = b.data_ptr()
     if (
         launch is not None
-        and a.data_ptr() % _ALIGNMENT == 0
-        and b.data_ptr() % _ALIGNMENT == 0
+        and a_pointer % _ALIGNMENT == 0
+        and b_pointer % _ALIGNMENT == 0
         and (bias is None or (bias.stride(0) == 1 and bias.data_ptr() % BIAS_ALIGNMENT == 0))
     ):
         c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
-        launch(c, a, b, bias=bias)
+        # (The kernels take the operands' addresses: the pointers read as the tensors would.)
+        launch(c, a_pointer, b_pointer, bias=bias)
         return c
     return _mm_copied(a, b, bias)
 
