@@ -218,7 +218,7 @@ def matmul(
     device 0; stream as spio.jit.launch. pdl (sm_90 and newer): launch with programmatic
     dependent launch, so that the kernel's blocks are placed while the previous kernel in
     the stream finishes (they wait for it before touching memory); the result is the same.
-    bias: a vector of n elements of params.dtype, on a 16-byte boundary, added to every row
+    bias: a vector of n elements of params.dtype, on a 4-byte boundary, added to every row
     of C (in float32, before C rounds), given exactly where params.bias is True.
     """
     if not isinstance(params, MatmulParams):

@@ -322,7 +322,7 @@ def bias_specs(params: MatmulParams) -> list[Spec]:
     return [Tensor("Bias", element, Dims(j=params.n), constant=True)]
 
 
-def layout_macros(params: MatmulParams, trans_a: str, trans_b: str) -> list[str]:
+def variant_macros(params: MatmulParams, trans_a: str, trans_b: str) -> list[str]:
     """The generated header's macros for what changes the kernels' code, not only its values:
     the operands' layouts (each with what it means for the kernel) and the bias."""
     lines = []
@@ -398,7 +398,7 @@ def _constants(params: MatmulParams, config: MatmulConfig) -> str:
     ]
     lines = constant_lines("spec", values)
     # Macros, not constants: the layouts' code differs in types, not only values.
-    lines += layout_macros(params, " (else M x K)", " (else N x K, B transposed)")
+    lines += variant_macros(params, " (else M x K)", " (else N x K, B transposed)")
     lines += ["// the kernel's entry point", f"#define SPIO_MATMUL_KERNEL {KERNEL_NAME}"]
     return "\n".join(lines) + "\n"
 

@@ -36,8 +36,8 @@ from .spec import (
     ceil_div,
     check_choices,
     constant_lines,
-    layout_macros,
     swizzle_cells,
+    variant_macros,
 )
 
 KERNEL_NAME = "spio_matmul_wgmma"
@@ -226,7 +226,7 @@ def _constants(params: MatmulParams, config: WgmmaConfig) -> str:
             f"constexpr unsigned k{operand}LeadingBytes = {leading};",
             f"constexpr unsigned k{operand}StrideBytes = {stride};",
         ]
-    lines += layout_macros(params, ": M-major tiles (TransA)", ": N-major tiles (TransB)")
+    lines += variant_macros(params, ": M-major tiles (TransA)", ": N-major tiles (TransB)")
     lines += ["// the kernel's entry point", f"#define SPIO_MATMUL_WGMMA_KERNEL {KERNEL_NAME}"]
     return "\n".join(lines) + "\n"
 
