@@ -259,3 +259,36 @@ def test_the_operator_called_directly_checks_its_operands() -> None:
         torch.ops.spio.addmm(bias[:4], half, half)
     with pytest.raises(TypeError, match="spio::addmm's bias must have the operands' dtype"):
         torch.ops.spio.addmm(bias.float(), half, half)
+
+
+def test_eager_products_plan_each_geometry_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mm_cuda's host path (the launch faked, so it runs on CPU tensors): a geometry's launch
+    is made once and given the operands' addresses; the same geometry off its alignment, or
+    with a strided bias, goes through the copies."""
+    from spio.torch import _matmul
+
+    made: list[Any] = []
+    launched: list[tuple[Any, ...]] = []
+
+    def fake_launch(params: Any, device: int) -> Any:
+        made.append(params)
+        return lambda c, a, b, bias=None: launched.append((params, a, b, bias))
+
+    monkeypatch.setattr(_matmul, "_launch", fake_launch)
+    monkeypatch.setattr(_matmul, "_PLANS", {})
+    storage = torch.zeros(16 * 32 + 8, dtype=torch.float16)
+    x, shifted = storage[:512].view(16, 32), storage[1:513].view(16, 32)
+    w = torch.zeros(24, 32, dtype=torch.float16)
+    for _ in range(3):
+        assert tuple(_matmul.mm_cuda(x, w.t()).shape) == (16, 24)
+    assert [(p.a_layout, p.b_layout, p.bias) for p in made] == [("mk", "nk", False)]
+    assert [call[1:3] for call in launched] == [(x.data_ptr(), w.data_ptr())] * 3
+    _matmul.mm_cuda(shifted, w.t())
+    assert len(made) == 2
+    copied = launched[-1][1]
+    assert isinstance(copied, torch.Tensor)
+    assert copied.data_ptr() != shifted.data_ptr()
+    bias = torch.zeros(48, dtype=torch.float16)
+    _matmul.mm_cuda(x, w.t(), bias[::2])  # a strided bias is copied
+    assert made[-1].bias
+    assert launched[-1][3].stride() == (1,)
