@@ -64,10 +64,14 @@ def _layout(tensor: torch.Tensor, plain: str, transposed: str) -> tuple[torch.Te
     return tensor.clone(memory_format=torch.contiguous_format), plain
 
 
+def _bias_readable(bias: torch.Tensor) -> bool:
+    """Whether the kernels read bias in place: dense, its pairs of elements 4-byte aligned."""
+    return bool(bias.stride(0) == 1 and bias.data_ptr() % BIAS_ALIGNMENT == 0)
+
+
 def _bias_vector(bias: torch.Tensor) -> torch.Tensor:
-    """bias as the kernels read it: dense, its pairs of elements 4-byte aligned (else a
-    copy)."""
-    if bias.stride(0) == 1 and bias.data_ptr() % BIAS_ALIGNMENT == 0:
+    """bias as the kernels read it: itself where they can (_bias_readable), else a copy."""
+    if _bias_readable(bias):
         return bias
     return bias.clone(memory_format=torch.contiguous_format)
 
@@ -159,7 +163,7 @@ def mm_cuda(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) 
         launch is not None
         and a_pointer % _ALIGNMENT == 0
         and b_pointer % _ALIGNMENT == 0
-        and (bias is None or (bias.stride(0) == 1 and bias.data_ptr() % BIAS_ALIGNMENT == 0))
+        and (bias is None or _bias_readable(bias))
     ):
         c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
         # (The kernels take the operands' addresses: the pointers read as the tensors would.)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import functools
 import json
 import sys
@@ -162,8 +163,6 @@ def _cublas(params: MatmulParams, c: Any, a: Any, b: Any, bias: Any) -> Callable
 
 def _unfused(params: MatmulParams, config: Config, c: Any, a: Any, b: Any, bias: Any) -> Any:
     """Spio's product without the bias, then torch's add of it."""
-    import dataclasses
-
     launch = matmul_launch(dataclasses.replace(params, bias=False), config)
 
     def run() -> None:
