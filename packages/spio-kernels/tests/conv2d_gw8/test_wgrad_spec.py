@@ -1,6 +1,7 @@
 """wgrad config, config space, workspace, generated types and NVRTC compiles (no GPU)."""
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 from gw8_cases import covering_configs
@@ -678,3 +679,76 @@ def test_paired_defaults_are_in_the_space(n: int, r: int) -> None:
     config = wgrad_spec.default_config(params)
     assert config.block_q == wgrad_spec.PAIRED_BLOCK_Q
     assert config in wgrad_spec.config_space(params)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        # The ladder's 4-group tiles take 8 groups, TMA rows and two rows ahead.
+        (
+            Conv2dGw8Params.make(32, 64, 64, 64),
+            WgradConfig(16, 8, 2, 16, 2, 4, image_sync=True, tma=True),
+        ),
+        (
+            Conv2dGw8Params.make(512, 256, 14, 14),
+            WgradConfig(16, 8, 2, 16, 2, 2, 4, tma=True),
+        ),
+        (Conv2dGw8Params.make(64, 64, 64, 64), WgradConfig(32, 8, 2, 32, 2, 1, tma=True)),
+    ],
+    ids=str,
+)
+def test_tma_tile_takes_eight_groups_and_tma_rows(
+    params: Conv2dGw8Params, expected: WgradConfig
+) -> None:
+    config = wgrad_spec.tma_tile(params, wgrad_spec.default_config(params))
+    assert config == expected
+    assert config in wgrad_spec.config_space(params)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # Already 8 groups (FULL_LINE_TILE): TMA rows alone did not pay.
+        Conv2dGw8Params.make(128, 64, 64, 64),
+        # Half the blocks would leave the GPU under MIN_WARPS_PER_SM warps per SM.
+        Conv2dGw8Params.make(8, 64, 56, 56),
+        # One group a block (the small grids' tile, 7 x 7 filters).
+        Conv2dGw8Params.make(16, 128, 28, 28),
+        Conv2dGw8Params.make(16, 64, 56, 56, r=7, s=7, padding=3),
+        # 5 x 5 with 8 groups needs more accumulators than a thread may hold.
+        Conv2dGw8Params.make(128, 256, 16, 16, r=5, s=5, padding=2),
+        # 4 groups in all: nothing to widen to.
+        Conv2dGw8Params.make(64, 32, 64, 64),
+        # Narrow images' tiles (8 columns of each of two images a warp) were not timed so.
+        Conv2dGw8Params.make(256, 256, 7, 7),
+    ],
+    ids=str,
+)
+def test_tma_tile_keeps_other_tiles(params: Conv2dGw8Params) -> None:
+    default = wgrad_spec.default_config(params)
+    assert wgrad_spec.tma_tile(params, default) == default
+
+
+def test_tma_tile_counts_the_gpus_sms() -> None:
+    # 32x64x64x64's 8-group grid holds 2048 warps: enough for 132 SMs, not for 160.
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    default = wgrad_spec.default_config(params, 160)
+    assert wgrad_spec.tma_tile(params, default, 160) == default
+    assert wgrad_spec.tma_tile(params, default, 132).tma
+
+
+@pytest.mark.parametrize(("arch", "tma"), [("sm_90", True), ("sm_80", False)])
+def test_the_launchers_default_takes_the_tma_tile_on_gpus_with_tma(
+    monkeypatch: pytest.MonkeyPatch, arch: str, tma: bool
+) -> None:
+    import spio.jit
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    info = SimpleNamespace(sm_count=132, arch=arch)
+    monkeypatch.setattr(spio.jit, "device_info", lambda device: info)
+    # Balancing the walk compiles the kernel to learn its occupancy: not here.
+    monkeypatch.setattr(wgrad, "balanced_config_on", lambda params, config, device: config)
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    config = wgrad.default_config_on.__wrapped__(params)
+    assert config.tma is tma
+    assert config.block_g == (8 if tma else 4)

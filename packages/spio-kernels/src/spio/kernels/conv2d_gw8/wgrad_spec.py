@@ -682,6 +682,45 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     return config
 
 
+def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) -> WgradConfig:
+    """The heuristic's tile for a GPU with TMA (sm_90 and newer): config, where it has half
+    of TMA_BLOCK_G groups a block and warps of TILE_Q columns, with TMA_BLOCK_G groups, two to
+    a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
+    a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM; else config.
+
+    From H200 runs (2026-11-28, tools/wgrad_heuristic_check.py: each tile as the launcher
+    runs it, producer warps included, alternating in one process; the heuristic's config ->
+    this at the config's own prefetch): 32x64x64x64 11.41 -> 10.38 us, 64x128x32x32 11.67 ->
+    10.44, 64x64x64x64 21.66 -> 20.44, 512x256x14x14 33.97 -> 31.22, 32x1024x16x16 11.27 ->
+    10.23, 128x1024x16x16 38.22 -> 36.89, 256x256x14x14 19.01 -> 17.97 (1.036-1.117x); the
+    ladder's one-row prefetch tiles ran faster still with two (32x64x64x64 10.04 us,
+    64x128x32x32 10.25). Tiles that already had 8 groups (FULL_LINE_TILE) went 0.98-1.05x
+    with TMA rows, so they stay as they are; grids the extra groups would halve lost
+    (8x64x56x56 8.80 -> 12.15 us, 16x128x28x28 6.89 -> 8.62), SMs left idle. The narrow
+    images' tiles (block_q 8 or 4) were not timed; the shipped models, which know no
+    producer warps, predict 0.80-0.93x for them (256x256x7x7, 512x128x8x8), so they stay too.
+    On the other campaign layers the rule changes they predict 0.92-1.50x on the H200 (28 of
+    215 layers, 1.005x in geometric mean) and 0.99-1.34x on the H100 (24 of 170, 1.012x),
+    before the producer warps' 1.06-1.08x on TMA tiles (wgrad.producer_config_on).
+    """
+    if config.block_g != TMA_BLOCK_G // 2 or config.block_q < TILE_Q or params.groups % TMA_BLOCK_G:
+        return config
+    for prefetch in dict.fromkeys((max(config.prefetch, 2), config.prefetch)):
+        try:
+            tiled = dataclasses.replace(
+                config, block_g=TMA_BLOCK_G, warp_g=2, prefetch=prefetch, tma=True
+            )
+        except ValueError:
+            return config
+        if _is_valid(params, tiled):
+            break
+    else:
+        return config
+    if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
+        return config
+    return tiled
+
+
 def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
     """For filters of at least ONE_GROUP_MIN_TAPS taps, config with one group per block and
     per warp and up to four images side by side on the block's barrier (where that is a
