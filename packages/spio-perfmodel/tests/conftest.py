@@ -17,20 +17,23 @@ if _TESTS not in sys.path:
 
 @pytest.fixture
 def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNamespace]:
-    """A stand-in H200 for choose_config and tune_config, with no GPU: spio.jit.device_info
-    returns it, and the heuristic (which compiles and loads the kernel to count its resident
-    blocks) the spec's default, which the placement (which compiles too) leaves as it is, and a
-    tuning times the shortlist's configs without their other walks (which compile too);
-    the selection mode is the default one, the choices not yet memoised, and kept tunings go
-    to an empty directory of the test's. device.timed collects what a stand-in timer was
-    asked to time."""
+    """A stand-in H200 (sm_90) for choose_config and tune_config, with no GPU:
+    spio.jit.device_info returns it, and the heuristic (which compiles and loads the kernel
+    to count its resident blocks) the spec's default (wgrad's: its tile for this GPU,
+    default_tile_on), which the placement (which compiles too) leaves as it is, and a tuning
+    times the shortlist's configs without their other walks (which compile too); the
+    selection mode is the default one, the choices not yet memoised, and kept tunings go to
+    an empty directory of the test's. device.timed collects what a stand-in timer was asked
+    to time."""
     import spio.jit
+    from spio.kernels.conv2d_gw8 import wgrad
     from spio.perfmodel import PASSES, _select
 
-    device = SimpleNamespace(name="NVIDIA H200", sm_count=132, timed=[])
+    device = SimpleNamespace(name="NVIDIA H200", sm_count=132, arch="sm_90", timed=[])
     monkeypatch.setattr(spio.jit, "device_info", lambda index: device)
     heuristics = {name: (lambda p, d, name=name: PASSES[name].default_config(p, 132))
                   for name in PASSES}  # fmt: skip
+    heuristics["wgrad"] = wgrad.default_tile_on
     monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
     unchanged = {name: (lambda p, c, d: c) for name in PASSES}
     monkeypatch.setattr(_select, "_placements", lambda: unchanged)

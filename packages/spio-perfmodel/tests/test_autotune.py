@@ -105,7 +105,7 @@ def test_tuning_runs_the_fastest_timed_config(
     monkeypatch.setattr(_select, "time_configs", _timer(gpu, third))
     choice = tune_config(pass_name, LAYER)
     assert (choice.config, choice.source) == (third, "autotune")
-    assert gpu.timed == [candidates(model, LAYER, PASSES[pass_name].default_config(LAYER, 132))]
+    assert gpu.timed == [candidates(model, LAYER, _select.heuristic_config(pass_name, LAYER))]
     assert choice.reason.startswith(f"fastest of {len(gpu.timed[0])} configs from the shipped")
     assert choice.reason.endswith("timed on the device: 5.00 us (the heuristic's 10.00 us)")
 
@@ -124,7 +124,7 @@ def test_a_wgrad_tuning_times_each_tiles_walks_and_keeps_the_fastest_as_timed(
 
     monkeypatch.setattr(_select, "_walks", lambda: {"wgrad": two_walks})
     monkeypatch.setattr(_select, "_placements", lambda: {"wgrad": always_placed})
-    tiles = candidates(model, LAYER, PASSES["wgrad"].default_config(LAYER, 132))
+    tiles = candidates(model, LAYER, _select.heuristic_config("wgrad", LAYER))
     fastest = two_walks(LAYER, tiles[1], 0)[1]
     _autotuning(gpu, monkeypatch, fastest)
     choice = choose_config("wgrad", LAYER)
@@ -281,7 +281,7 @@ def test_the_command_line_tunes_a_layer(
 ) -> None:
     from spio.perfmodel._cli import main
 
-    heuristic = PASSES["wgrad"].default_config(LAYER, 132)
+    heuristic = _select.heuristic_config("wgrad", LAYER)
     monkeypatch.setattr(_select, "time_configs", _timer(gpu, heuristic))
     main(["tune", "48x128x28x28", "--pass", "wgrad", "--candidates", "2"])
     out = capsys.readouterr().out

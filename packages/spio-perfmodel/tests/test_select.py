@@ -78,7 +78,7 @@ def test_a_pick_needs_a_predicted_gain_of_3_percent(gpu: SimpleNamespace) -> Non
 
 
 def test_another_gpu_gets_the_heuristic(gpu: SimpleNamespace) -> None:
-    gpu.name = "NVIDIA A100-SXM4-80GB"
+    gpu.name, gpu.arch = "NVIDIA A100-SXM4-80GB", "sm_80"
     choice = choose_config("wgrad", LAYER)
     assert (choice.source, choice.config) == (
         "heuristic",
@@ -264,3 +264,59 @@ def test_the_h100s_stale_measurement_no_longer_decides(gpu: SimpleNamespace) -> 
     choice = choose_config("fprop", layer)
     assert choice.source in ("model", "heuristic")
     assert choice.reason.endswith("; the layer's campaign never timed the heuristic's config")
+
+
+#: A layer whose heuristic tile on a GPU with TMA takes TMA rows (wgrad_spec.tma_tile).
+TMA_LAYER = Conv2dGw8Params.make(32, 64, 64, 64)
+
+
+def _wgrad_stub(pick: object, **fields: object) -> _StubModel:
+    model = _StubModel(pick, heuristic_us=12.0, pick_us=10.0, **fields)  # type: ignore[arg-type]
+    model.pass_name = "wgrad"
+    return model
+
+
+def _untimed_tiles(tma: bool) -> object:
+    from spio.kernels.conv2d_gw8 import wgrad_spec
+
+    heuristic = wgrad_spec.default_config(TMA_LAYER, 132)
+    return next(
+        c for c in PASSES["wgrad"].config_space(TMA_LAYER) if c.tma is tma and c != heuristic
+    )
+
+
+def test_a_wgrad_pick_without_tma_rows_does_not_replace_a_tma_heuristic(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    tile = wgrad.default_tile_on(TMA_LAYER)
+    assert tile.tma
+    for model in (
+        _wgrad_stub(_untimed_tiles(tma=False)),
+        # The measured fastest too: its campaign timed no producer warps either.
+        _wgrad_stub(
+            _untimed_tiles(tma=True),
+            measured=_untimed_tiles(tma=False),
+            timed=(PASSES["wgrad"].default_config(TMA_LAYER, 132),),
+        ),
+    ):
+        choice = choose_config("wgrad", TMA_LAYER, model=model)  # type: ignore[arg-type]
+        assert (choice.config, choice.source) == (tile, "heuristic")
+        assert choice.reason.endswith(
+            "its tile has no TMA rows and the heuristic's has, which the models undervalue "
+            "(they never timed producer warps)"
+        )
+
+
+def test_a_wgrad_pick_with_tma_rows_stays(gpu: SimpleNamespace) -> None:
+    pick = _untimed_tiles(tma=True)
+    choice = choose_config("wgrad", TMA_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")
+
+
+def test_without_tma_a_wgrad_pick_stays(gpu: SimpleNamespace) -> None:
+    gpu.arch = "sm_80"
+    pick = _untimed_tiles(tma=False)
+    choice = choose_config("wgrad", TMA_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")

@@ -13,7 +13,10 @@ config runs `default_config_on`, which for fprop and dgrad may shorten the walk 
 asking the device for its occupancy; a campaign times that one, and where it differs the
 spec's default may be missing from the data.) The best is the best measured: with sampled
 configs, the regret against the whole space's best is larger or equal. TARGETS.md asks for
-a median regret within 2% and a p95 within 8% over held-out layers.
+a median regret within 2% and a p95 within 8% over held-out layers. (On a GPU with TMA,
+choose_config also keeps wgrad's heuristic tile with TMA rows over a pick without them,
+_select._unless_tma_tile: a gain of the producer warps those tiles run with, which rows timed
+without them cannot show.)
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ heuristic's config only where the model predicts it at least MIN_PREDICTED_GAIN 
 Below that the prediction is less certain than the gain: on the H200, on the targets'
 layers (whose heuristics were tuned on measurements), picks predicted 0.1-2.5% faster ran up
 to 4% slower, while on 13 layers no model had seen the same threshold kept the whole
-geometric-mean gain (docs/perfmodel). The environment variable
+geometric-mean gain (docs/perfmodel). On a GPU with TMA, a wgrad pick without TMA rows does
+not replace a heuristic tile with them (_unless_tma_tile): the models never timed the
+producer warps that such tiles run with. The environment variable
 SPIO_CONFIG_SELECTION=heuristic turns the models off; `model` (the default) uses them where
 they fit; `autotune` times the fitting model's shortlist on the device at a layer's first
 call of each pass and runs the fastest (`tune_config`, _autotune).
@@ -194,7 +196,8 @@ def _model_or_heuristic(
         if model.was_timed(timed_layer, default) or model.was_timed(
             timed_layer, heuristic_config(model.pass_name, params, device)
         ):
-            return ConfigChoice(measured, "measured", f"{why}: measured on this layer")
+            choice = ConfigChoice(measured, "measured", f"{why}: measured on this layer")
+            return _unless_tma_tile(choice, model.pass_name, params, device)
         # A campaign older than the heuristic's config (a prefetch or a tile the space did
         # not hold then) timed the layer without it: its fastest is no evidence against the
         # heuristic, which ran 5% faster than it on 128 x 1024 x 16 x 16 (H100, fprop).
@@ -207,7 +210,37 @@ def _model_or_heuristic(
         )
         heuristic = heuristic_config(model.pass_name, params, device)
         return ConfigChoice(heuristic, "heuristic", because)
-    return ConfigChoice(pick, "model", f"{why}{untimed}")
+    return _unless_tma_tile(
+        ConfigChoice(pick, "model", f"{why}{untimed}"), model.pass_name, params, device
+    )
+
+
+def _unless_tma_tile(
+    choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, device: int
+) -> ConfigChoice:
+    """choice, or the heuristic's config where it is a wgrad tile with TMA rows (on a GPU
+    with TMA, wgrad_spec.tma_tile) and choice's is not.
+
+    The models were trained on tiles timed without producer warps, which the launcher gives
+    only to TMA tiles and which gain them 1.06-1.08x, so they undervalue TMA tiles. From two
+    H200 runs (2026-11-28, the launcher's default against choose_config's config, each in one
+    process; docs/benchmarks.md, thirty-first session): the picks without TMA rows ran
+    0.89-0.94x of the TMA heuristic at 64x128x32x32, 64x64x64x64, 32x1024x16x16 and
+    128x1024x16x16 and 0.995x and 1.020x at 512x256x14x14; the picks with TMA rows ran
+    1.003x and 1.04-1.07x (32x64x64x64, 256x256x14x14), and stay.
+    """
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    if pass_name != "wgrad" or choice.config.tma:
+        return choice
+    tile = wgrad.default_tile_on(params, device)
+    if not tile.tma:
+        return choice
+    because = (
+        f"{choice.reason}; its tile has no TMA rows and the heuristic's has, which the "
+        "models undervalue (they never timed producer warps)"
+    )
+    return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", because)
 
 
 def predicted_gain(model: LatencyModel, params: Conv2dGw8Params, default: Any, pick: Any) -> float:

@@ -437,22 +437,26 @@ def _row_maps(params: Conv2dGw8Params, config: WgradConfig) -> Any:
     return make
 
 
-@functools.cache
-def default_config_on(params: Conv2dGw8Params, device: int = 0) -> WgradConfig:
-    """Return the wgrad config a launch without one runs on device (memoised): the
-    heuristic's for the device's SM count, walking segments where its waves would leave
-    SMs idle (balanced_config_on); on a GPU with TMA, its tile with 8 groups and TMA rows
-    where the grid stays full (wgrad_spec.tma_tile). (Unlike fprop's, its walks are not
-    shortened to even out the last wave: on an H200 that was 3-11% slower at 96, 160, 300 and
-    320 images of 64x64x64 and 2% faster at 192, the partial sums doubling with the
-    blocks.)"""
+def default_tile_on(params: Conv2dGw8Params, device: int = 0) -> WgradConfig:
+    """Return the heuristic's tile for device, before its walk is balanced: the spec's
+    default for the device's SM count, on a GPU with TMA with 8 groups and TMA rows where
+    the grid stays full (wgrad_spec.tma_tile). Compiles nothing."""
     import spio.jit
 
     info = spio.jit.device_info(device)
-    chunked = wgrad_spec.default_config(params, info.sm_count)
-    if has_tma(info.arch):
-        chunked = wgrad_spec.tma_tile(params, chunked, info.sm_count)
-    return balanced_config_on(params, chunked, device)
+    tile = wgrad_spec.default_config(params, info.sm_count)
+    return wgrad_spec.tma_tile(params, tile, info.sm_count) if has_tma(info.arch) else tile
+
+
+@functools.cache
+def default_config_on(params: Conv2dGw8Params, device: int = 0) -> WgradConfig:
+    """Return the wgrad config a launch without one runs on device (memoised): the
+    heuristic's tile (default_tile_on), walking segments where its waves would leave SMs
+    idle, with the kernel's improvements (balanced_config_on). (Unlike fprop's, its walks
+    are not shortened to even out the last wave: on an H200 that was 3-11% slower at 96,
+    160, 300 and 320 images of 64x64x64 and 2% faster at 192, the partial sums doubling
+    with the blocks.)"""
+    return balanced_config_on(params, default_tile_on(params, device), device)
 
 
 def get_wgrad_kernels(
