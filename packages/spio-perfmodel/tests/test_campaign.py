@@ -106,3 +106,7 @@ def test_the_command_line_collects_and_lists(
     assert all("--cuda-graph" not in argv for argv in calls)
     main(["collect", "--out", str(out), "--layers", "7", "--seed", "2", "--passes", "wgrad"])
     assert "timed 0 of 7 layers" in capsys.readouterr().out
+    assert all("--as-launched" not in argv for argv in calls)
+    main(["collect", "--out", str(tmp_path / "launched"), "--layers", "2", "--passes", "wgrad",
+          "--as-launched"])  # fmt: skip
+    assert "--as-launched" in calls[-1]

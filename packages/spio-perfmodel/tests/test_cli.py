@@ -76,6 +76,26 @@ def test_errors_exit_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "model regret" in capsys.readouterr().out
 
 
+def test_rows_timed_two_ways_are_chosen_between(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    times = tmp_path / "times.csv"
+    _write_times(times, "wgrad")
+    text = times.read_text().splitlines()
+    header = text[0].replace("timing,", "timing,launch,")
+    rows = [line.replace(",graph,", ",graph,tile,", 1) for line in text[1:]]
+    launched = [row.replace(",graph,tile,", ",graph,launcher,", 1) for row in rows]
+    times.write_text("\n".join([header, *rows, *launched]) + "\n")
+    model = tmp_path / "wgrad.ubj"
+    with pytest.raises(SystemExit, match=r"timed their tiles in several ways.*--launch"):
+        main(["train", str(times), "--pass", "wgrad", "--out", str(model)])
+    main(["train", str(times), "--pass", "wgrad", "--launch", "launcher", "--out", str(model)])
+    assert "on 160 configs of 4 layers" in capsys.readouterr().out
+    from spio.perfmodel import LatencyModel
+
+    assert LatencyModel.load(model).launch == "launcher"
+
+
 def test_shipped_lists_the_models(capsys: pytest.CaptureFixture[str]) -> None:
     main(["shipped"])
     out = capsys.readouterr().out

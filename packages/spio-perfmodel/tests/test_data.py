@@ -46,6 +46,7 @@ def test_old_files_read_as_3x3_padding_1_float16_loop_timing(tmp_path: Path) -> 
     assert row.params == Conv2dGw8Params.make(32, 64, 64, 64)
     assert row.config == WgradConfig(16, 4, 1, 16, 1, 4)  # walk_n 1, no image_sync
     assert (row.timing, row.kernel) == ("loop", "")  # the kernels' version is unknown
+    assert row.launch == "tile"  # as every campaign timed them before the column
     # A repeated header line is not a row: it is left out and named.
     assert len(table.skipped) == 1
     assert f"{path}:3:" in table.skipped[0]
@@ -92,3 +93,21 @@ def test_select_and_group_by_layer(tmp_path: Path) -> None:
     assert [row.median_us for row in fprop_a.rows] == [5.0, 3.0]
     assert [layer_key(p) for p in fprop_a.by_layer()] == ["8x64x16x16", "4x64x16x16"]
     assert len(table.select("fprop").rows) == 3
+
+
+def test_rows_say_how_their_tile_was_launched(tmp_path: Path) -> None:
+    header = NEW_HEADER.replace("timing,kernel", "timing,launch,kernel")
+    path = tmp_path / "times.csv"
+    path.write_text(
+        header + "H200,16x64x20x20,16,64,20,20,3,3,1 1 1 1,float16,graph,launcher,0123456789ab,"
+        "wgrad,16,4,1,16,1,4,1,True,12.5\n"
+        "H200,16x64x20x20,16,64,20,20,3,3,1 1 1 1,float16,graph,tile,0123456789ab,"
+        "wgrad,16,4,1,16,1,4,1,True,13.5\n"
+        "H200,16x64x20x20,16,64,20,20,3,3,1 1 1 1,float16,graph,placed,0123456789ab,"
+        "wgrad,16,4,1,16,1,4,1,True,13.5\n"
+    )
+    table = read_config_times(path)
+    assert [row.launch for row in table.rows] == ["launcher", "tile"]
+    assert [row.median_us for row in table.select("wgrad", launch="launcher").rows] == [12.5]
+    (skipped,) = table.skipped
+    assert "launch must be one of ('tile', 'launcher'), got 'placed'" in skipped

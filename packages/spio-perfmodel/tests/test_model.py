@@ -145,6 +145,18 @@ def test_training_takes_one_pass_and_one_gpu() -> None:
     newer = [dataclasses.replace(row, kernel="0123456789ab") for row in rows]
     with pytest.raises(ValueError, match=r"2 versions of the kernels \['\(unknown\)', '0123"):
         LatencyModel.train(rows + newer)
+    launched = [dataclasses.replace(row, launch="launcher") for row in rows]
+    with pytest.raises(ValueError, match=r"timed as \['launcher', 'tile'\]"):
+        LatencyModel.train(rows + launched)
+
+
+def test_a_model_keeps_how_its_rows_were_launched(tmp_path: Path) -> None:
+    rows = synthetic_rows("fprop", LAYERS[:2], per_layer=20)
+    assert LatencyModel.train(rows, options=FAST).launch == "tile"
+    launched = [dataclasses.replace(row, launch="launcher") for row in rows]
+    model = LatencyModel.train(launched, options=FAST)
+    assert model.launch == "launcher"
+    assert LatencyModel.load(model.save(tmp_path / "fprop.ubj")).launch == "launcher"
 
 
 def test_load_refuses_what_is_not_a_model_of_this_version(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ class _StubModel:
 
     pass_name = "fprop"
     gpu = "Stub GPU"
+    launch = "tile"
 
     def __init__(
         self,
@@ -307,6 +308,15 @@ def test_a_wgrad_pick_without_tma_rows_does_not_replace_a_tma_heuristic(
             "its tile has no TMA rows and the heuristic's has, which the models undervalue "
             "(they never timed producer warps)"
         )
+
+
+def test_a_model_of_tiles_timed_as_launched_keeps_its_pick(gpu: SimpleNamespace) -> None:
+    # Its rows saw the producer warps: nothing to make up for.
+    pick = _untimed_tiles(tma=False)
+    model = _wgrad_stub(pick)
+    model.launch = "launcher"
+    choice = choose_config("wgrad", TMA_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")
 
 
 def test_a_wgrad_pick_with_tma_rows_stays(gpu: SimpleNamespace) -> None:

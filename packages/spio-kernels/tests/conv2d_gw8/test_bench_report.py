@@ -319,7 +319,15 @@ def test_config_times_describe_the_layer_and_append_under_one_header(tmp_path: P
     small = Conv2dGw8Params.make(32, 64, 56, 48, r=5, s=3, padding=(2, 1), dtype="bfloat16")
     first = {FpropConfig(): 40.0, FpropConfig(block_p=32): 39.5}
     write_config_times("GPU", "fprop", big, first, path, timing="loop")
-    write_config_times("GPU", "dgrad", small, {FpropConfig(mma_k=16): 10.25}, path, timing="graph")
+    write_config_times(
+        "GPU",
+        "dgrad",
+        small,
+        {FpropConfig(mma_k=16): 10.25},
+        path,
+        timing="graph",
+        launch="launcher",
+    )
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
@@ -336,6 +344,7 @@ def test_config_times_describe_the_layer_and_append_under_one_header(tmp_path: P
         "padding",
         "dtype",
         "timing",
+        "launch",
         "kernel",
         "pass_name",
         *config_fields,
@@ -347,9 +356,9 @@ def test_config_times_describe_the_layer_and_append_under_one_header(tmp_path: P
     small_layer = ["GPU", "32x64x56x48", "32", "64", "56", "48", "5", "3", "2 2 1 1", "bfloat16"]
     fprop, dgrad = sources_digest("fprop"), sources_digest("dgrad")
     assert [[r[k] for k in CONFIG_TIMES_LAYER_COLUMNS] for r in rows] == [
-        [*big_layer, "loop", fprop, "fprop"],
-        [*big_layer, "loop", fprop, "fprop"],
-        [*small_layer, "graph", dgrad, "dgrad"],
+        [*big_layer, "loop", "tile", fprop, "fprop"],
+        [*big_layer, "loop", "tile", fprop, "fprop"],
+        [*small_layer, "graph", "launcher", dgrad, "dgrad"],
     ]
     configs = [FpropConfig(**{k: int(r[k]) for k in config_fields}) for r in rows]
     assert configs == [*first, FpropConfig(mma_k=16)]
@@ -391,11 +400,17 @@ def test_config_times_refuse_a_file_with_another_header(tmp_path: Path) -> None:
     assert [r["timing"] for r in csv.DictReader(empty.open(newline=""))] == ["graph"]
 
 
-def test_config_times_reject_an_unknown_timing_and_mixed_config_types(tmp_path: Path) -> None:
+def test_config_times_reject_an_unknown_timing_or_launch_and_mixed_config_types(
+    tmp_path: Path,
+) -> None:
     params = Conv2dGw8Params.make(32, 64, 64, 64)
     path = tmp_path / "configs.csv"
     with pytest.raises(ValueError, match="timing must be one of"):
         write_config_times("GPU", "fprop", params, {FpropConfig(): 9.0}, path, timing="graphs")
+    with pytest.raises(ValueError, match=r"launch must be one of \('tile', 'launcher'\)"):
+        write_config_times(
+            "GPU", "fprop", params, {FpropConfig(): 9.0}, path, timing="graph", launch="placed"
+        )
     mixed: dict[Any, float] = {FpropConfig(): 9.0, WgradConfig(): 12.0}
     with pytest.raises(ValueError, match="share their fields"):
         write_config_times("GPU", "fprop", params, mixed, path, timing="loop")
@@ -532,6 +547,61 @@ def test_main_all_configs_writes_a_config_times_csv_per_pass(
             ("3", "3", "1 1 0 0", "float16")
         }
     assert "configs" in capsys.readouterr().out
+
+
+def test_as_launched_times_each_tile_as_its_launcher_runs_it_and_writes_the_tile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--as-launched: each sampled tile is timed as the launcher places it, and its row keeps
+    the tile (what a latency model scores) with the placed config's time and launch
+    "launcher"; the placed default is timed for the table."""
+    torch = pytest.importorskip("torch")
+    from spio.kernels.conv2d_gw8 import bench, wgrad_spec
+
+    timed: dict[str, list[Any]] = {}
+
+    def fake_bench_pass(pass_: str, params: Any, configs: list[Any], *args: Any, **kw: Any):  # type: ignore[no-untyped-def]
+        timed[pass_] = list(configs)
+        return {config: 1.0 + i for i, config in enumerate(configs)}, 50.0
+
+    def padded(params: Conv2dGw8Params, tile: Any) -> Any:
+        return dataclasses.replace(tile, padded_slabs=True)
+
+    placed_default = dataclasses.replace(
+        wgrad_spec.default_config(Conv2dGw8Params.make(2, 64, 8, 8)), lane_registers=True
+    )
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 4000.0)
+    monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
+    monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
+    monkeypatch.setattr(bench, "precompile", lambda params, configs: None)
+    monkeypatch.setattr(bench, "_launch_as_chosen", lambda: {"wgrad": padded})
+    monkeypatch.setattr(
+        bench, "PASS_CONFIGS", {"wgrad": (wgrad_spec.config_space, lambda p: placed_default)}
+    )
+    out = tmp_path / "out"
+    argv = ["--shapes", "2x64x8x8", "--passes", "wgrad", "--all-configs", "--sample-configs"]
+    bench.main([*argv, "3", "--as-launched", "--cuda-graph", "--out", str(out)])
+    configs = timed["wgrad"]
+    assert configs[0] == placed_default
+    tiles = [tile_of(c) for c in configs[1:]]
+    assert configs[1:] == [padded(None, t) for t in tiles]  # type: ignore[arg-type]
+    assert tiles[0] == tile_of(placed_default)  # the default's tile is sampled
+    rows = list(csv.DictReader((out / "conv2d_gw8_configs_wgrad.csv").open(newline="")))
+    assert {r["launch"] for r in rows} == {"launcher"}
+    assert [r["padded_slabs"] for r in rows] == ["False"] * len(tiles)  # the tiles themselves
+    assert [float(r["median_us"]) for r in rows] == [2.0 + i for i in range(len(tiles))]
+    with pytest.raises(SystemExit):
+        bench.main(["--shapes", "2x64x8x8", "--as-launched"])
+
+
+def test_launched_configs_place_only_tiles() -> None:
+    from spio.kernels.conv2d_gw8 import bench
+
+    params = Conv2dGw8Params.make(2, 64, 8, 8)
+    tile = FpropConfig(mma_k=16)
+    assert bench.launched_configs("fprop", params, [tile, tile]) == {tile: tile}
+    assert bench.launched_configs("fprop", params, []) == {}
 
 
 def test_bench_pass_times_cudnn_in_benchmark_mode_and_restores_it(

@@ -88,12 +88,15 @@ def collect(
     configs_per_layer: int,
     passes: Sequence[str] = tuple(PASSES),
     graph: bool = True,
+    as_launched: bool = False,
 ) -> list[Conv2dGw8Params]:
     """Time each layer's passes on a sample of configs_per_layer configs (plus the default)
     with the benchmark, into out_dir; return the layers timed now (not those already there).
 
     Needs a GPU, torch and the benchmark's dependencies (spio-kernels[bench]). graph times
-    replays of CUDA graphs (the GPU's time; the benchmark's --cuda-graph).
+    replays of CUDA graphs (the GPU's time; the benchmark's --cuda-graph). as_launched times
+    each tile as the launcher runs it (the benchmark's --as-launched: wgrad's walk and kernel
+    improvements, producer warps among them), rows of launch "launcher".
     """
     from spio.kernels.conv2d_gw8 import bench
 
@@ -112,5 +115,7 @@ def collect(
         argv += ["--sample-configs", str(configs_per_layer), "--out", str(out)]
         if graph:
             argv.append("--cuda-graph")
+        if as_launched:
+            argv.append("--as-launched")
         bench.main(argv)
     return todo

@@ -29,6 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
+from spio.kernels.conv2d_gw8.bench_results import LAUNCHES
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._autotune import AUTOTUNE_CANDIDATES
@@ -53,7 +54,7 @@ def _rows(args: argparse.Namespace) -> LatencyTable:
     gpus = sorted({row.gpu for row in table.rows if row.pass_name == args.pass_name})
     if args.gpu is None and len(gpus) > 1:
         raise SystemExit(f"the files hold several GPUs {gpus}; choose one with --gpu")
-    selected = table.select(args.pass_name, args.gpu, args.kernel)
+    selected = table.select(args.pass_name, args.gpu, args.kernel, args.launch)
     if not selected.rows:
         raise SystemExit(f"no {args.pass_name} rows for GPU {args.gpu or gpus} in {args.times}")
     kernels = Counter(row.kernel or "(unknown)" for row in selected.rows)
@@ -61,6 +62,11 @@ def _rows(args: argparse.Namespace) -> LatencyTable:
         listed = ", ".join(f"{kernel} ({count} rows)" for kernel, count in kernels.items())
         raise SystemExit(f"the rows come from several versions of the kernels: {listed}; "
                          "choose one with --kernel")  # fmt: skip
+    launches = Counter(row.launch for row in selected.rows)
+    if len(launches) > 1:
+        listed = ", ".join(f"{launch} ({count} rows)" for launch, count in launches.items())
+        raise SystemExit(f"the rows timed their tiles in several ways: {listed}; choose one "
+                         "with --launch")  # fmt: skip
     return selected
 
 
@@ -124,7 +130,10 @@ def _layers(args: argparse.Namespace) -> None:
 
 def _collect(args: argparse.Namespace) -> None:
     layers = campaign_layers(args.layers, args.seed, args.batches)
-    timed = collect(args.out, layers, args.configs, args.passes, graph=not args.loop)
+    timed = collect(
+        args.out, layers, args.configs, args.passes, graph=not args.loop,
+        as_launched=args.as_launched,
+    )  # fmt: skip
     print(f"timed {len(timed)} of {len(layers)} layers (the rest were in {args.out} already)")
 
 
@@ -165,6 +174,10 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--gpu", help="the GPU name of the rows to use (when files hold several)")
         sub.add_argument("--sm-count", type=int, default=GpuLimits().sm_count)
         sub.add_argument("--kernel", help="the kernels' version (sources digest) of the rows")
+        sub.add_argument(
+            "--launch", choices=LAUNCHES,
+            help="the rows' launch: their tiles as they are, or as the launcher runs them",
+        )  # fmt: skip
         if name == "evaluate":
             sub.add_argument("--folds", type=int, default=5)
             sub.add_argument(
@@ -190,6 +203,10 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--configs", type=_positive, default=40, help="sampled per pass")
             sub.add_argument("--passes", nargs="+", default=sorted(PASSES), choices=sorted(PASSES))
             sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
+            sub.add_argument(
+                "--as-launched", action="store_true",
+                help="time each tile as the launcher runs it (wgrad: its walk, producer warps)",
+            )  # fmt: skip
     sub = commands.add_parser("compare", help="time chosen against heuristic configs (GPU)")
     sub.add_argument("--layers", type=_positive, default=16, help="layers in the campaign")
     sub.add_argument("--seed", type=int, default=1)

@@ -11,6 +11,11 @@ Each row names the version of the kernels it timed (`kernel`, the digest of thei
 different versions describe different kernels, and a model is trained on one
 (`LatencyModel.train` refuses a mix).
 
+Each row says how its tile was launched (`launch`, "tile" in files from before the column):
+as the config space holds it, or as a launch that chose it runs it on that GPU ("launcher":
+wgrad's walk and kernel improvements, `spio.kernels.bench --all-configs --as-launched`). The
+two describe different times of the same tile, and a model is trained on one kind.
+
 Rows whose config the kernel no longer accepts (the config space changed since they were
 timed) are not training data for today's kernel: they are left out and listed in
 `LatencyTable.skipped` with the reason, never dropped silently.
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spio.kernels.conv2d_gw8.bench_results import padding_text, parse_padding
+from spio.kernels.conv2d_gw8.bench_results import LAUNCHES, padding_text, parse_padding
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._passes import kernel_pass
@@ -37,6 +42,7 @@ _LEGACY_LAYER = {
     "padding": "1 1 1 1",
     "dtype": "float16",
     "timing": "loop",
+    "launch": "tile",
     "kernel": "",
 }
 
@@ -52,6 +58,8 @@ class ConfigTime:
     median_us: float
     timing: str = "loop"
     kernel: str = ""
+    #: How the tile was launched: "tile" or "launcher" (bench_results.LAUNCHES).
+    launch: str = "tile"
 
 
 @dataclass(frozen=True)
@@ -62,15 +70,20 @@ class LatencyTable:
     skipped: tuple[str, ...] = ()
 
     def select(
-        self, pass_name: str, gpu: str | None = None, kernel: str | None = None
+        self,
+        pass_name: str,
+        gpu: str | None = None,
+        kernel: str | None = None,
+        launch: str | None = None,
     ) -> LatencyTable:
-        """The rows of one pass (and GPU and kernel version, when given)."""
+        """The rows of one pass (and GPU, kernel version and launch, when given)."""
         kept = tuple(
             row
             for row in self.rows
             if row.pass_name == pass_name
             and (gpu is None or row.gpu == gpu)
             and (kernel is None or row.kernel == kernel)
+            and (launch is None or row.launch == launch)
         )
         return LatencyTable(kept, self.skipped)
 
@@ -130,8 +143,17 @@ def _row(record: dict[str, str]) -> ConfigTime:
     median_us = float(record["median_us"])
     if not median_us > 0:
         raise ValueError(f"median_us must be positive, got {median_us}")
+    if record["launch"] not in LAUNCHES:
+        raise ValueError(f"launch must be one of {LAUNCHES}, got {record['launch']!r}")
     return ConfigTime(
-        record["gpu"], spec.name, params, config, median_us, record["timing"], record["kernel"]
+        record["gpu"],
+        spec.name,
+        params,
+        config,
+        median_us,
+        record["timing"],
+        record["kernel"],
+        record["launch"],
     )
 
 

@@ -118,6 +118,7 @@ class LatencyModel:
         kernel: str = "",
         measured: dict[Conv2dGw8Params, Any] | None = None,
         timed: dict[Conv2dGw8Params, frozenset[str]] | None = None,
+        launch: str = "tile",
     ) -> None:
         self._booster = booster
         self._tree_sums = TreeSums(booster)
@@ -132,6 +133,9 @@ class LatencyModel:
         self.measured = dict(measured or {})
         #: The fingerprints (config_fingerprint) of the configs timed on each training layer.
         self.timed = dict(timed or {})
+        #: How its rows' tiles were launched ("tile" or "launcher", _data.ConfigTime.launch):
+        #: with "tile", the launcher's placements (wgrad's producer warps) never reached it.
+        self.launch = launch
 
     def measured_config(self, params: Conv2dGw8Params) -> Any | None:
         """The fastest config measured on params when it was a training layer, else None."""
@@ -152,9 +156,9 @@ class LatencyModel:
         """Fit a model to rows, all of one pass and one GPU.
 
         Raises:
-            ValueError: no rows, or rows of several passes, GPUs or kernel versions (a model
-                is per pass and GPU, of one version of the kernels: select them first,
-                LatencyTable.select).
+            ValueError: no rows, or rows of several passes, GPUs, kernel versions or
+                launches (a model is per pass and GPU, of one version of the kernels timed
+                one way: select them first, LatencyTable.select).
         """
         import xgboost
 
@@ -174,6 +178,12 @@ class LatencyModel:
                 f"rows were timed with {len(kernels)} versions of the kernels {named}; train on "
                 "one (LatencyTable.select(..., kernel=...))"
             )
+        launches = {row.launch for row in rows}
+        if len(launches) > 1:
+            raise ValueError(
+                f"rows were timed as {sorted(launches)}: the same tile's time differs between "
+                "them; train on one (LatencyTable.select(..., launch=...))"
+            )
         pass_name, gpu, kernel = passes.pop(), gpus.pop(), kernels.pop()
         limits = limits or GpuLimits()
         features, targets = _training_arrays(rows, pass_name, limits)
@@ -188,7 +198,7 @@ class LatencyModel:
             layer: frozenset(config_fingerprint(row.config) for row in layer_rows)
             for layer, layer_rows in layers.items()
         }
-        return cls(booster, pass_name, gpu, limits, kernel, measured, timed)
+        return cls(booster, pass_name, gpu, limits, kernel, measured, timed, launches.pop())
 
     def predict_us(self, params: Conv2dGw8Params, configs: Sequence[Any]) -> np.ndarray:
         """Predicted latency in microseconds of each config on the layer params."""
@@ -310,6 +320,7 @@ class LatencyModel:
                 for layer, fingerprints in self.timed.items()
             ],
             "features": list(feature_names(self.pass_name)),
+            "launch": self.launch,
         }
         self._booster.set_attr(**{_META_KEY: json.dumps(meta)})
         self._booster.save_model(str(path))
@@ -358,7 +369,9 @@ class LatencyModel:
             for layer, fingerprints in meta["timed"]
         }
         limits = GpuLimits(**meta["limits"])
-        return cls(booster, pass_name, meta["gpu"], limits, meta["kernel"], measured, timed)
+        # (Files from before the launch key were all trained on tiles.)
+        launch = meta.get("launch", "tile")
+        return cls(booster, pass_name, meta["gpu"], limits, meta["kernel"], measured, timed, launch)
 
 
 #: Training settings of the passes whose models differ from TrainingOptions' defaults. wgrad:

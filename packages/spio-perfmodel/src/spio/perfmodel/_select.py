@@ -197,7 +197,7 @@ def _model_or_heuristic(
             timed_layer, heuristic_config(model.pass_name, params, device)
         ):
             choice = ConfigChoice(measured, "measured", f"{why}: measured on this layer")
-            return _unless_tma_tile(choice, model.pass_name, params, device)
+            return _unless_tma_tile(choice, model, params, device)
         # A campaign older than the heuristic's config (a prefetch or a tile the space did
         # not hold then) timed the layer without it: its fastest is no evidence against the
         # heuristic, which ran 5% faster than it on 128 x 1024 x 16 x 16 (H100, fprop).
@@ -210,16 +210,15 @@ def _model_or_heuristic(
         )
         heuristic = heuristic_config(model.pass_name, params, device)
         return ConfigChoice(heuristic, "heuristic", because)
-    return _unless_tma_tile(
-        ConfigChoice(pick, "model", f"{why}{untimed}"), model.pass_name, params, device
-    )
+    return _unless_tma_tile(ConfigChoice(pick, "model", f"{why}{untimed}"), model, params, device)
 
 
 def _unless_tma_tile(
-    choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, device: int
+    choice: ConfigChoice, model: LatencyModel, params: Conv2dGw8Params, device: int
 ) -> ConfigChoice:
     """choice, or the heuristic's config where it is a wgrad tile with TMA rows (on a GPU
-    with TMA, wgrad_spec.tma_tile) and choice's is not.
+    with TMA, wgrad_spec.tma_tile) and choice's is not, unless model's rows timed each tile
+    as the launcher runs it (model.launch == "launcher").
 
     The models were trained on tiles timed without producer warps, which the launcher gives
     only to TMA tiles and which gain them 1.06-1.08x, so they undervalue TMA tiles. From two
@@ -231,7 +230,8 @@ def _unless_tma_tile(
     """
     from spio.kernels.conv2d_gw8 import wgrad
 
-    if pass_name != "wgrad" or choice.config.tma:
+    pass_name = model.pass_name
+    if pass_name != "wgrad" or choice.config.tma or model.launch == "launcher":
         return choice
     tile = wgrad.default_tile_on(params, device)
     if not tile.tma:

@@ -33,7 +33,10 @@ atomic_sums=True where it was taken).
 --all-configs times every config of the space per shape and prints the best and the
 default's regret (default time / best time - 1). --sample-configs K (with --all-configs)
 times the default and K other configs of the space drawn at random, the same ones on every
-run for a shape and pass (`sample_configs`).
+run for a shape and pass (`sample_configs`). --as-launched (with --all-configs) times each
+tile as a launch that chose it runs it on this GPU (`launched_configs`: wgrad's walk and
+kernel improvements, `wgrad.balanced_config_on`; fprop and dgrad run their tiles as they are)
+and writes each tile's row with that time and launch "launcher".
 
 Shapes: --shapes takes N x C x H x W; --batch-sweep N ... runs the one layer --layer C x H x W
 (default 64x64x64) at each batch size instead.
@@ -61,6 +64,7 @@ import dataclasses
 import random
 import zlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +97,8 @@ CSV_NAME = "conv2d_gw8_bench.csv"
 #: --all-configs' per-pass file of every config's time, formatted with pass_name.
 CONFIGS_CSV_NAME = "conv2d_gw8_configs_{pass_name}.csv"
 JSON_NAME = "conv2d_gw8_bench.json"
+#: Threads that place --as-launched's tiles side by side (each may compile twice or more).
+PLACE_THREADS = 8
 
 
 def parse_shape(text: str, r: int, s: int, padding: Any, dtype: str) -> Conv2dGw8Params:
@@ -338,6 +344,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(the same ones on every run for a shape and pass) instead of every config",
     )
     parser.add_argument(
+        "--as-launched",
+        action="store_true",
+        help="with --all-configs: time each tile as a launch that chose it runs it on this GPU "
+        "(wgrad's walk and kernel improvements) and write its row with launch 'launcher'",
+    )
+    parser.add_argument(
         "--no-pdl",
         action="store_true",
         help="launch Spio's kernels in plain stream order, without programmatic dependent "
@@ -388,6 +400,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error("--sample-configs goes with --all-configs (it samples the config space)")
         if args.sample_configs < 1:
             parser.error(f"--sample-configs must be >= 1, got {args.sample_configs}")
+    if args.as_launched and not args.all_configs:
+        parser.error("--as-launched goes with --all-configs (it changes how the tiles are timed)")
     padding = tuple(args.pad) if len(args.pad) > 1 else args.pad[0]
     try:
         args.padding = normalize_padding(padding)
@@ -467,6 +481,35 @@ def tile_times(times: dict[Any, float]) -> dict[Any, float]:
     return {config: us for config, us in times.items() if tile_of(config) == config}
 
 
+def _launch_as_chosen() -> dict[str, Callable[[Conv2dGw8Params, Any], Any]]:
+    """What each pass's launcher runs for a tile it was given: wgrad balances its walk and adds
+    the kernel's improvements for the GPU (balanced_config_on); fprop and dgrad run it as it is."""
+    from .wgrad import balanced_config_on
+
+    def unchanged(params: Conv2dGw8Params, tile: Any) -> Any:
+        return tile
+
+    return {
+        "fprop": unchanged,
+        "dgrad": unchanged,
+        "wgrad": lambda params, tile: balanced_config_on(params, tile),
+    }
+
+
+def launched_configs(pass_: str, params: Conv2dGw8Params, configs: Sequence[Any]) -> dict[Any, Any]:
+    """Each tile among configs (tile_of(config) == config; a placed default's tile is sampled
+    beside it) and the config a launch that chose it runs on the current GPU. Placing a wgrad
+    tile compiles its kernel to learn its occupancy: the tiles are placed side by side in
+    threads (NVRTC lets go of the GIL)."""
+    place = _launch_as_chosen()[pass_]
+    tiles = list(dict.fromkeys(config for config in configs if tile_of(config) == config))
+    if not tiles:
+        return {}
+    with ThreadPoolExecutor(min(len(tiles), PLACE_THREADS)) as pool:
+        placed = list(pool.map(lambda tile: place(params, tile), tiles))
+    return dict(zip(tiles, placed, strict=True))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark from the command line, print the table and write --out files."""
     args = parse_args(argv)
@@ -507,6 +550,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         configs: dict[str, Sequence[Any]] = {
             p: _configs_to_time(args, params, p, defaults[p]) for p in args.passes
         }
+        launched: dict[str, dict[Any, Any]] = {}
+        if args.as_launched:
+            launched = {p: launched_configs(p, params, configs[p]) for p in args.passes}
+            configs = {
+                p: list(dict.fromkeys([defaults[p], *launched[p].values()])) for p in args.passes
+            }
         buffers = Buffers(params, args.passes, configs)
         if args.all_configs:
             precompile(params, configs)
@@ -532,8 +581,18 @@ def main(argv: Sequence[str] | None = None) -> None:
                 _report_best(pass_, params, default, times, copy_gbs)
                 if args.out is not None:
                     path = args.out / CONFIGS_CSV_NAME.format(pass_name=pass_)
+                    if args.as_launched:
+                        rows_times = {t: times[c] for t, c in launched[pass_].items()}
+                    else:
+                        rows_times = tile_times(times)
                     write_config_times(
-                        gpu, pass_, params, tile_times(times), path, timing=run["timing"]
+                        gpu,
+                        pass_,
+                        params,
+                        rows_times,
+                        path,
+                        timing=run["timing"],
+                        launch="launcher" if args.as_launched else "tile",
                     )
     if args.out is not None:
         written = [write_csv(rows, args.out / CSV_NAME), write_json(rows, args.out / JSON_NAME)]

@@ -215,6 +215,13 @@ def read_csv(path: str | Path) -> list[BenchRow]:
 #: replays of a CUDA graph of that loop (--cuda-graph).
 TIMINGS: tuple[str, ...] = ("loop", "graph")
 
+#: How a config-times row's tile was launched (`write_config_times`' launch column): "tile",
+#: the config as its space holds it (placement fields at their defaults); "launcher", as a
+#: launch that chose it runs it on that GPU (wgrad: balanced_config_on's walk and kernel
+#: improvements; fprop's and dgrad's launchers run the tile as it is). Latency models train on
+#: one kind (spio-perfmodel).
+LAUNCHES: tuple[str, ...] = ("tile", "launcher")
+
 #: The columns of `write_config_times`' CSV before the config's fields (which come next,
 #: in `dataclasses.asdict` order, followed by median_us).
 CONFIG_TIMES_LAYER_COLUMNS: tuple[str, ...] = (
@@ -229,6 +236,7 @@ CONFIG_TIMES_LAYER_COLUMNS: tuple[str, ...] = (
     "padding",
     "dtype",
     "timing",
+    "launch",
     "kernel",
     "pass_name",
 )
@@ -247,6 +255,7 @@ def write_config_times(
     path: str | Path,
     *,
     timing: str,
+    launch: str = "tile",
 ) -> Path:
     """Append every config's median time of one layer and pass to the CSV at path.
 
@@ -254,16 +263,20 @@ def write_config_times(
     (spio-perfmodel), so each row describes the layer fully: the columns are
     `CONFIG_TIMES_LAYER_COLUMNS` (gpu; shape "NxCxHxW"; n, c, h, w, r, s; padding as
     "top bottom left right", as in `write_csv`; dtype; timing, "loop" or "graph" as in
-    `BenchRow.timing`; kernel, the digest of the pass's sources that were timed,
+    `BenchRow.timing`; launch, how each tile was launched, one of `LAUNCHES`; kernel, the
+    digest of the pass's sources that were timed,
     `sources_digest(pass_name)`; pass_name), then the config's fields in `dataclasses.asdict` order,
     then median_us. A new (or empty) file gets the header first; an existing one is appended
     to, so several runs can share it, but only if its header is the same: a file of an older
     format, or of another config type (fprop's and dgrad's `FpropConfig` share a header,
     wgrad's `WgradConfig` does not), raises ValueError and nothing is written. Every config
-    of times must be of one dataclass. timing not in `TIMINGS` raises ValueError.
+    of times must be of one dataclass. timing not in `TIMINGS` or launch not in `LAUNCHES`
+    raises ValueError.
     """
     if timing not in TIMINGS:
         raise ValueError(f"timing must be one of {TIMINGS}, got {timing!r}")
+    if launch not in LAUNCHES:
+        raise ValueError(f"launch must be one of {LAUNCHES}, got {launch!r}")
     path = Path(path)
     if not times:
         return path
@@ -280,6 +293,7 @@ def write_config_times(
         padding_text(params.padding),
         params.dtype,
         timing,
+        launch,
         sources_digest(pass_name),
         pass_name,
     ]
