@@ -12,6 +12,8 @@
 #   sample (default 1 to 512; e.g. 256 512 for a campaign of large batches).
 # CAMPAIGN_PASSES (environment): the passes to time, default "fprop dgrad wgrad"; after a
 #   change to one pass's kernels only that pass needs new data (its sources digest changed).
+# CAMPAIGN_AS_LAUNCHED=1 (environment): time each tile as the launcher runs it (collect
+#   --as-launched: wgrad's walk and producer warps), rows of launch "launcher".
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +26,10 @@ if [ $# -gt 4 ]; then
     batches=(--batches "${@:5}")
 fi
 read -r -a passes <<<"${CAMPAIGN_PASSES:-fprop dgrad wgrad}"
+as_launched=()
+if [ "${CAMPAIGN_AS_LAUNCHED:-0}" = 1 ]; then
+    as_launched=(--as-launched)
+fi
 python=${PYTHON:-python3}
 mkdir -p "$out"
 
@@ -35,8 +41,8 @@ export SPIO_JIT_PROGRESS=0 PYTHONUNBUFFERED=1
 "$python" -m spio.perfmodel._cli layers --layers "$layers" --seed "$seed" "${batches[@]}" \
     | tee "$out/layers.txt"
 "$python" -m spio.perfmodel._cli collect --out "$out/data" --layers "$layers" \
-    --configs "$configs" --seed "$seed" --passes "${passes[@]}" "${batches[@]}" 2>&1 \
-    | tee "$out/collect.log"
+    --configs "$configs" --seed "$seed" --passes "${passes[@]}" "${batches[@]}" \
+    "${as_launched[@]}" 2>&1 | tee "$out/collect.log"
 for pass in "${passes[@]}"; do
     "$python" -m spio.perfmodel._cli evaluate "$out/data/conv2d_gw8_configs_$pass.csv" \
         --pass "$pass" --folds 6 2>&1 | tee "$out/evaluate_$pass.txt"
