@@ -489,11 +489,7 @@ def _launch_as_chosen() -> dict[str, Callable[[Conv2dGw8Params, Any], Any]]:
     def unchanged(params: Conv2dGw8Params, tile: Any) -> Any:
         return tile
 
-    return {
-        "fprop": unchanged,
-        "dgrad": unchanged,
-        "wgrad": lambda params, tile: balanced_config_on(params, tile),
-    }
+    return {"fprop": unchanged, "dgrad": unchanged, "wgrad": balanced_config_on}
 
 
 def launched_configs(pass_: str, params: Conv2dGw8Params, configs: Sequence[Any]) -> dict[Any, Any]:
