@@ -76,7 +76,7 @@ def test_errors_exit_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "model regret" in capsys.readouterr().out
 
 
-def test_rows_timed_two_ways_are_chosen_between(
+def test_rows_timed_two_ways_train_one_model_or_are_chosen_between(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     times = tmp_path / "times.csv"
@@ -87,13 +87,20 @@ def test_rows_timed_two_ways_are_chosen_between(
     launched = [row.replace(",graph,tile,", ",graph,launcher,", 1) for row in rows]
     times.write_text("\n".join([header, *rows, *launched]) + "\n")
     model = tmp_path / "wgrad.ubj"
-    with pytest.raises(SystemExit, match=r"timed their tiles in several ways.*--launch"):
-        main(["train", str(times), "--pass", "wgrad", "--out", str(model)])
-    main(["train", str(times), "--pass", "wgrad", "--launch", "launcher", "--out", str(model)])
-    assert "on 160 configs of 4 layers" in capsys.readouterr().out
     from spio.perfmodel import LatencyModel
 
-    assert LatencyModel.load(model).launch == "launcher"
+    main(["train", str(times), "--pass", "wgrad", "--out", str(model)])
+    out = capsys.readouterr().out
+    assert "rows of both launches, tile (160 rows), launcher (160 rows)" in out
+    assert "on 320 configs of 4 layers" in out
+    both = LatencyModel.load(model)
+    assert (both.launch, both.launch_feature) == ("launcher", True)
+    main(["train", str(times), "--pass", "wgrad", "--launch", "launcher", "--out", str(model)])
+    assert "on 160 configs of 4 layers" in capsys.readouterr().out
+    one = LatencyModel.load(model)
+    assert (one.launch, one.launch_feature) == ("launcher", False)
+    main(["evaluate", str(times), "--pass", "wgrad", "--folds", "2", "--no-tma"])
+    assert "wgrad: 4 held-out layers" in capsys.readouterr().out
 
 
 def test_shipped_lists_the_models(capsys: pytest.CaptureFixture[str]) -> None:
@@ -127,3 +134,30 @@ def test_compare_takes_layers_by_shape(tmp_path: Path, capsys: pytest.CaptureFix
     with pytest.raises(SystemExit):
         main(["compare", "--shapes", "8x256x8"])
     assert "a layer is N x C x H x W, e.g. 128x64x64x64; got '8x256x8'" in capsys.readouterr().err
+
+
+def test_compare_lets_a_model_of_your_own_choose(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import spio.perfmodel._cli as cli
+
+    times, model = tmp_path / "times.csv", tmp_path / "wgrad.ubj"
+    _write_times(times, "wgrad")
+    main(["train", str(times), "--pass", "wgrad", "--out", str(model)])
+    seen: dict[str, object] = {}
+
+    def timed(layers: object, passes: object, graph: bool, models: object) -> list[object]:
+        seen.update(layers=layers, models=models)
+        return []
+
+    monkeypatch.setattr(cli, "compare", timed)
+    main(["compare", "--shapes", "8x256x8x8", "--passes", "wgrad", "--model", str(model)])
+    models = seen["models"]
+    assert isinstance(models, dict)
+    assert list(models) == ["wgrad"]
+    assert models["wgrad"].pass_name == "wgrad"
+    main(["compare", "--shapes", "8x256x8x8"])
+    assert seen["models"] == {}
+    with pytest.raises(SystemExit):
+        main(["compare", "--shapes", "8x256x8x8", "--model", str(model), str(model)])
+    assert "--model has two wgrad models; give one per pass" in capsys.readouterr().err

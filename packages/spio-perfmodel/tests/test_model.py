@@ -6,13 +6,16 @@ import dataclasses
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from synthetic import GPU, LAYERS, synthetic_rows, synthetic_us
 
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from spio.perfmodel import PASSES, ConfigTime, GpuLimits, LatencyModel, TrainingOptions, evaluate
 from spio.perfmodel._model import config_fingerprint
+from spio.perfmodel._passes import heuristic_tile
 
 FAST = TrainingOptions(rounds=150, threads=2)
 
@@ -145,9 +148,6 @@ def test_training_takes_one_pass_and_one_gpu() -> None:
     newer = [dataclasses.replace(row, kernel="0123456789ab") for row in rows]
     with pytest.raises(ValueError, match=r"2 versions of the kernels \['\(unknown\)', '0123"):
         LatencyModel.train(rows + newer)
-    launched = [dataclasses.replace(row, launch="launcher") for row in rows]
-    with pytest.raises(ValueError, match=r"timed as \['launcher', 'tile'\]"):
-        LatencyModel.train(rows + launched)
 
 
 def test_a_model_keeps_how_its_rows_were_launched(tmp_path: Path) -> None:
@@ -157,6 +157,89 @@ def test_a_model_keeps_how_its_rows_were_launched(tmp_path: Path) -> None:
     model = LatencyModel.train(launched, options=FAST)
     assert model.launch == "launcher"
     assert LatencyModel.load(model.save(tmp_path / "fprop.ubj")).launch == "launcher"
+
+
+#: What the synthetic launcher gives a wgrad tile with TMA rows (its producer warps).
+PRODUCER_GAIN = 0.7
+
+
+def _launched(rows: list[ConfigTime]) -> list[ConfigTime]:
+    """rows as the synthetic launcher runs their tiles: TMA tiles PRODUCER_GAIN faster."""
+    return [
+        dataclasses.replace(
+            row,
+            launch="launcher",
+            median_us=row.median_us * (PRODUCER_GAIN if row.config.tma else 1),
+        )
+        for row in rows
+    ]
+
+
+def _tma_twins(params: Conv2dGw8Params) -> list[tuple[Any, Any]]:
+    """Pairs of wgrad tiles of params's space, one with TMA rows and the same one without."""
+    space = set(PASSES["wgrad"].config_space(params))
+    return [
+        (config, dataclasses.replace(config, tma=False))
+        for config in sorted(space, key=str)
+        if config.tma and dataclasses.replace(config, tma=False) in space
+    ]
+
+
+def test_rows_of_both_launches_teach_a_model_what_the_launcher_adds(tmp_path: Path) -> None:
+    tiles = synthetic_rows("wgrad", LAYERS, per_layer=80)
+    # Launched rows of some layers only: the rest of what the model knows comes from tiles.
+    launched = _launched([row for row in tiles if row.params in LAYERS[:7]])
+    tile_model = LatencyModel.train(tiles, options=FAST)
+    model = LatencyModel.train(tiles + launched, options=FAST)
+    assert (tile_model.launch, tile_model.launch_feature) == ("tile", False)
+    assert (model.launch, model.launch_feature) == ("launcher", True)
+
+    # On a layer it has timed neither way, it predicts TMA tiles as launched: faster than
+    # their twins without TMA by about what the launcher adds; the tile model, the same.
+    unseen = Conv2dGw8Params.make(48, 128, 40, 40)
+    twins = _tma_twins(unseen)
+    assert len(twins) >= 10
+    with_tma, without = (list(side) for side in zip(*twins, strict=True))
+    ratio = model.predict_us(unseen, with_tma) / model.predict_us(unseen, without)
+    tile_ratio = tile_model.predict_us(unseen, with_tma) / tile_model.predict_us(unseen, without)
+    assert np.median(ratio) < 0.8, ratio
+    assert np.median(tile_ratio) > 0.95, tile_ratio
+
+    # What it measured is what ran as launched; a layer timed only as tiles is no measurement.
+    fastest = min((row for row in launched if row.params == LAYERS[0]), key=lambda r: r.median_us)
+    assert model.measured_config(LAYERS[0]) == fastest.config
+    assert model.measured_config(LAYERS[9]) is None
+    assert tile_model.measured_config(LAYERS[9]) is not None
+
+    loaded = LatencyModel.load(model.save(tmp_path / "wgrad.ubj"))
+    assert (loaded.launch, loaded.launch_feature) == ("launcher", True)
+    np.testing.assert_array_equal(
+        loaded.predict_us(unseen, with_tma), model.predict_us(unseen, with_tma)
+    )
+    assert loaded.best_config(unseen) == model.best_config(unseen)
+
+
+def test_held_out_layers_of_both_launches_are_scored_as_launched() -> None:
+    tiles = synthetic_rows("wgrad", LAYERS, per_layer=60)
+    launched_layers = LAYERS[:6]
+    # The launcher's default on a GPU with TMA is the TMA tile; its campaign times it.
+    defaults = [
+        ConfigTime(GPU, "wgrad", layer, tile, synthetic_us("wgrad", layer, tile))
+        for layer in launched_layers
+        for tile in [heuristic_tile("wgrad", layer, 132, tma=True)]
+    ]
+    launched = _launched([row for row in tiles if row.params in launched_layers] + defaults)
+    evaluation = evaluate(tiles + launched, folds=3, options=FAST)
+    assert [result.params for result in evaluation.layers] == launched_layers
+    assert len(evaluation.default_regrets()) == len(launched_layers)
+    assert evaluation.median_regret < 0.05, evaluation.report()
+    # Scored on launched times: the best of each layer is its fastest launched row.
+    for result in evaluation.layers:
+        rows = [row for row in launched if row.params == result.params]
+        assert result.best_us == min(row.median_us for row in rows)
+    # Without TMA (GpuLimits.tma), the launcher's default is the spec's, which was not timed.
+    plain = evaluate(tiles + launched, folds=3, limits=GpuLimits(tma=False), options=FAST)
+    assert len(plain.default_regrets()) < len(launched_layers)
 
 
 def test_load_refuses_what_is_not_a_model_of_this_version(tmp_path: Path) -> None:

@@ -57,6 +57,7 @@ class _StubModel:
         return config in self.timed
 
     def best_config_over(self, params: Conv2dGw8Params, baseline: object) -> tuple[object, float]:
+        self.baseline = baseline
         if baseline == self.pick:
             return self.pick, float("inf")
         return self.pick, self.times["heuristic"] / self.times["pick"] - 1
@@ -317,6 +318,23 @@ def test_a_model_of_tiles_timed_as_launched_keeps_its_pick(gpu: SimpleNamespace)
     model.launch = "launcher"
     choice = choose_config("wgrad", TMA_LAYER, model=model)  # type: ignore[arg-type]
     assert (choice.config, choice.source) == (pick, "model")
+
+
+def test_a_model_of_launched_tiles_is_held_to_the_tile_the_heuristic_launches(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    model = _wgrad_stub(_untimed_tiles(tma=True))
+    choose_config("wgrad", TMA_LAYER, model=model)  # type: ignore[arg-type]
+    assert model.baseline == PASSES["wgrad"].default_config(TMA_LAYER, 132)
+    model.launch = "launcher"
+    choose_config("wgrad", TMA_LAYER, model=model)  # type: ignore[arg-type]
+    assert (
+        model.baseline
+        == wgrad.default_tile_on(TMA_LAYER)
+        != PASSES["wgrad"].default_config(TMA_LAYER, 132)
+    )
 
 
 def test_a_wgrad_pick_with_tma_rows_stays(gpu: SimpleNamespace) -> None:

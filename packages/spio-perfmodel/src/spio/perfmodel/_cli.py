@@ -65,21 +65,25 @@ def _rows(args: argparse.Namespace) -> LatencyTable:
     launches = Counter(row.launch for row in selected.rows)
     if len(launches) > 1:
         listed = ", ".join(f"{launch} ({count} rows)" for launch, count in launches.items())
-        raise SystemExit(f"the rows timed their tiles in several ways: {listed}; choose one "
-                         "with --launch")  # fmt: skip
+        print(f"rows of both launches, {listed}: the model learns the launch as a feature and "
+              "predicts tiles as launched (--launch chooses one)")  # fmt: skip
     return selected
+
+
+def _limits(args: argparse.Namespace) -> GpuLimits:
+    return GpuLimits(sm_count=args.sm_count, tma=not args.no_tma)
 
 
 def _evaluate(args: argparse.Namespace) -> None:
     rows = _rows(args).rows
-    limits = GpuLimits(sm_count=args.sm_count)
+    limits = _limits(args)
     evaluation = evaluate(list(rows), folds=args.folds, limits=limits, shortlist=args.shortlist)
     print(evaluation.report())
 
 
 def _train(args: argparse.Namespace) -> None:
     table = _rows(args)
-    model = LatencyModel.train(list(table.rows), GpuLimits(sm_count=args.sm_count))
+    model = LatencyModel.train(list(table.rows), _limits(args))
     path = model.save(args.out)
     layers = len(table.by_layer())
     print(f"trained a {model.pass_name} model for {model.gpu} on {len(table.rows)} configs of "
@@ -146,10 +150,22 @@ def _compare(args: argparse.Namespace) -> None:
     layers = [layer for layer in candidates if layer not in seen]
     if not layers:
         raise ValueError(f"every one of the {len(candidates)} layers is in the --exclude files")
-    comparisons = compare(layers, args.passes, graph=not args.loop)
+    models = _models_by_pass(args.model)
+    comparisons = compare(layers, args.passes, graph=not args.loop, models=models)
     print(report(comparisons))
     if args.out:
         print(f"wrote {write_csv(comparisons, args.out)}")
+
+
+def _models_by_pass(paths: list[str]) -> dict[str, LatencyModel]:
+    """The models at paths by pass; ValueError where two are of one pass."""
+    models: dict[str, LatencyModel] = {}
+    for path in paths:
+        model = LatencyModel.load(path)
+        if model.pass_name in models:
+            raise ValueError(f"--model has two {model.pass_name} models; give one per pass")
+        models[model.pass_name] = model
+    return models
 
 
 def _shipped(args: argparse.Namespace) -> None:
@@ -173,6 +189,10 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--pass", dest="pass_name", required=True, choices=sorted(PASSES))
         sub.add_argument("--gpu", help="the GPU name of the rows to use (when files hold several)")
         sub.add_argument("--sm-count", type=int, default=GpuLimits().sm_count)
+        sub.add_argument(
+            "--no-tma", action="store_true",
+            help="the GPU has no TMA (before sm_90): wgrad's heuristic tile differs",
+        )  # fmt: skip
         sub.add_argument("--kernel", help="the kernels' version (sources digest) of the rows")
         sub.add_argument(
             "--launch", choices=LAUNCHES,
@@ -219,6 +239,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--passes", nargs="+", default=sorted(PASSES), choices=sorted(PASSES))
     sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
     sub.add_argument("--out", help="CSV file to write")
+    sub.add_argument(
+        "--model", nargs="+", default=[],
+        help="model files (spio-perfmodel train) that choose instead of the shipped ones",
+    )  # fmt: skip
     commands.add_parser("shipped", help="list the models that ship")
     tunings = commands.add_parser("tunings", help="where autotuning keeps its choices")
     tunings.add_argument("--forget", action="store_true", help="delete them all")

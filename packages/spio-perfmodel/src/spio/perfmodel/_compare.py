@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._data import layer_key
+from ._model import LatencyModel
 from ._select import choose_config, heuristic_config
 
 #: Each config's median is timed this many times, alternating with the other config's.
@@ -51,19 +52,23 @@ def compare(
     graph: bool = True,
     launches: int = 20,
     repetitions: int = 9,
+    models: Mapping[str, LatencyModel] | None = None,
 ) -> list[Comparison]:
     """Time the heuristic's and choose_config's configs of each layer's passes (GPU 0).
 
     Needs a GPU, torch and the benchmark's dependencies (spio-kernels[bench]). graph times
-    replays of CUDA graphs (the GPU's time, as the benchmark's --cuda-graph).
+    replays of CUDA graphs (the GPU's time, as the benchmark's --cuda-graph). models: by
+    pass, a model of your own that chooses instead of the shipped one (a candidate to check
+    before it ships; choose_config's `model`).
     """
+    models = models or {}
     from spio.kernels.conv2d_gw8 import bench
 
     results = []
     for params in layers:
         picks = {}
         for pass_name in passes:
-            choice = choose_config(pass_name, params)
+            choice = choose_config(pass_name, params, model=models.get(pass_name))
             picks[pass_name] = (heuristic_config(pass_name, params), choice.config, choice.source)
         configs: dict[str, Sequence[Any]] = {
             name: list(dict.fromkeys(pick[:2])) for name, pick in picks.items()

@@ -17,6 +17,12 @@ a median regret within 2% and a p95 within 8% over held-out layers. (On a GPU wi
 choose_config also keeps wgrad's heuristic tile with TMA rows over a pick without them,
 _select._unless_tma_tile: a gain of the producer warps those tiles run with, which rows timed
 without them cannot show.)
+
+Rows of both launches (_data.ConfigTime.launch) train models with the launch as a feature,
+which predict tiles as launched: the held-out layers are then scored on their launched rows
+alone, their tile rows left out of training with them, and the default is the tile the
+launcher starts from on the GPU (_passes.heuristic_tile: wgrad's TMA tile where
+GpuLimits.tma).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from ._autotune import AUTOTUNE_CANDIDATES
 from ._data import ConfigTime, by_layer, layer_key, measured_times
 from ._features import GpuLimits
 from ._model import LatencyModel, TrainingOptions
-from ._passes import kernel_pass
+from ._passes import heuristic_tile
 from ._select import MIN_PREDICTED_GAIN, predicted_gain
 
 
@@ -176,12 +182,15 @@ def evaluate(
         raise ValueError(f"folds must be at least 2, got {folds}")
     index = {params: i for i, params in enumerate(layers)}
     groups = np.array([index[row.params] for row in rows])
+    # The launch the results are of: a model of both launches predicts launched tiles.
+    launch = "launcher" if any(row.launch == "launcher" for row in rows) else "tile"
     splitter = GroupKFold(n_splits=min(folds, len(layers)))
     results: list[LayerResult] = []
     for train_rows, test_rows in splitter.split(np.zeros(len(rows)), groups=groups):
         model = LatencyModel.train([rows[i] for i in train_rows], limits, options)
-        for params, layer_rows in by_layer(rows[i] for i in test_rows).items():
-            results.append(_layer_result(model, params, layer_rows, limits, shortlist))
+        held_out = (rows[i] for i in test_rows if rows[i].launch == launch)
+        for params, layer_rows in by_layer(held_out).items():
+            results.append(_layer_result(model, params, layer_rows, limits, shortlist, launch))
     results.sort(key=lambda result: index[result.params])
     return Evaluation(rows[0].pass_name, tuple(results), shortlist)
 
@@ -192,13 +201,16 @@ def _layer_result(
     rows: Sequence[ConfigTime],
     limits: GpuLimits,
     shortlist: int,
+    launch: str,
 ) -> LayerResult:
     times = measured_times(rows)
     configs = list(times)
     predicted = model.predict_us(params, configs)
     ranked = [configs[i] for i in np.argsort(predicted, kind="stable")]
     picked = ranked[0]  # best_config(params, configs): the first of the lowest
-    default = kernel_pass(model.pass_name).default_config(params, limits.sm_count)
+    # Campaigns of tiles timed the spec's default; launched ones, the launcher's (_select).
+    tma = limits.tma and launch == "launcher"
+    default = heuristic_tile(model.pass_name, params, limits.sm_count, tma)
     chosen = picked
     if default in times and predicted_gain(model, params, default, picked) < MIN_PREDICTED_GAIN:
         chosen = default

@@ -6,6 +6,11 @@ from both: the grid, its waves on the GPU, the work and bytes per block, the re-
 and, for wgrad, the partial sums. The waves use an occupancy bounded by threads and shared
 memory only (registers are known after compiling); trees learn the rest from the fields.
 Everything is computed on columns of configs at once (_space.Columns).
+
+A model trained on rows of both launches (_data.ConfigTime.launch) sees one more column,
+LAUNCHED_FEATURE: 1 where the tile ran as the launcher runs it (wgrad's walk and producer
+warps), 0 where it ran as it is. The many rows of tiles teach it the layers and tiles, the
+fewer launched ones what the launcher adds; it predicts tiles as launched.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ class GpuLimits:
     max_blocks_per_sm: int = 32
     shared_per_sm: int = 228 * 1024
     reserved_shared_per_block: int = 1024
+    #: Whether the GPU has TMA (sm_90 and newer), where wgrad's heuristic tile differs
+    #: (wgrad_spec.tma_tile); no feature depends on it. (Models saved before it were all
+    #: trained on H100s and H200s.)
+    tma: bool = True
 
     @classmethod
     def of_device(cls, device: int = 0) -> GpuLimits:
@@ -47,6 +56,7 @@ class GpuLimits:
             max_threads_per_sm=info.max_threads_per_sm,
             shared_per_sm=info.max_shared_per_sm,
             reserved_shared_per_block=info.reserved_shared_per_block,
+            tma=info.compute_capability >= (9, 0),
         )
 
 
@@ -61,9 +71,15 @@ _DERIVED = (
 )  # fmt: skip
 
 
-def feature_names(pass_name: str) -> tuple[str, ...]:
-    """The names of the feature columns of pass_name, in order."""
-    return _LAYER + space_fields(kernel_pass(pass_name).config_type) + _DERIVED
+#: The column of a model trained on rows of both launches: 1.0 for a tile as launched.
+LAUNCHED_FEATURE = "launched"
+
+
+def feature_names(pass_name: str, launched: bool = False) -> tuple[str, ...]:
+    """The names of the feature columns of pass_name, in order; with launched, the
+    LAUNCHED_FEATURE column last."""
+    names = _LAYER + space_fields(kernel_pass(pass_name).config_type) + _DERIVED
+    return (*names, LAUNCHED_FEATURE) if launched else names
 
 
 def _layer_features(params: Conv2dGw8Params, pass_name: str) -> list[float]:
@@ -122,11 +138,16 @@ def _derived_features(
 
 
 def columns_matrix(
-    pass_name: str, params: Conv2dGw8Params, columns: Columns, limits: GpuLimits | None = None
+    pass_name: str,
+    params: Conv2dGw8Params,
+    columns: Columns,
+    limits: GpuLimits | None = None,
+    launched: float | None = None,
 ) -> np.ndarray:
     """The features of every config of columns on the layer params (float32, a row per
-    config, a column per feature_names(pass_name))."""
-    names = feature_names(pass_name)
+    config, a column per feature_names(pass_name)); where launched is given, one more
+    column (LAUNCHED_FEATURE) holding it."""
+    names = feature_names(pass_name, launched is not None)
     # Each column is written into the float32 matrix as it is computed: one rounding from
     # the float64 (or int) values, as an astype of the whole would, without the float64
     # copies of a stack and a concatenate (0.08 ms a layer for wgrad's 1704-config spaces,
@@ -142,6 +163,8 @@ def columns_matrix(
     derived = _derived_features(pass_name, params, columns, limits)
     for i, values in enumerate(derived, start=len(_LAYER) + len(fields)):
         matrix[:, i] = values
+    if launched is not None:
+        matrix[:, -1] = launched
     return matrix
 
 
@@ -150,8 +173,9 @@ def feature_matrix(
     params: Conv2dGw8Params,
     configs: Sequence[Any],
     limits: GpuLimits | None = None,
+    launched: float | None = None,
 ) -> np.ndarray:
     """Return the features of each config of one layer: a float32 array, a row per config and
-    a column per feature_names(pass_name)."""
+    a column per feature_names(pass_name), and where launched is given, LAUNCHED_FEATURE."""
     columns = Columns.of(kernel_pass(pass_name).config_type, configs)
-    return columns_matrix(pass_name, params, columns, limits)
+    return columns_matrix(pass_name, params, columns, limits, launched)

@@ -11,6 +11,13 @@ H100 fprop 5.8% -> 3.7%.) A model file is XGBoost's JSON with Spio's
 metadata (pass, GPU, its limits, the kernels' version, feature names, the fastest config
 measured on each training layer and a fingerprint of every config timed there) stored as a
 booster attribute, so one file is the whole model.
+
+Rows may time their tiles two ways (_data.ConfigTime.launch): as they are, or as the
+launcher runs them, which adds what no config space holds (wgrad's balanced walk, producer
+warps on TMA tiles). A model of rows of one way predicts that way. A model of rows of both
+learns the way as a feature (_features.LAUNCHED_FEATURE) and predicts tiles as launched: the
+many rows of tiles teach it the layers and tiles, the fewer launched rows what the launcher
+adds to them.
 """
 
 from __future__ import annotations
@@ -119,6 +126,7 @@ class LatencyModel:
         measured: dict[Conv2dGw8Params, Any] | None = None,
         timed: dict[Conv2dGw8Params, frozenset[str]] | None = None,
         launch: str = "tile",
+        launch_feature: bool = False,
     ) -> None:
         self._booster = booster
         self._tree_sums = TreeSums(booster)
@@ -129,13 +137,21 @@ class LatencyModel:
         #: The version of the kernels its rows timed (sources_digest; "" when unknown): a
         #: model describes that version only.
         self.kernel = kernel
-        #: The fastest config measured on each layer it was trained on.
+        #: The fastest config measured on each layer it was trained on (timed as `launch`).
         self.measured = dict(measured or {})
         #: The fingerprints (config_fingerprint) of the configs timed on each training layer.
         self.timed = dict(timed or {})
-        #: How its rows' tiles were launched ("tile" or "launcher", _data.ConfigTime.launch):
+        #: How the tiles it predicts run ("tile" or "launcher", _data.ConfigTime.launch):
         #: with "tile", the launcher's placements (wgrad's producer warps) never reached it.
         self.launch = launch
+        #: Whether it was trained on rows of both launches, with the launch as a feature
+        #: (then its predictions are of tiles as launched: launch is "launcher").
+        self.launch_feature = launch_feature
+        if launch_feature and launch != "launcher":
+            raise ValueError(
+                "a model with the launch as a feature predicts launched tiles; got launch "
+                f"{launch!r}"
+            )
 
     def measured_config(self, params: Conv2dGw8Params) -> Any | None:
         """The fastest config measured on params when it was a training layer, else None."""
@@ -155,10 +171,13 @@ class LatencyModel:
     ) -> LatencyModel:
         """Fit a model to rows, all of one pass and one GPU.
 
+        Rows of both launches ("tile" and "launcher") make a model with the launch as a
+        feature, which predicts tiles as launched (the module doc).
+
         Raises:
-            ValueError: no rows, or rows of several passes, GPUs, kernel versions or
-                launches (a model is per pass and GPU, of one version of the kernels timed
-                one way: select them first, LatencyTable.select).
+            ValueError: no rows, or rows of several passes, GPUs or kernel versions (a model
+                is per pass and GPU, of one version of the kernels: select them first,
+                LatencyTable.select).
         """
         import xgboost
 
@@ -179,32 +198,31 @@ class LatencyModel:
                 "one (LatencyTable.select(..., kernel=...))"
             )
         launches = {row.launch for row in rows}
-        if len(launches) > 1:
-            raise ValueError(
-                f"rows were timed as {sorted(launches)}: the same tile's time differs between "
-                "them; train on one (LatencyTable.select(..., launch=...))"
-            )
+        launch_feature = len(launches) > 1
+        launch = "launcher" if "launcher" in launches else "tile"
         pass_name, gpu, kernel = passes.pop(), gpus.pop(), kernels.pop()
         limits = limits or GpuLimits()
-        features, targets = _training_arrays(rows, pass_name, limits)
+        features, targets = _training_arrays(rows, pass_name, limits, launch_feature)
         matrix = xgboost.DMatrix(
-            features, label=targets, feature_names=list(feature_names(pass_name))
+            features, label=targets, feature_names=list(feature_names(pass_name, launch_feature))
         )
         options = options or training_options(pass_name)
         booster = xgboost.train(options.xgboost_params(), matrix, num_boost_round=options.rounds)
-        layers = by_layer(rows)
+        # What was measured on a layer is kept as it was timed the way the model predicts:
+        # a layer timed only as tiles is no measurement of a model of launched tiles.
+        layers = by_layer(row for row in rows if row.launch == launch)
         measured = {layer: _fastest(layer_rows) for layer, layer_rows in layers.items()}
         timed = {
             layer: frozenset(config_fingerprint(row.config) for row in layer_rows)
             for layer, layer_rows in layers.items()
         }
-        return cls(booster, pass_name, gpu, limits, kernel, measured, timed, launches.pop())
+        return cls(booster, pass_name, gpu, limits, kernel, measured, timed, launch, launch_feature)
 
     def predict_us(self, params: Conv2dGw8Params, configs: Sequence[Any]) -> np.ndarray:
         """Predicted latency in microseconds of each config on the layer params."""
         if not configs:
             return np.zeros(0)
-        features = feature_matrix(self.pass_name, params, configs, self.limits)
+        features = feature_matrix(self.pass_name, params, configs, self.limits, self._launched)
         margins = self._tree_sums(features, 0, self._rounds)
         return np.exp(margins) * floor_us(params, self.pass_name)
 
@@ -232,7 +250,9 @@ class LatencyModel:
         row = space.index_of(baseline)
         if row is None:
             row = len(features)
-            baseline_row = feature_matrix(self.pass_name, params, [baseline], self.limits)
+            baseline_row = feature_matrix(
+                self.pass_name, params, [baseline], self.limits, self._launched
+            )
             features = np.concatenate([features, baseline_row])
         kept, margins = self._screened_margins(features, always=row)
         # The baseline's own margin: the pick is the lowest of the space's rows only.
@@ -263,7 +283,13 @@ class LatencyModel:
         space = space_columns(self.pass_name, params)
         if len(space) == 0:
             raise ValueError(f"no {self.pass_name} config fits {params}")
-        return space, columns_matrix(self.pass_name, params, space, self.limits)
+        return space, columns_matrix(self.pass_name, params, space, self.limits, self._launched)
+
+    @property
+    def _launched(self) -> float | None:
+        """The LAUNCHED_FEATURE value its predictions take (tiles as launched), or None
+        where the model has no such column."""
+        return 1.0 if self.launch_feature else None
 
     def _screened_margins(
         self, features: np.ndarray, always: int | None = None
@@ -319,7 +345,7 @@ class LatencyModel:
                 [dataclasses.asdict(layer), sorted(fingerprints)]
                 for layer, fingerprints in self.timed.items()
             ],
-            "features": list(feature_names(self.pass_name)),
+            "features": list(feature_names(self.pass_name, self.launch_feature)),
             "launch": self.launch,
         }
         self._booster.set_attr(**{_META_KEY: json.dumps(meta)})
@@ -355,7 +381,8 @@ class LatencyModel:
                 f"format {FORMAT_VERSION}"
             )
         pass_name = meta["pass"]
-        if tuple(meta["features"]) != feature_names(pass_name):
+        launch_feature = tuple(meta["features"]) == feature_names(pass_name, launched=True)
+        if not launch_feature and tuple(meta["features"]) != feature_names(pass_name):
             raise ValueError(
                 f"{path} was trained on other features than this spio-perfmodel computes for "
                 f"{pass_name}; retrain it"
@@ -371,7 +398,17 @@ class LatencyModel:
         limits = GpuLimits(**meta["limits"])
         # (Files from before the launch key were all trained on tiles.)
         launch = meta.get("launch", "tile")
-        return cls(booster, pass_name, meta["gpu"], limits, meta["kernel"], measured, timed, launch)
+        return cls(
+            booster,
+            pass_name,
+            meta["gpu"],
+            limits,
+            meta["kernel"],
+            measured,
+            timed,
+            launch,
+            launch_feature,
+        )
 
 
 #: Training settings of the passes whose models differ from TrainingOptions' defaults. wgrad:
@@ -423,13 +460,20 @@ def floor_us(params: Conv2dGw8Params, pass_name: str) -> float:
 
 
 def _training_arrays(
-    rows: Sequence[ConfigTime], pass_name: str, limits: GpuLimits
+    rows: Sequence[ConfigTime], pass_name: str, limits: GpuLimits, launch_feature: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Features and log latencies over the layer's floor of rows, built a layer at a time."""
+    """Features and log latencies over the layer's floor of rows, built a layer at a time;
+    with launch_feature, the LAUNCHED_FEATURE column from each row's launch."""
     blocks = []
     targets = []
     for params, layer_rows in by_layer(rows).items():
-        blocks.append(feature_matrix(pass_name, params, [row.config for row in layer_rows], limits))
+        configs = [row.config for row in layer_rows]
+        features = feature_matrix(
+            pass_name, params, configs, limits, 0.0 if launch_feature else None
+        )
+        if launch_feature:
+            features[:, -1] = [row.launch == "launcher" for row in layer_rows]
+        blocks.append(features)
         times = np.array([row.median_us for row in layer_rows])
         targets.append(np.log(times / floor_us(params, pass_name)))
     return np.concatenate(blocks), np.concatenate(targets)

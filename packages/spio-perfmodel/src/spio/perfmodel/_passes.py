@@ -62,3 +62,13 @@ def kernel_pass(name: str) -> KernelPass:
         return PASSES[name]
     except (KeyError, TypeError):
         raise ValueError(f"pass must be one of {sorted(PASSES)}, got {name!r}") from None
+
+
+def heuristic_tile(name: str, params: Conv2dGw8Params, sm_count: int, tma: bool) -> Any:
+    """The tile a launch of pass `name` without a config starts from on a GPU of sm_count
+    SMs, with TMA or without: the spec's default, and for wgrad on a GPU with TMA its
+    wgrad_spec.tma_tile (as wgrad.default_tile_on gives it for a device)."""
+    tile = kernel_pass(name).default_config(params, sm_count)
+    if kernel_pass(name).name == "wgrad" and tma:
+        return wgrad_spec.tma_tile(params, tile, sm_count)
+    return tile
