@@ -48,3 +48,17 @@ def test_compare_times_both_configs_and_cudnn(tmp_path: Path) -> None:
         assert f"{pass_name}: chosen over heuristic" in text
     lines = write_csv(comparisons, tmp_path / "compare.csv").read_text().splitlines()
     assert len(lines) == 1 + len(comparisons)
+
+
+def test_compare_times_a_model_of_your_own_beside_the_shipped_choice() -> None:
+    pytest.importorskip("torch")
+    gpu = spio.jit.device_info(0).name
+    model = shipped_model("wgrad", gpu)
+    if model is None:
+        pytest.skip(f"no wgrad model ships for {gpu}")
+    # The shipped model given as one's own: the same choice, timed as two contenders.
+    (row,) = compare(LAYERS[:1], ["wgrad"], launches=5, repetitions=3, models={"wgrad": model})
+    assert row.chosen == row.shipped == choose_config("wgrad", LAYERS[0]).config
+    assert row.shipped_us is not None
+    assert 0 < row.shipped_us < 1e4
+    assert "chosen over the shipped model's choice" in report([row])

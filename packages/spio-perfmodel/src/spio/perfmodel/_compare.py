@@ -5,6 +5,10 @@ Held-out regret (_evaluate) measures the model on the configs a campaign timed; 
 chooses from each pass's whole space, as it does in use, on layers it has not seen. The two
 configs are timed alternately (heuristic, model, heuristic, model) and each gets the mean
 of its two medians, so drift in the GPU's clocks falls on both.
+
+A model of your own (a candidate before it ships) chooses in the shipped one's place; the
+shipped model's choice is then timed in the same rounds as a third contender, so the
+candidate is measured against what runs today in one process.
 """
 
 from __future__ import annotations
@@ -39,11 +43,19 @@ class Comparison:
     heuristic_us: float
     chosen_us: float
     cudnn_us: float
+    #: Where a model of your own chose: the shipped models' choice and its time.
+    shipped: Any = None
+    shipped_us: float | None = None
 
     @property
     def speedup(self) -> float:
         """heuristic time / chosen time: above 1 where the chosen config is faster."""
         return self.heuristic_us / self.chosen_us
+
+    @property
+    def speedup_over_shipped(self) -> float | None:
+        """shipped choice's time / chosen time, where a model of your own chose."""
+        return None if self.shipped_us is None else self.shipped_us / self.chosen_us
 
 
 def compare(
@@ -68,18 +80,22 @@ def compare(
     for params in layers:
         picks = {}
         for pass_name in passes:
-            choice = choose_config(pass_name, params, model=models.get(pass_name))
-            picks[pass_name] = (heuristic_config(pass_name, params), choice.config, choice.source)
-        configs: dict[str, Sequence[Any]] = {
-            name: list(dict.fromkeys(pick[:2])) for name, pick in picks.items()
+            model = models.get(pass_name)
+            choice = choose_config(pass_name, params, model=model)
+            shipped = None if model is None else choose_config(pass_name, params).config
+            heuristic = heuristic_config(pass_name, params)
+            picks[pass_name] = (heuristic, choice.config, choice.source, shipped)
+        contenders: dict[str, Sequence[Any]] = {
+            name: [c for c in dict.fromkeys((heuristic, chosen, shipped)) if c is not None]
+            for name, (heuristic, chosen, _, shipped) in picks.items()
         }
-        bench.precompile(params, configs)
-        buffers = bench.Buffers(params, passes, configs)
-        for pass_name, (heuristic, chosen, source) in picks.items():
-            times: dict[Any, list[float]] = {heuristic: [], chosen: []}
+        bench.precompile(params, contenders)
+        buffers = bench.Buffers(params, passes, contenders)
+        for pass_name, (heuristic, chosen, source, shipped) in picks.items():
+            times: dict[Any, list[float]] = {config: [] for config in contenders[pass_name]}
             cudnn = []
             for _ in range(ROUNDS):
-                for config in dict.fromkeys((heuristic, chosen)):
+                for config in contenders[pass_name]:
                     spio_us, cudnn_us = bench.bench_pass(
                         pass_name, params, [config], buffers, launches, repetitions, graph=graph
                     )
@@ -96,6 +112,8 @@ def compare(
                     mean[heuristic],
                     mean[chosen],
                     sum(cudnn) / len(cudnn),
+                    shipped,
+                    None if shipped is None else mean[shipped],
                 )
             )
     return results
@@ -108,15 +126,22 @@ def geometric_mean(values: Iterable[float]) -> float:
 
 def report(comparisons: Sequence[Comparison]) -> str:
     """A table of the comparisons and, per pass, the geometric-mean speed-up of the chosen
-    configs over the heuristic's and over cuDNN."""
+    configs over the heuristic's and over cuDNN (and over the shipped models' choices, where
+    a model of your own chose)."""
+    with_shipped = any(row.shipped_us is not None for row in comparisons)
+    shipped_header = f" {'shipped us':>10} {'over it':>8}" if with_shipped else ""
     lines = [
         f"{'layer':>32} {'pass':>5} {'heuristic us':>12} {'chosen us':>9} {'speed-up':>8} "
-        f"{'cuDNN us':>8} {'by':>9}"
+        f"{'cuDNN us':>8} {'by':>9}{shipped_header}"
     ]
     for row in comparisons:
+        shipped = ""
+        if row.shipped_us is not None:
+            shipped = f" {row.shipped_us:>10.2f} {row.speedup_over_shipped:>7.3f}x"
         lines.append(
             f"{layer_key(row.params):>32} {row.pass_name:>5} {row.heuristic_us:>12.2f} "
             f"{row.chosen_us:>9.2f} {row.speedup:>7.3f}x {row.cudnn_us:>8.2f} {row.source:>9}"
+            f"{shipped}"
         )
     for pass_name in dict.fromkeys(row.pass_name for row in comparisons):
         rows = [row for row in comparisons if row.pass_name == pass_name]
@@ -128,6 +153,14 @@ def report(comparisons: Sequence[Comparison]) -> str:
             f"{geometric_mean(r.cudnn_us / r.chosen_us for r in rows):.2f}x, heuristic over "
             f"cuDNN {geometric_mean(r.cudnn_us / r.heuristic_us for r in rows):.2f}x"
         )
+        against = [(r, r.speedup_over_shipped) for r in rows if r.speedup_over_shipped]
+        if against:
+            low, low_speedup = min(against, key=lambda pair: pair[1])
+            lines.append(
+                f"{pass_name}: chosen over the shipped model's choice "
+                f"{geometric_mean(speedup for _, speedup in against):.3f}x (geometric mean of "
+                f"{len(against)} layers; worst {low_speedup:.3f}x on {layer_key(low.params)})"
+            )
     return "\n".join(lines)
 
 
@@ -139,11 +172,13 @@ def write_csv(comparisons: Sequence[Comparison], path: str | Path) -> Path:
         writer = csv.writer(file)
         writer.writerow(
             ["layer", "pass", "heuristic", "chosen", "source", "heuristic_us", "chosen_us",
-             "cudnn_us"]
+             "cudnn_us", "shipped", "shipped_us"]
         )  # fmt: skip
         for row in comparisons:
+            shipped_us = "" if row.shipped_us is None else f"{row.shipped_us:.3f}"
             writer.writerow(
                 [layer_key(row.params), row.pass_name, row.heuristic, row.chosen, row.source,
-                 f"{row.heuristic_us:.3f}", f"{row.chosen_us:.3f}", f"{row.cudnn_us:.3f}"]
+                 f"{row.heuristic_us:.3f}", f"{row.chosen_us:.3f}", f"{row.cudnn_us:.3f}",
+                 "" if row.shipped is None else row.shipped, shipped_us]
             )  # fmt: skip
     return path

@@ -1,0 +1,72 @@
+"""compare without a GPU: the choices and the benchmark's timing replaced by stand-ins, so
+that what is timed against what, and how it is reported, is checked here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import spio.kernels.conv2d_gw8.bench as bench
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.perfmodel import _compare
+from spio.perfmodel._select import ConfigChoice
+
+LAYER = Conv2dGw8Params.make(32, 64, 64, 64)
+#: The stand-in GPU's time of each stand-in config.
+TIMES = {"heuristic": 12.0, "shipped": 10.0, "candidate": 9.0}
+
+
+@pytest.fixture
+def timed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The stand-ins; returns the configs bench_pass timed, in order."""
+    order: list[Any] = []
+
+    def choose(pass_name: str, params: Conv2dGw8Params, model: Any = None) -> ConfigChoice:
+        return ConfigChoice("shipped" if model is None else "candidate", "model", "stand-in")
+
+    def bench_pass(pass_name: str, params: Any, configs: list[Any], *args: Any, **kwargs: Any):
+        order.extend(configs)
+        return {config: TIMES[config] for config in configs}, 30.0
+
+    monkeypatch.setattr(_compare, "choose_config", choose)
+    monkeypatch.setattr(_compare, "heuristic_config", lambda pass_name, params: "heuristic")
+    monkeypatch.setattr(bench, "precompile", lambda params, configs: None)
+    monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
+    monkeypatch.setattr(bench, "bench_pass", bench_pass)
+    return order
+
+
+def test_the_shipped_choice_is_the_chosen_one_without_a_model_of_your_own(
+    timed: list[Any],
+) -> None:
+    (row,) = _compare.compare([LAYER], ["wgrad"])
+    assert (row.heuristic, row.chosen, row.shipped, row.shipped_us) == (
+        "heuristic",
+        "shipped",
+        None,
+        None,
+    )
+    assert timed == ["heuristic", "shipped"] * _compare.ROUNDS
+    assert row.speedup == pytest.approx(1.2)
+    assert "shipped us" not in _compare.report([row])
+
+
+def test_a_model_of_your_own_is_timed_against_the_shipped_choice_too(
+    timed: list[Any], tmp_path: Path
+) -> None:
+    (row,) = _compare.compare([LAYER], ["wgrad"], models={"wgrad": object()})  # type: ignore[dict-item]
+    assert (row.chosen, row.shipped) == ("candidate", "shipped")
+    # Each round times all three, alternating, so clock drift falls on each.
+    assert timed == ["heuristic", "candidate", "shipped"] * _compare.ROUNDS
+    assert (row.chosen_us, row.shipped_us) == (9.0, 10.0)
+    assert row.speedup_over_shipped == pytest.approx(10 / 9)
+    text = _compare.report([row])
+    assert "shipped us  over it" in text
+    assert (
+        "wgrad: chosen over the shipped model's choice 1.111x (geometric mean of 1 layers" in text
+    )
+    lines = _compare.write_csv([row], tmp_path / "c.csv").read_text().splitlines()
+    assert lines[0].endswith(",cudnn_us,shipped,shipped_us")
+    assert lines[1].endswith(",30.000,shipped,10.000")
