@@ -26,7 +26,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNames
     an empty directory of the test's. device.timed collects what a stand-in timer was asked
     to time."""
     import spio.jit
-    from spio.kernels.conv2d_gw8 import wgrad
+    from spio.kernels.conv2d_gw8 import placement, wgrad
     from spio.perfmodel import PASSES, _select
 
     device = SimpleNamespace(name="NVIDIA H200", sm_count=132, arch="sm_90", timed=[])
@@ -35,8 +35,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNames
                   for name in PASSES}  # fmt: skip
     heuristics["wgrad"] = wgrad.default_tile_on
     monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
-    unchanged = {name: (lambda p, c, d: c) for name in PASSES}
-    monkeypatch.setattr(_select, "_placements", lambda: unchanged)
+    monkeypatch.setattr(placement, "placed_config_on", lambda name, p, c, d=0: c)
     alone = {name: (lambda p, c, d: [c]) for name in PASSES}
     monkeypatch.setattr(_select, "_walks", lambda: alone)
     monkeypatch.delenv(_select.SELECTION_ENV, raising=False)

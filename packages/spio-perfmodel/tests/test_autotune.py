@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import spio.kernels.conv2d_gw8.sources_digest as digest_module
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, placement
 from spio.perfmodel import PASSES, _select, choose_config, shipped_model, tune_config
 from spio.perfmodel._autotune import AUTOTUNE_CANDIDATES, PROXY_CANDIDATES, candidates
 from spio.perfmodel._tunings import tunings_dir
@@ -119,11 +119,11 @@ def test_a_wgrad_tuning_times_each_tiles_walks_and_keeps_the_fastest_as_timed(
     def two_walks(params: Conv2dGw8Params, config: Any, device: int) -> list[Any]:
         return [config, dataclasses.replace(config, walk_n=1, segments=5)]
 
-    def always_placed(params: Conv2dGw8Params, config: Any, device: int) -> Any:
+    def always_placed(name: str, params: Conv2dGw8Params, config: Any, device: int = 0) -> Any:
         return dataclasses.replace(config, walk_n=1, segments=7)
 
     monkeypatch.setattr(_select, "_walks", lambda: {"wgrad": two_walks})
-    monkeypatch.setattr(_select, "_placements", lambda: {"wgrad": always_placed})
+    monkeypatch.setattr(placement, "placed_config_on", always_placed)
     tiles = candidates(model, LAYER, _select.heuristic_config("wgrad", LAYER))
     fastest = two_walks(LAYER, tiles[1], 0)[1]
     _autotuning(gpu, monkeypatch, fastest)

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 import spio.kernels.conv2d_gw8.sources_digest as digest_module
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, placement
 from spio.perfmodel import PASSES, _select, choose_config, shipped_model
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
@@ -190,8 +190,7 @@ def test_a_wgrad_layer_with_bias_takes_the_choice_without_and_its_placement(
     # The bias gradient's sums ride on the weights' walk: the layer without its bias is the
     # one chosen for and placed (whose kernels the launch then compiles with the bias).
     asked = []
-    placements = {"wgrad": lambda p, c, d: asked.append(p) or c}
-    monkeypatch.setattr(_select, "_placements", lambda: placements)
+    monkeypatch.setattr(placement, "placed_config_on", lambda n, p, c, d=0: asked.append(p) or c)
     with_bias = dataclasses.replace(LAYER, has_bias=True)
     assert choose_config("wgrad", with_bias) == choose_config("wgrad", LAYER)
     assert asked
@@ -219,12 +218,13 @@ def test_a_wgrad_choice_takes_its_placement_on_the_device(
     plain = choose_config("wgrad", LAYER)
     asked = []
 
-    def segmented(params: Conv2dGw8Params, config: object, device: int) -> object:
+    def segmented(name: str, params: Conv2dGw8Params, config: object, device: int = 0) -> object:
+        if name != "wgrad":
+            return config
         asked.append((params, config, device))
         return dataclasses.replace(config, walk_n=1, segments=5)  # type: ignore[type-var]
 
-    placements = {"fprop": lambda p, c, d: c, "dgrad": lambda p, c, d: c, "wgrad": segmented}
-    monkeypatch.setattr(_select, "_placements", lambda: placements)
+    monkeypatch.setattr(placement, "placed_config_on", segmented)
     placed = choose_config("wgrad", LAYER)
     assert asked == [(LAYER, plain.config, 0)]
     assert placed.config == dataclasses.replace(plain.config, walk_n=1, segments=5)
@@ -252,8 +252,9 @@ def test_a_wgrad_placement_names_what_it_changed(
         (lanes, "keeps its lanes' addresses in registers"),
         (discarded, "drops its partial sums from L2 once added up"),
     ):
-        placements = {"wgrad": lambda p, c, d, placed_config=placed_config: placed_config}
-        monkeypatch.setattr(_select, "_placements", lambda placements=placements: placements)
+        monkeypatch.setattr(
+            placement, "placed_config_on", lambda n, p, c, d=0, placed=placed_config: placed
+        )
         choice = choose_config("wgrad", LAYER)
         assert choice.config == placed_config
         assert choice.reason == f"{plain.reason}; on this GPU its tile {what} (balanced_config_on)"

@@ -556,7 +556,7 @@ def test_as_launched_times_each_tile_as_its_launcher_runs_it_and_writes_the_tile
     the tile (what a latency model scores) with the placed config's time and launch
     "launcher"; the placed default is timed for the table."""
     torch = pytest.importorskip("torch")
-    from spio.kernels.conv2d_gw8 import bench, wgrad_spec
+    from spio.kernels.conv2d_gw8 import bench, placement, wgrad_spec
 
     timed: dict[str, list[Any]] = {}
 
@@ -564,7 +564,8 @@ def test_as_launched_times_each_tile_as_its_launcher_runs_it_and_writes_the_tile
         timed[pass_] = list(configs)
         return {config: 1.0 + i for i, config in enumerate(configs)}, 50.0
 
-    def padded(params: Conv2dGw8Params, tile: Any) -> Any:
+    def padded(pass_name: str, params: Conv2dGw8Params, tile: Any, device: int = 0) -> Any:
+        assert pass_name == "wgrad"
         return dataclasses.replace(tile, padded_slabs=True)
 
     placed_default = dataclasses.replace(
@@ -575,7 +576,7 @@ def test_as_launched_times_each_tile_as_its_launcher_runs_it_and_writes_the_tile
     monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
     monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
     monkeypatch.setattr(bench, "precompile", lambda params, configs: None)
-    monkeypatch.setattr(bench, "_launch_as_chosen", lambda: {"wgrad": padded})
+    monkeypatch.setattr(placement, "placed_config_on", padded)
     monkeypatch.setattr(
         bench, "PASS_CONFIGS", {"wgrad": (wgrad_spec.config_space, lambda p: placed_default)}
     )
@@ -585,7 +586,7 @@ def test_as_launched_times_each_tile_as_its_launcher_runs_it_and_writes_the_tile
     configs = timed["wgrad"]
     assert configs[0] == placed_default
     tiles = [tile_of(c) for c in configs[1:]]
-    assert configs[1:] == [padded(None, t) for t in tiles]  # type: ignore[arg-type]
+    assert configs[1:] == [padded("wgrad", None, t) for t in tiles]  # type: ignore[arg-type]
     assert tiles[0] == tile_of(placed_default)  # the default's tile is sampled
     rows = list(csv.DictReader((out / "conv2d_gw8_configs_wgrad.csv").open(newline="")))
     assert {r["launch"] for r in rows} == {"launcher"}

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from spio.kernels.conv2d_gw8 import placement
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._autotune import (
@@ -84,20 +85,6 @@ def _heuristics() -> dict[str, Callable[[Conv2dGw8Params, int], Any]]:
     }
 
 
-def _placements() -> dict[str, Callable[[Conv2dGw8Params, Any, int], Any]]:
-    """What a chosen config of each pass becomes on the device it runs on: wgrad's walks
-    segments of the stream of rows where its waves would leave SMs idle, and it takes the
-    kernel's improvements that no model knows (the launcher's balanced_config_on: producer
-    warps, padded slabs, the lanes' addresses in registers, discarded partial sums; a model
-    scores the tiles, which are what it was trained on)."""
-    from spio.kernels.conv2d_gw8 import wgrad
-
-    def unchanged(params: Conv2dGw8Params, config: Any, device: int) -> Any:
-        return config
-
-    return {"fprop": unchanged, "dgrad": unchanged, "wgrad": wgrad.balanced_config_on}
-
-
 def _walks() -> dict[str, Callable[[Conv2dGw8Params, Any, int], list[Any]]]:
     """The configs a tuning times for each shortlisted config of each pass: wgrad's tile in
     its row chunks, its segments and its segments with deeper prefetch (wgrad_walks.walks_on:
@@ -115,7 +102,10 @@ def _placed(
 ) -> ConfigChoice:
     if choice.source == "autotune":
         return choice  # timed on the device walking as it will: no rule overrides that
-    config = _placements()[pass_name](params, choice.config, device)
+    # What the launcher runs for the tile (placement.placed_config_on): wgrad walks segments
+    # where its waves would leave SMs idle and takes the kernel's improvements that no model
+    # knows (a model scores tiles, what it was trained on).
+    config = placement.placed_config_on(pass_name, params, choice.config, device)
     if config == choice.config:
         return choice
     placed = []

@@ -34,9 +34,9 @@ atomic_sums=True where it was taken).
 default's regret (default time / best time - 1). --sample-configs K (with --all-configs)
 times the default and K other configs of the space drawn at random, the same ones on every
 run for a shape and pass (`sample_configs`). --as-launched (with --all-configs) times each
-tile as a launch that chose it runs it on this GPU (`launched_configs`: wgrad's walk and
-kernel improvements, `wgrad.balanced_config_on`; fprop and dgrad run their tiles as they are)
-and writes each tile's row with that time and launch "launcher".
+tile as a launch that chose it runs it on this GPU (`launched_configs`,
+`placement.placed_config_on`: wgrad's walk and kernel improvements; fprop and dgrad run
+their tiles as they are) and writes each tile's row with that time and launch "launcher".
 
 Shapes: --shapes takes N x C x H x W; --batch-sweep N ... runs the one layer --layer C x H x W
 (default 64x64x64) at each batch size instead.
@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from ..timing import copy_bandwidth_gbs, time_us
-from . import dgrad_spec, wgrad_spec
+from . import dgrad_spec, placement, wgrad_spec
 from .bench_results import (
     BenchRow,
     contender_rows,
@@ -481,28 +481,16 @@ def tile_times(times: dict[Any, float]) -> dict[Any, float]:
     return {config: us for config, us in times.items() if tile_of(config) == config}
 
 
-def _launch_as_chosen() -> dict[str, Callable[[Conv2dGw8Params, Any], Any]]:
-    """What each pass's launcher runs for a tile it was given: wgrad balances its walk and adds
-    the kernel's improvements for the GPU (balanced_config_on); fprop and dgrad run it as it is."""
-    from .wgrad import balanced_config_on
-
-    def unchanged(params: Conv2dGw8Params, tile: Any) -> Any:
-        return tile
-
-    return {"fprop": unchanged, "dgrad": unchanged, "wgrad": balanced_config_on}
-
-
 def launched_configs(pass_: str, params: Conv2dGw8Params, configs: Sequence[Any]) -> dict[Any, Any]:
     """Each tile among configs (tile_of(config) == config; a placed default's tile is sampled
     beside it) and the config a launch that chose it runs on the current GPU. Placing a wgrad
     tile compiles its kernel to learn its occupancy: the tiles are placed side by side in
     threads (NVRTC lets go of the GIL)."""
-    place = _launch_as_chosen()[pass_]
     tiles = list(dict.fromkeys(config for config in configs if tile_of(config) == config))
     if not tiles:
         return {}
     with ThreadPoolExecutor(min(len(tiles), PLACE_THREADS)) as pool:
-        placed = list(pool.map(lambda tile: place(params, tile), tiles))
+        placed = list(pool.map(lambda tile: placement.placed_config_on(pass_, params, tile), tiles))
     return dict(zip(tiles, placed, strict=True))
 
 
