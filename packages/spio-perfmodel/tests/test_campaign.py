@@ -79,6 +79,7 @@ def test_collect_groups_layers_by_filter_and_resumes(
         assert argv[argv.index("--sample-configs") + 1] == "5"
         assert "--cuda-graph" in argv
         assert "--all-configs" in argv
+        assert "--no-plots" in argv  # a campaign keeps its tables, not a PNG per layer
     assert layers_done(tmp_path, ["wgrad"]) == set(layers)
     # A second run finds every layer done and runs nothing.
     calls.clear()

@@ -311,6 +311,12 @@ def test_main_writes_csv_json_and_a_png_per_pass(
     for png in pngs:
         assert png.read_bytes().startswith(_PNG_SIGNATURE)
         assert f"wrote {png}" in printed
+    # --no-plots: the tables alone.
+    plain = tmp_path / "plain"
+    bench.main(
+        ["--batch-sweep", "1", "2", "--layer", "64x16x16", "--out", str(plain), "--no-plots"]
+    )
+    assert sorted(path.name for path in plain.iterdir()) == sorted([CSV_NAME, JSON_NAME])
 
 
 def test_config_times_describe_the_layer_and_append_under_one_header(tmp_path: Path) -> None:

@@ -112,7 +112,8 @@ def collect(
         argv = ["--shapes", *(f"{p.n}x{p.c}x{p.h}x{p.w}" for p in group)]
         argv += ["--r", str(r), "--s", str(s), "--pad", *(str(v) for v in padding)]
         argv += ["--dtype", dtype, "--passes", *passes, "--all-configs"]
-        argv += ["--sample-configs", str(configs_per_layer), "--out", str(out)]
+        # (No plots: a PNG per sampled layer and pass says nothing about a campaign.)
+        argv += ["--sample-configs", str(configs_per_layer), "--out", str(out), "--no-plots"]
         if graph:
             argv.append("--cuda-graph")
         if as_launched:

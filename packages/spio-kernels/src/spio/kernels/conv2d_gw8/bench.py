@@ -54,7 +54,7 @@ Outputs: a table on stdout. With --out DIR (created if missing) also
   one file per pass because wgrad's configs have other fields than fprop's and dgrad's);
 - one PNG per layer and pass, batch_size_vs_eff_bandwidth__<gpu>__<pass>_<layer>.png:
   effective GB/s against N (log2 axis) for Spio and cuDNN, with the copy bandwidth as a
-  horizontal line; meaningful with --batch-sweep.
+  horizontal line; meaningful with --batch-sweep (none with --no-plots).
 """
 
 from __future__ import annotations
@@ -370,6 +370,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", type=Path, default=None, help="write CSV, JSON and PNG plots into this directory"
     )
+    parser.add_argument(
+        "--no-plots",
+        action="store_true",
+        help="with --out: write no PNG plots (a campaign of sampled layers keeps only its tables)",
+    )
     return parser
 
 
@@ -580,7 +585,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     )
     if args.out is not None:
         written = [write_csv(rows, args.out / CSV_NAME), write_json(rows, args.out / JSON_NAME)]
-        written += write_bandwidth_plots(rows, args.out)
+        if not args.no_plots:
+            written += write_bandwidth_plots(rows, args.out)
         for path in written:
             print(f"wrote {path}")
 
