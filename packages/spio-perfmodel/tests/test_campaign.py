@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from spio.kernels.conv2d_gw8 import bench
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, bench
+from spio.kernels.conv2d_gw8.bench_results import contender_rows, read_csv, write_csv
 from spio.perfmodel._campaign import (
+    CAMPAIGN_TABLE,
     MAX_ACTIVATION_BYTES,
     STANDARD_LAYERS,
     campaign_layers,
@@ -41,7 +43,8 @@ def test_a_campaign_can_aim_at_chosen_batch_sizes() -> None:
 
 
 def _fake_bench(calls: list[list[str]]):  # type: ignore[no-untyped-def]
-    """A bench.main that records its argv and writes one wgrad row per shape."""
+    """A bench.main that records its argv, writes one config row per shape and pass, and its
+    table (the default against cuDNN) of this run's shapes, with its JSON twin."""
 
     def main(argv: list[str]) -> None:
         calls.append(argv)
@@ -61,6 +64,16 @@ def _fake_bench(calls: list[list[str]]):  # type: ignore[no-untyped-def]
                     pad = " ".join(str(v) for v in args.padding)
                     writer.writerow(["G", shape, n, c, h, w, args.r, args.s, pad, args.dtype,
                                      "graph", pass_name, 16, 1, 1, 8, 1, 1, 9.0])  # fmt: skip
+        rows = []
+        for shape in args.shapes:
+            n, c, h, w = (int(v) for v in shape.split("x"))
+            params = Conv2dGw8Params.make(n, c, h, w, r=args.r, s=args.s, padding=args.padding)
+            for pass_name in args.passes:
+                rows += contender_rows(params, pass_name, "default", 9.0, 20.0, copy_gbs=4000.0,
+                                       gpu="G", torch_version="t", cudnn_version="c",
+                                       launches=20, repetitions=9, spio_launch="pdl")  # fmt: skip
+        write_csv(rows, out / bench.CSV_NAME)
+        (out / bench.JSON_NAME).write_text("[]")
 
     return main
 
@@ -81,6 +94,14 @@ def test_collect_groups_layers_by_filter_and_resumes(
         assert "--all-configs" in argv
         assert "--no-plots" in argv  # a campaign keeps its tables, not a PNG per layer
     assert layers_done(tmp_path, ["wgrad"]) == set(layers)
+    # Every run's table is kept, one after another, and the runs' own files go.
+    table = read_csv(tmp_path / CAMPAIGN_TABLE)
+    assert sorted({(row.shape, row.r) for row in table}) == sorted(
+        {(f"{p.n}x{p.c}x{p.h}x{p.w}", p.r) for p in layers}
+    )
+    assert [row.contender for row in table] == ["spio", "cudnn"] * len(layers)
+    assert not (tmp_path / bench.CSV_NAME).exists()
+    assert not (tmp_path / bench.JSON_NAME).exists()
     # A second run finds every layer done and runs nothing.
     calls.clear()
     assert collect(tmp_path, layers, 5, passes=("wgrad",)) == []

@@ -7,6 +7,8 @@ their configs (`spio.kernels.bench --all-configs --sample-configs K`), because e
 compiles separately per layer: the full spaces of a few dozen layers would take hours of GPU
 time, a sample of 40 a few minutes. The rows go to the benchmark's per-pass config-times
 CSVs in one directory; a layer already there is skipped, so an interrupted campaign resumes.
+Beside them, CAMPAIGN_TABLE keeps the benchmark's table of every layer timed: the default
+config of each pass against cuDNN, whether Spio is faster everywhere.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ FILTERS = (1, 3, 3, 3, 5, 7)
 BF16_SHARE = 0.15
 #: Largest activation tensor a sampled layer may have (bytes): bounds a layer's timing.
 MAX_ACTIVATION_BYTES = 256 * 2**20
+#: The benchmark's table (its --out CSV) of every layer of a campaign, one run after another:
+#: each run writes its own group's table, which the next would replace.
+CAMPAIGN_TABLE = "conv2d_gw8_campaign_bench.csv"
 #: Layers every campaign times: the targets' layers (TARGETS.md).
 STANDARD_LAYERS = (
     Conv2dGw8Params.make(128, 64, 64, 64),
@@ -119,4 +124,21 @@ def collect(
         if as_launched:
             argv.append("--as-launched")
         bench.main(argv)
+        _keep_table(out)
     return todo
+
+
+def _keep_table(out: Path) -> None:
+    """Append the benchmark run's table to out's CAMPAIGN_TABLE and remove the run's own
+    (its CSV and JSON), so the folder holds the campaign's tables only."""
+    from spio.kernels.conv2d_gw8 import bench
+    from spio.kernels.conv2d_gw8.bench_results import read_csv, write_csv
+
+    run = out / bench.CSV_NAME
+    if not run.is_file():
+        return
+    table = out / CAMPAIGN_TABLE
+    kept = read_csv(table) if table.is_file() else []
+    write_csv([*kept, *read_csv(run)], table)
+    run.unlink()
+    (out / bench.JSON_NAME).unlink(missing_ok=True)
