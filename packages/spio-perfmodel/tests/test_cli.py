@@ -94,11 +94,11 @@ def test_rows_timed_two_ways_train_one_model_or_are_chosen_between(
     assert "rows of both launches, tile (160 rows), launcher (160 rows)" in out
     assert "on 320 configs of 4 layers" in out
     both = LatencyModel.load(model)
-    assert (both.launch, both.launch_feature) == ("launcher", True)
+    assert (both.launch, both.flags) == ("launcher", ("launched",))
     main(["train", str(times), "--pass", "wgrad", "--launch", "launcher", "--out", str(model)])
     assert "on 160 configs of 4 layers" in capsys.readouterr().out
     one = LatencyModel.load(model)
-    assert (one.launch, one.launch_feature) == ("launcher", False)
+    assert (one.launch, one.flags) == ("launcher", ())
     main(["evaluate", str(times), "--pass", "wgrad", "--folds", "2", "--no-tma"])
     assert "wgrad: 4 held-out layers" in capsys.readouterr().out
 
@@ -161,3 +161,28 @@ def test_compare_lets_a_model_of_your_own_choose(
     with pytest.raises(SystemExit):
         main(["compare", "--shapes", "8x256x8x8", "--model", str(model), str(model)])
     assert "--model has two wgrad models; give one per pass" in capsys.readouterr().err
+
+
+def test_pool_trains_one_gpus_model_on_every_gpus_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spio.perfmodel import LatencyModel
+
+    times = tmp_path / "times.csv"
+    _write_times(times, "fprop")
+    text = times.read_text().splitlines()
+    other = [line.replace("Synthetic GPU", "Other GPU", 1) for line in text[1:]]
+    times.write_text("\n".join([*text, *other]) + "\n")
+    model = tmp_path / "fprop.ubj"
+    with pytest.raises(SystemExit, match="several GPUs"):
+        main(["train", str(times), "--pass", "fprop", "--pool", "--out", str(model)])
+    main(["train", str(times), "--pass", "fprop", "--gpu", "Other GPU", "--out", str(model)])
+    assert "on 160 configs of 4 layers" in capsys.readouterr().out
+    assert LatencyModel.load(model).flags == ()
+    argv = ["--pass", "fprop", "--gpu", "Other GPU", "--pool"]
+    main(["train", str(times), *argv, "--out", str(model)])
+    assert "on 320 configs of 4 layers" in capsys.readouterr().out
+    pooled = LatencyModel.load(model)
+    assert (pooled.gpu, pooled.flags) == ("Other GPU", ("other_gpu",))
+    main(["evaluate", str(times), *argv, "--folds", "2"])
+    assert "fprop: 4 held-out layers" in capsys.readouterr().out

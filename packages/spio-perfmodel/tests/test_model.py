@@ -138,11 +138,16 @@ def test_a_fingerprint_names_a_tile() -> None:
     assert config_fingerprint(space[0]) == config_fingerprint(dataclasses.replace(space[0]))
 
 
-def test_training_takes_one_pass_and_one_gpu() -> None:
+def test_training_takes_one_pass_and_names_its_gpu() -> None:
     rows = synthetic_rows("fprop", LAYERS[:2], per_layer=10)
     other = [ConfigTime("Other GPU", r.pass_name, r.params, r.config, r.median_us) for r in rows]
-    with pytest.raises(ValueError, match="one pass and one GPU"):
+    with pytest.raises(ValueError, match=r"rows have GPUs \['Other GPU', 'Synthetic GPU'\]: name"):
         LatencyModel.train(rows + other)
+    with pytest.raises(ValueError, match="no rows of the GPU 'Third GPU'"):
+        LatencyModel.train(rows + other, gpu="Third GPU")
+    wgrad = synthetic_rows("wgrad", LAYERS[:1], per_layer=5)
+    with pytest.raises(ValueError, match=r"one pass; rows have passes \['fprop', 'wgrad'\]"):
+        LatencyModel.train(rows + wgrad)
     with pytest.raises(ValueError, match="no rows"):
         LatencyModel.train([])
     newer = [dataclasses.replace(row, kernel="0123456789ab") for row in rows]
@@ -191,8 +196,8 @@ def test_rows_of_both_launches_teach_a_model_what_the_launcher_adds(tmp_path: Pa
     launched = _launched([row for row in tiles if row.params in LAYERS[:7]])
     tile_model = LatencyModel.train(tiles, options=FAST)
     model = LatencyModel.train(tiles + launched, options=FAST)
-    assert (tile_model.launch, tile_model.launch_feature) == ("tile", False)
-    assert (model.launch, model.launch_feature) == ("launcher", True)
+    assert (tile_model.launch, tile_model.flags) == ("tile", ())
+    assert (model.launch, model.flags) == ("launcher", ("launched",))
 
     # On a layer it has timed neither way, it predicts TMA tiles as launched: faster than
     # their twins without TMA by about what the launcher adds; the tile model, the same.
@@ -212,7 +217,7 @@ def test_rows_of_both_launches_teach_a_model_what_the_launcher_adds(tmp_path: Pa
     assert tile_model.measured_config(LAYERS[9]) is not None
 
     loaded = LatencyModel.load(model.save(tmp_path / "wgrad.ubj"))
-    assert (loaded.launch, loaded.launch_feature) == ("launcher", True)
+    assert (loaded.launch, loaded.flags) == ("launcher", ("launched",))
     np.testing.assert_array_equal(
         loaded.predict_us(unseen, with_tma), model.predict_us(unseen, with_tma)
     )
@@ -274,3 +279,44 @@ def test_best_config_without_candidates_names_the_layer() -> None:
     model = LatencyModel.train(synthetic_rows("fprop", LAYERS[:2], per_layer=20), options=FAST)
     with pytest.raises(ValueError, match="no fprop config fits"):
         model.best_config(LAYERS[0], [])
+
+
+def _on_other_gpu(rows: list[ConfigTime], slowdown: float) -> list[ConfigTime]:
+    """rows as another GPU times them: the synthetic law, slowdown times slower."""
+    return [
+        dataclasses.replace(row, gpu="Other GPU", median_us=row.median_us * slowdown)
+        for row in rows
+    ]
+
+
+def test_another_gpus_rows_teach_a_model_of_its_own_gpu(tmp_path: Path) -> None:
+    # Few layers of the model's GPU, many of the other's, which runs every config 1.5x slower.
+    own = synthetic_rows("fprop", LAYERS[:3], per_layer=60)
+    other = _on_other_gpu(synthetic_rows("fprop", LAYERS, per_layer=60, seed=1), 1.5)
+    pooled = LatencyModel.train(own + other, options=FAST, gpu=GPU)
+    assert (pooled.gpu, pooled.flags, pooled.launch) == (GPU, ("other_gpu",), "tile")
+    # It predicts its own GPU's times on a layer only the other GPU timed.
+    layer = LAYERS[7]
+    configs = PASSES["fprop"].config_space(layer)[:40]
+    truth = np.array([synthetic_us("fprop", layer, config) for config in configs])
+    assert 0.85 < np.median(pooled.predict_us(layer, configs) / truth) < 1.15
+    alone = LatencyModel.train(other, options=FAST)
+    assert np.median(alone.predict_us(layer, configs) / truth) > 1.35
+    # Its measurements are its own GPU's.
+    assert set(pooled.measured) == set(LAYERS[:3])
+    loaded = LatencyModel.load(pooled.save(tmp_path / "fprop.ubj"))
+    assert (loaded.gpu, loaded.flags) == (GPU, ("other_gpu",))
+    np.testing.assert_array_equal(
+        loaded.predict_us(layer, configs), pooled.predict_us(layer, configs)
+    )
+
+
+def test_held_out_layers_of_pooled_rows_are_scored_on_the_models_gpu() -> None:
+    own = synthetic_rows("fprop", LAYERS[:6], per_layer=40)
+    other = _on_other_gpu(synthetic_rows("fprop", LAYERS, per_layer=40, seed=1), 1.5)
+    evaluation = evaluate(own + other, folds=3, options=FAST, gpu=GPU)
+    assert [result.params for result in evaluation.layers] == LAYERS[:6]
+    for result in evaluation.layers:
+        assert result.best_us == min(r.median_us for r in own if r.params == result.params)
+    with pytest.raises(ValueError, match="name the model's"):
+        evaluate(own + other, folds=3, options=FAST)

@@ -54,7 +54,12 @@ def _rows(args: argparse.Namespace) -> LatencyTable:
     gpus = sorted({row.gpu for row in table.rows if row.pass_name == args.pass_name})
     if args.gpu is None and len(gpus) > 1:
         raise SystemExit(f"the files hold several GPUs {gpus}; choose one with --gpu")
-    selected = table.select(args.pass_name, args.gpu, args.kernel, args.launch)
+    if args.pool and args.gpu is None:
+        raise SystemExit("--pool learns from other GPUs' rows for the GPU --gpu names; give --gpu")
+    # With --pool every GPU's rows stay; the model is --gpu's.
+    selected = table.select(
+        args.pass_name, None if args.pool else args.gpu, args.kernel, args.launch
+    )
     if not selected.rows:
         raise SystemExit(f"no {args.pass_name} rows for GPU {args.gpu or gpus} in {args.times}")
     kernels = Counter(row.kernel or "(unknown)" for row in selected.rows)
@@ -77,13 +82,15 @@ def _limits(args: argparse.Namespace) -> GpuLimits:
 def _evaluate(args: argparse.Namespace) -> None:
     rows = _rows(args).rows
     limits = _limits(args)
-    evaluation = evaluate(list(rows), folds=args.folds, limits=limits, shortlist=args.shortlist)
+    evaluation = evaluate(
+        list(rows), folds=args.folds, limits=limits, shortlist=args.shortlist, gpu=args.gpu
+    )
     print(evaluation.report())
 
 
 def _train(args: argparse.Namespace) -> None:
     table = _rows(args)
-    model = LatencyModel.train(list(table.rows), _limits(args))
+    model = LatencyModel.train(list(table.rows), _limits(args), gpu=args.gpu)
     path = model.save(args.out)
     layers = len(table.by_layer())
     print(f"trained a {model.pass_name} model for {model.gpu} on {len(table.rows)} configs of "
@@ -188,6 +195,11 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("times", nargs="+", help="config-times CSV files")
         sub.add_argument("--pass", dest="pass_name", required=True, choices=sorted(PASSES))
         sub.add_argument("--gpu", help="the GPU name of the rows to use (when files hold several)")
+        sub.add_argument(
+            "--pool", action="store_true",
+            help="learn from every GPU's rows in the files for --gpu's model, with a flag "
+            "that tells them apart (other_gpu)",
+        )  # fmt: skip
         sub.add_argument("--sm-count", type=int, default=GpuLimits().sm_count)
         sub.add_argument(
             "--no-tma", action="store_true",

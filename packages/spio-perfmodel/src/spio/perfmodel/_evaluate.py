@@ -22,7 +22,9 @@ Rows of both launches (_data.ConfigTime.launch) train models with the launch as 
 which predict tiles as launched: the held-out layers are then scored on their launched rows
 alone, their tile rows left out of training with them, and the default is the tile the
 launcher starts from on the GPU (_passes.heuristic_tile: wgrad's TMA tile where
-GpuLimits.tma).
+GpuLimits.tma). Rows of several GPUs train models of one of them (`gpu`) that learn from the
+others' rows too: the held-out layers are scored on that GPU's rows, every GPU's rows of
+them left out of training.
 """
 
 from __future__ import annotations
@@ -163,8 +165,10 @@ def evaluate(
     limits: GpuLimits | None = None,
     options: TrainingOptions | None = None,
     shortlist: int = AUTOTUNE_CANDIDATES,
+    gpu: str | None = None,
 ) -> Evaluation:
-    """Cross-validate a model on rows of one pass and GPU, by layer (see the module doc).
+    """Cross-validate a model on rows of one pass and GPU, by layer (see the module doc):
+    the GPU `gpu` where the rows have several (LatencyModel.train).
 
     folds is the number of layer folds (at most the number of layers; as many as layers is
     leave-one-layer-out); shortlist, how many best-predicted configs autotuning's pick is
@@ -184,11 +188,14 @@ def evaluate(
     groups = np.array([index[row.params] for row in rows])
     # The launch the results are of: a model of both launches predicts launched tiles.
     launch = "launcher" if any(row.launch == "launcher" for row in rows) else "tile"
+    gpus = {row.gpu for row in rows}
+    if gpu is None and len(gpus) == 1:
+        gpu = gpus.pop()  # (rows of several GPUs without gpu: LatencyModel.train refuses)
     splitter = GroupKFold(n_splits=min(folds, len(layers)))
     results: list[LayerResult] = []
     for train_rows, test_rows in splitter.split(np.zeros(len(rows)), groups=groups):
-        model = LatencyModel.train([rows[i] for i in train_rows], limits, options)
-        held_out = (rows[i] for i in test_rows if rows[i].launch == launch)
+        model = LatencyModel.train([rows[i] for i in train_rows], limits, options, gpu)
+        held_out = (rows[i] for i in test_rows if rows[i].launch == launch and rows[i].gpu == gpu)
         for params, layer_rows in by_layer(held_out).items():
             results.append(_layer_result(model, params, layer_rows, limits, shortlist, launch))
     results.sort(key=lambda result: index[result.params])

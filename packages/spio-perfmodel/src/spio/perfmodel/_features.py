@@ -7,15 +7,16 @@ and, for wgrad, the partial sums. The waves use an occupancy bounded by threads 
 memory only (registers are known after compiling); trees learn the rest from the fields.
 Everything is computed on columns of configs at once (_space.Columns).
 
-A model trained on rows of both launches (_data.ConfigTime.launch) sees one more column,
-LAUNCHED_FEATURE: 1 where the tile ran as the launcher runs it (wgrad's walk and producer
-warps), 0 where it ran as it is. The many rows of tiles teach it the layers and tiles, the
-fewer launched ones what the launcher adds; it predicts tiles as launched.
+A model may learn from rows that differ from what it predicts: tiles timed as they are
+beside tiles timed as the launcher runs them, or another GPU's rows beside its own. Each
+such difference is one more column, a flag (FLAG_FEATURES), 1 or 0 per row; the model
+predicts with each flag at PREDICTED_FLAGS (launched tiles, its own GPU). The many rows
+teach it the layers and tiles, the flags what sets the kinds of rows apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,15 +72,23 @@ _DERIVED = (
 )  # fmt: skip
 
 
-#: The column of a model trained on rows of both launches: 1.0 for a tile as launched.
-LAUNCHED_FEATURE = "launched"
+#: The flag columns, in the order a model has them (each only where its rows differ so):
+#: "launched", 1 for a tile timed as the launcher runs it (_data.ConfigTime.launch: wgrad's
+#: walk and producer warps), 0 for a tile as it is; "other_gpu", 1 for a row of another GPU
+#: than the model's, 0 for its own.
+FLAG_FEATURES = ("launched", "other_gpu")
+#: The value of each flag when a model predicts: tiles as launched, on its own GPU.
+PREDICTED_FLAGS = {"launched": 1.0, "other_gpu": 0.0}
 
 
-def feature_names(pass_name: str, launched: bool = False) -> tuple[str, ...]:
-    """The names of the feature columns of pass_name, in order; with launched, the
-    LAUNCHED_FEATURE column last."""
+def feature_names(pass_name: str, flags: Sequence[str] = ()) -> tuple[str, ...]:
+    """The names of the feature columns of pass_name, in order, with the flag columns among
+    FLAG_FEATURES that flags names last (ValueError for another name)."""
+    unknown = sorted(set(flags) - set(FLAG_FEATURES))
+    if unknown:
+        raise ValueError(f"flags must be among {FLAG_FEATURES}, got {unknown}")
     names = _LAYER + space_fields(kernel_pass(pass_name).config_type) + _DERIVED
-    return (*names, LAUNCHED_FEATURE) if launched else names
+    return names + tuple(flag for flag in FLAG_FEATURES if flag in flags)
 
 
 def _layer_features(params: Conv2dGw8Params, pass_name: str) -> list[float]:
@@ -142,12 +151,13 @@ def columns_matrix(
     params: Conv2dGw8Params,
     columns: Columns,
     limits: GpuLimits | None = None,
-    launched: float | None = None,
+    flags: Mapping[str, float] | None = None,
 ) -> np.ndarray:
     """The features of every config of columns on the layer params (float32, a row per
-    config, a column per feature_names(pass_name)); where launched is given, one more
-    column (LAUNCHED_FEATURE) holding it."""
-    names = feature_names(pass_name, launched is not None)
+    config, a column per feature_names(pass_name, flags)): each flag's column holds its
+    value in flags."""
+    flags = flags or {}
+    names = feature_names(pass_name, tuple(flags))
     # Each column is written into the float32 matrix as it is computed: one rounding from
     # the float64 (or int) values, as an astype of the whole would, without the float64
     # copies of a stack and a concatenate (0.08 ms a layer for wgrad's 1704-config spaces,
@@ -163,8 +173,9 @@ def columns_matrix(
     derived = _derived_features(pass_name, params, columns, limits)
     for i, values in enumerate(derived, start=len(_LAYER) + len(fields)):
         matrix[:, i] = values
-    if launched is not None:
-        matrix[:, -1] = launched
+    first_flag = len(names) - len(flags)
+    for i, name in enumerate(names[first_flag:], start=first_flag):
+        matrix[:, i] = flags[name]
     return matrix
 
 
@@ -173,9 +184,9 @@ def feature_matrix(
     params: Conv2dGw8Params,
     configs: Sequence[Any],
     limits: GpuLimits | None = None,
-    launched: float | None = None,
+    flags: Mapping[str, float] | None = None,
 ) -> np.ndarray:
     """Return the features of each config of one layer: a float32 array, a row per config and
-    a column per feature_names(pass_name), and where launched is given, LAUNCHED_FEATURE."""
+    a column per feature_names(pass_name, flags), each flag's holding its value in flags."""
     columns = Columns.of(kernel_pass(pass_name).config_type, configs)
-    return columns_matrix(pass_name, params, columns, limits, launched)
+    return columns_matrix(pass_name, params, columns, limits, flags)

@@ -15,9 +15,10 @@ booster attribute, so one file is the whole model.
 Rows may time their tiles two ways (_data.ConfigTime.launch): as they are, or as the
 launcher runs them, which adds what no config space holds (wgrad's balanced walk, producer
 warps on TMA tiles). A model of rows of one way predicts that way. A model of rows of both
-learns the way as a feature (_features.LAUNCHED_FEATURE) and predicts tiles as launched: the
-many rows of tiles teach it the layers and tiles, the fewer launched rows what the launcher
-adds to them.
+learns the way as a flag (_features.FLAG_FEATURES, "launched") and predicts tiles as
+launched: the many rows of tiles teach it the layers and tiles, the fewer launched rows what
+the launcher adds to them. In the same way a model of one GPU may learn from another GPU's
+rows beside its own ("other_gpu"), and predicts its own.
 """
 
 from __future__ import annotations
@@ -35,7 +36,14 @@ import numpy as np
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._data import ConfigTime, by_layer
-from ._features import GpuLimits, columns_matrix, feature_matrix, feature_names
+from ._features import (
+    FLAG_FEATURES,
+    PREDICTED_FLAGS,
+    GpuLimits,
+    columns_matrix,
+    feature_matrix,
+    feature_names,
+)
 from ._passes import kernel_pass
 from ._space import Columns, space_columns, space_fields
 from ._tree_sums import TreeSums
@@ -126,7 +134,7 @@ class LatencyModel:
         measured: dict[Conv2dGw8Params, Any] | None = None,
         timed: dict[Conv2dGw8Params, frozenset[str]] | None = None,
         launch: str = "tile",
-        launch_feature: bool = False,
+        flags: Sequence[str] = (),
     ) -> None:
         self._booster = booster
         self._tree_sums = TreeSums(booster)
@@ -144,10 +152,11 @@ class LatencyModel:
         #: How the tiles it predicts run ("tile" or "launcher", _data.ConfigTime.launch):
         #: with "tile", the launcher's placements (wgrad's producer warps) never reached it.
         self.launch = launch
-        #: Whether it was trained on rows of both launches, with the launch as a feature
-        #: (then its predictions are of tiles as launched: launch is "launcher").
-        self.launch_feature = launch_feature
-        if launch_feature and launch != "launcher":
+        #: Its flag columns (_features.FLAG_FEATURES): "launched" where it learned from rows
+        #: of both launches (it predicts launched tiles: launch is "launcher"), "other_gpu"
+        #: where it learned from other GPUs' rows beside its own.
+        self.flags = tuple(flag for flag in FLAG_FEATURES if flag in flags)
+        if "launched" in self.flags and launch != "launcher":
             raise ValueError(
                 "a model with the launch as a feature predicts launched tiles; got launch "
                 f"{launch!r}"
@@ -168,28 +177,36 @@ class LatencyModel:
         rows: Sequence[ConfigTime],
         limits: GpuLimits | None = None,
         options: TrainingOptions | None = None,
+        gpu: str | None = None,
     ) -> LatencyModel:
-        """Fit a model to rows, all of one pass and one GPU.
+        """Fit a model to rows, all of one pass, for the GPU `gpu` (None: the rows' one GPU).
 
         Rows of both launches ("tile" and "launcher") make a model with the launch as a
-        feature, which predicts tiles as launched (the module doc).
+        flag, which predicts tiles as launched; rows of other GPUs than `gpu` beside its
+        own, a model with the GPU as a flag, which predicts `gpu`'s (the module doc). limits
+        are those of `gpu`.
 
         Raises:
-            ValueError: no rows, or rows of several passes, GPUs or kernel versions (a model
-                is per pass and GPU, of one version of the kernels: select them first,
-                LatencyTable.select).
+            ValueError: no rows, rows of several passes or kernel versions (a model is per
+                pass, of one version of the kernels: select them first, LatencyTable.select),
+                of several GPUs without `gpu`, or none of `gpu`.
         """
         import xgboost
 
         if not rows:
             raise ValueError("no rows to train on")
         passes = {row.pass_name for row in rows}
+        if len(passes) > 1:
+            raise ValueError(f"a model is trained on one pass; rows have passes {sorted(passes)}")
         gpus = {row.gpu for row in rows}
-        if len(passes) > 1 or len(gpus) > 1:
+        if gpu is None and len(gpus) > 1:
             raise ValueError(
-                f"a model is trained on one pass and one GPU; rows have passes {sorted(passes)} "
-                f"and GPUs {sorted(gpus)}"
+                f"rows have GPUs {sorted(gpus)}: name the model's (gpu=...); the others' rows "
+                "are then learned from with a flag"
             )
+        gpu = gpu if gpu is not None else next(iter(gpus))
+        if gpu not in gpus:
+            raise ValueError(f"no rows of the GPU {gpu!r}; rows have GPUs {sorted(gpus)}")
         kernels = {row.kernel for row in rows}
         if len(kernels) > 1:
             named = sorted(kernel or "(unknown)" for kernel in kernels)
@@ -198,31 +215,33 @@ class LatencyModel:
                 "one (LatencyTable.select(..., kernel=...))"
             )
         launches = {row.launch for row in rows}
-        launch_feature = len(launches) > 1
+        differs = {"launched": len(launches) > 1, "other_gpu": len(gpus) > 1}
+        flags = tuple(flag for flag in FLAG_FEATURES if differs[flag])
         launch = "launcher" if "launcher" in launches else "tile"
-        pass_name, gpu, kernel = passes.pop(), gpus.pop(), kernels.pop()
+        pass_name, kernel = passes.pop(), kernels.pop()
         limits = limits or GpuLimits()
-        features, targets = _training_arrays(rows, pass_name, limits, launch_feature)
+        features, targets = _training_arrays(rows, pass_name, limits, flags, gpu)
         matrix = xgboost.DMatrix(
-            features, label=targets, feature_names=list(feature_names(pass_name, launch_feature))
+            features, label=targets, feature_names=list(feature_names(pass_name, flags))
         )
         options = options or training_options(pass_name)
         booster = xgboost.train(options.xgboost_params(), matrix, num_boost_round=options.rounds)
-        # What was measured on a layer is kept as it was timed the way the model predicts:
-        # a layer timed only as tiles is no measurement of a model of launched tiles.
-        layers = by_layer(row for row in rows if row.launch == launch)
+        # What was measured on a layer is kept as it was timed the way the model predicts,
+        # on its GPU: a layer timed only as tiles is no measurement of a model of launched
+        # tiles, nor one timed on another GPU.
+        layers = by_layer(row for row in rows if row.launch == launch and row.gpu == gpu)
         measured = {layer: _fastest(layer_rows) for layer, layer_rows in layers.items()}
         timed = {
             layer: frozenset(config_fingerprint(row.config) for row in layer_rows)
             for layer, layer_rows in layers.items()
         }
-        return cls(booster, pass_name, gpu, limits, kernel, measured, timed, launch, launch_feature)
+        return cls(booster, pass_name, gpu, limits, kernel, measured, timed, launch, flags)
 
     def predict_us(self, params: Conv2dGw8Params, configs: Sequence[Any]) -> np.ndarray:
         """Predicted latency in microseconds of each config on the layer params."""
         if not configs:
             return np.zeros(0)
-        features = feature_matrix(self.pass_name, params, configs, self.limits, self._launched)
+        features = feature_matrix(self.pass_name, params, configs, self.limits, self._flags)
         margins = self._tree_sums(features, 0, self._rounds)
         return np.exp(margins) * floor_us(params, self.pass_name)
 
@@ -251,7 +270,7 @@ class LatencyModel:
         if row is None:
             row = len(features)
             baseline_row = feature_matrix(
-                self.pass_name, params, [baseline], self.limits, self._launched
+                self.pass_name, params, [baseline], self.limits, self._flags
             )
             features = np.concatenate([features, baseline_row])
         kept, margins = self._screened_margins(features, always=row)
@@ -283,13 +302,12 @@ class LatencyModel:
         space = space_columns(self.pass_name, params)
         if len(space) == 0:
             raise ValueError(f"no {self.pass_name} config fits {params}")
-        return space, columns_matrix(self.pass_name, params, space, self.limits, self._launched)
+        return space, columns_matrix(self.pass_name, params, space, self.limits, self._flags)
 
     @property
-    def _launched(self) -> float | None:
-        """The LAUNCHED_FEATURE value its predictions take (tiles as launched), or None
-        where the model has no such column."""
-        return 1.0 if self.launch_feature else None
+    def _flags(self) -> dict[str, float]:
+        """The value of each of its flag columns when it predicts (PREDICTED_FLAGS)."""
+        return {flag: PREDICTED_FLAGS[flag] for flag in self.flags}
 
     def _screened_margins(
         self, features: np.ndarray, always: int | None = None
@@ -345,7 +363,7 @@ class LatencyModel:
                 [dataclasses.asdict(layer), sorted(fingerprints)]
                 for layer, fingerprints in self.timed.items()
             ],
-            "features": list(feature_names(self.pass_name, self.launch_feature)),
+            "features": list(feature_names(self.pass_name, self.flags)),
             "launch": self.launch,
         }
         self._booster.set_attr(**{_META_KEY: json.dumps(meta)})
@@ -381,8 +399,9 @@ class LatencyModel:
                 f"format {FORMAT_VERSION}"
             )
         pass_name = meta["pass"]
-        launch_feature = tuple(meta["features"]) == feature_names(pass_name, launched=True)
-        if not launch_feature and tuple(meta["features"]) != feature_names(pass_name):
+        # The flag columns follow the pass's features: a file's names are one of these.
+        flags = tuple(flag for flag in FLAG_FEATURES if flag in meta["features"])
+        if tuple(meta["features"]) != feature_names(pass_name, flags):
             raise ValueError(
                 f"{path} was trained on other features than this spio-perfmodel computes for "
                 f"{pass_name}; retrain it"
@@ -407,7 +426,7 @@ class LatencyModel:
             measured,
             timed,
             launch,
-            launch_feature,
+            flags,
         )
 
 
@@ -460,19 +479,26 @@ def floor_us(params: Conv2dGw8Params, pass_name: str) -> float:
 
 
 def _training_arrays(
-    rows: Sequence[ConfigTime], pass_name: str, limits: GpuLimits, launch_feature: bool = False
+    rows: Sequence[ConfigTime],
+    pass_name: str,
+    limits: GpuLimits,
+    flags: Sequence[str] = (),
+    gpu: str = "",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Features and log latencies over the layer's floor of rows, built a layer at a time;
-    with launch_feature, the LAUNCHED_FEATURE column from each row's launch."""
+    """Features and log latencies over the layer's floor of rows, built a layer at a time,
+    with the flag columns among flags set from each row (its launch; its GPU against gpu)."""
     blocks = []
     targets = []
     for params, layer_rows in by_layer(rows).items():
         configs = [row.config for row in layer_rows]
-        features = feature_matrix(
-            pass_name, params, configs, limits, 0.0 if launch_feature else None
-        )
-        if launch_feature:
-            features[:, -1] = [row.launch == "launcher" for row in layer_rows]
+        features = feature_matrix(pass_name, params, configs, limits, dict.fromkeys(flags, 0.0))
+        row_flags = {
+            "launched": [row.launch == "launcher" for row in layer_rows],
+            "other_gpu": [row.gpu != gpu for row in layer_rows],
+        }
+        first_flag = features.shape[1] - len(flags)
+        for i, flag in enumerate(flag for flag in FLAG_FEATURES if flag in flags):
+            features[:, first_flag + i] = row_flags[flag]
         blocks.append(features)
         times = np.array([row.median_us for row in layer_rows])
         targets.append(np.log(times / floor_us(params, pass_name)))
