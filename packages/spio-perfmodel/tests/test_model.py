@@ -42,6 +42,9 @@ def test_the_report_sets_the_default_beside_the_model() -> None:
     for layer in evaluation.layers:
         assert layer.chosen_regret in (layer.regret, layer.default_regret)
     assert "chosen regret (choose_config's rule): median" in evaluation.report()
+    mean = evaluation.mean_regret("chosen")
+    assert mean == pytest.approx(np.mean([layer.chosen_regret for layer in evaluation.layers]))
+    assert f"mean {100 * mean:.1f}%" in evaluation.report()
 
 
 def test_the_tuned_regret_is_the_fastest_of_the_shortlist_and_the_default() -> None:
