@@ -76,3 +76,18 @@ def test_no_configs_give_an_empty_matrix() -> None:
 def test_unknown_pass_is_named() -> None:
     with pytest.raises(ValueError, match="pass must be one of"):
         feature_names("bprop")
+
+
+def test_flag_columns_come_last_in_their_fixed_order_with_their_values() -> None:
+    configs = PASSES["wgrad"].config_space(LAYER)[:5]
+    plain = feature_matrix("wgrad", LAYER, configs)
+    # Given in either order, the flags take FLAG_FEATURES' order after the pass's features.
+    flagged = feature_matrix("wgrad", LAYER, configs, flags={"other_gpu": 0.0, "launched": 1.0})
+    names = feature_names("wgrad", ["other_gpu", "launched"])
+    assert names == (*feature_names("wgrad"), "launched", "other_gpu")
+    assert flagged.shape == (5, len(names))
+    np.testing.assert_array_equal(flagged[:, :-2], plain)
+    assert flagged[:, -2].tolist() == [1.0] * 5
+    assert flagged[:, -1].tolist() == [0.0] * 5
+    with pytest.raises(ValueError, match=r"flags must be among .*, got \['tuned'\]"):
+        feature_names("wgrad", ["tuned"])
