@@ -79,6 +79,19 @@ def test_a_file_without_the_columns_is_refused_by_name(tmp_path: Path) -> None:
         read_config_times(path)
 
 
+def test_the_benchmarks_table_beside_the_config_times_is_refused(tmp_path: Path) -> None:
+    # A campaign's folder holds its table too; a glob of *.csv must not read it as configs.
+    from spio.kernels.conv2d_gw8.bench_results import contender_rows, write_csv
+
+    layer = Conv2dGw8Params.make(2, 64, 8, 8)
+    rows = contender_rows(layer, "wgrad", "a config", 9.0, 20.0, copy_gbs=4000.0, gpu="G",
+                          torch_version="t", cudnn_version="c", launches=20, repetitions=9,
+                          spio_launch="pdl")  # fmt: skip
+    path = write_csv(rows, tmp_path / "conv2d_gw8_campaign_bench.csv")
+    with pytest.raises(ValueError, match=r"not a config-times CSV: it lacks .*'block_q'"):
+        read_config_times(path)
+
+
 def test_select_and_group_by_layer(tmp_path: Path) -> None:
     path = tmp_path / "times.csv"
     path.write_text(

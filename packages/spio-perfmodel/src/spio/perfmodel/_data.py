@@ -163,7 +163,10 @@ def read_config_times(paths: str | Path | Sequence[str | Path]) -> LatencyTable:
     Raises:
         FileNotFoundError: a path does not exist.
         ValueError: a file lacks the columns every row needs (gpu, shape, pass_name,
-            median_us), naming the file.
+            median_us and the tile's fields: _REQUIRED_COLUMNS), naming the file; the
+            benchmark's table of contenders (conv2d_gw8_bench.csv, a campaign's
+            conv2d_gw8_campaign_bench.csv), which has the first four but a config's text
+            for its fields, is refused so.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -176,12 +179,17 @@ def read_config_times(paths: str | Path | Sequence[str | Path]) -> LatencyTable:
     return LatencyTable(tuple(rows), tuple(skipped))
 
 
+#: Columns every config-times CSV has, old and new: the row's GPU, layer, pass and time, and
+#: the tile fields that every pass's config has (a field added later reads as its default).
+_REQUIRED_COLUMNS = ("gpu", "shape", "pass_name", "median_us", "block_q", "block_g", "block_p")
+
+
 def _read_one(path: Path) -> tuple[list[ConfigTime], list[str]]:
     rows: list[ConfigTime] = []
     skipped: list[str] = []
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        missing = {"gpu", "shape", "pass_name", "median_us"} - set(reader.fieldnames or ())
+        missing = set(_REQUIRED_COLUMNS) - set(reader.fieldnames or ())
         if missing:
             raise ValueError(
                 f"{path} is not a config-times CSV: it lacks the columns {sorted(missing)} "
