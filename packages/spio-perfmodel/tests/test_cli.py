@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,21 @@ def _write_times(
                 " ".join(map(str, p.padding)), p.dtype, "graph", pass_name,
                 *dataclasses.astuple(row.config), row.median_us,
             ])  # fmt: skip
+
+
+def _write_two_kinds(
+    path: Path,
+    pass_name: str,
+    first: Callable[[str], str],
+    second: Callable[[str], str],
+    header: Callable[[str], str] = str,
+) -> None:
+    """_write_times's rows twice: each line edited by `first`, then by `second` (another
+    launch, another GPU), under the header edited by `header`."""
+    _write_times(path, pass_name)
+    text = path.read_text().splitlines()
+    rows = text[1:]
+    path.write_text("\n".join([header(text[0]), *map(first, rows), *map(second, rows)]) + "\n")
 
 
 def test_train_then_pick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,12 +95,13 @@ def test_rows_timed_two_ways_train_one_model_or_are_chosen_between(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     times = tmp_path / "times.csv"
-    _write_times(times, "wgrad")
-    text = times.read_text().splitlines()
-    header = text[0].replace("timing,", "timing,launch,")
-    rows = [line.replace(",graph,", ",graph,tile,", 1) for line in text[1:]]
-    launched = [row.replace(",graph,tile,", ",graph,launcher,", 1) for row in rows]
-    times.write_text("\n".join([header, *rows, *launched]) + "\n")
+    _write_two_kinds(
+        times,
+        "wgrad",
+        lambda line: line.replace(",graph,", ",graph,tile,", 1),
+        lambda line: line.replace(",graph,", ",graph,launcher,", 1),
+        lambda header: header.replace("timing,", "timing,launch,"),
+    )
     model = tmp_path / "wgrad.ubj"
     from spio.perfmodel import LatencyModel
 
@@ -169,10 +185,7 @@ def test_pool_trains_one_gpus_model_on_every_gpus_rows(
     from spio.perfmodel import LatencyModel
 
     times = tmp_path / "times.csv"
-    _write_times(times, "fprop")
-    text = times.read_text().splitlines()
-    other = [line.replace("Synthetic GPU", "Other GPU", 1) for line in text[1:]]
-    times.write_text("\n".join([*text, *other]) + "\n")
+    _write_two_kinds(times, "fprop", str, lambda line: line.replace("Synthetic GPU", "Other GPU"))
     model = tmp_path / "fprop.ubj"
     with pytest.raises(SystemExit, match="several GPUs"):
         main(["train", str(times), "--pass", "fprop", "--pool", "--out", str(model)])
