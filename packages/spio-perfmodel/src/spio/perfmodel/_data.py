@@ -14,7 +14,8 @@ different versions describe different kernels, and a model is trained on one
 Each row says how its tile was launched (`launch`, "tile" in files from before the column):
 as the config space holds it, or as a launch that chose it runs it on that GPU ("launcher":
 wgrad's walk and kernel improvements, `spio.kernels.bench --all-configs --as-launched`). The
-two describe different times of the same tile, and a model is trained on one kind.
+two describe different times of the same tile: a model of both kinds learns the launch as a
+flag (_features.FLAG_FEATURES).
 
 Rows whose config the kernel no longer accepts (the config space changed since they were
 timed) are not training data for today's kernel: they are left out and listed in

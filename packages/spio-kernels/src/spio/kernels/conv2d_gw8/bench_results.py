@@ -218,8 +218,8 @@ TIMINGS: tuple[str, ...] = ("loop", "graph")
 #: How a config-times row's tile was launched (`write_config_times`' launch column): "tile",
 #: the config as its space holds it (placement fields at their defaults); "launcher", as a
 #: launch that chose it runs it on that GPU (wgrad: balanced_config_on's walk and kernel
-#: improvements; fprop's and dgrad's launchers run the tile as it is). Latency models train on
-#: one kind (spio-perfmodel).
+#: improvements; fprop's and dgrad's launchers run the tile as it is). spio-perfmodel's models
+#: tell the two kinds apart.
 LAUNCHES: tuple[str, ...] = ("tile", "launcher")
 
 #: The columns of `write_config_times`' CSV before the config's fields (which come next,
