@@ -4,11 +4,12 @@ against each other (alternating rounds in one process, with cuDNN)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, bench
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, bench, wgrad_spec
+from spio.kernels.conv2d_gw8._tiling import fits
 
 #: Rounds of timing each config in turn; each config's time is its fastest round's median.
 ROUNDS = 3
@@ -21,6 +22,11 @@ WGRAD_LAYERS = [
     (128, 64, 56, 56, 3), (16, 128, 28, 28, 3), (256, 128, 32, 32, 3), (32, 1024, 16, 16, 3),
     (512, 64, 64, 64, 3), (128, 1024, 16, 16, 3), (32, 256, 16, 16, 5), (16, 64, 56, 56, 7),
 ]  # fmt: skip
+
+
+def runnable(params: Conv2dGw8Params, configs: Iterable[WgradConfig]) -> list[WgradConfig]:
+    """The configs that can run params (wgrad_spec.check_config), in their order."""
+    return [config for config in configs if fits(wgrad_spec.check_config, params, config)]
 
 
 def named_layers(

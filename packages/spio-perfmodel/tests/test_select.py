@@ -349,3 +349,20 @@ def test_without_tma_a_wgrad_pick_stays(gpu: SimpleNamespace) -> None:
     pick = _untimed_tiles(tma=False)
     choice = choose_config("wgrad", TMA_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
     assert (choice.config, choice.source) == (pick, "model")
+
+
+def test_a_wgrad_layer_with_short_chunks_takes_the_heuristics_short_walk(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad_spec
+
+    small = Conv2dGw8Params.make(1, 64, 16, 16, r=5, s=5, padding=2)
+    assert wgrad_spec.has_short_chunks(small)
+    heuristic = wgrad_spec.default_config(small, 132)
+    assert heuristic.block_p < wgrad_spec.BLOCK_P_VALUES[0]
+    # A pick predicted much faster, and the shipped model: neither has timed short chunks.
+    pick = next(c for c in wgrad_spec.config_space(small) if c != heuristic)
+    for model in (_wgrad_stub(pick), None):
+        choice = choose_config("wgrad", small, model=model)  # type: ignore[arg-type]
+        assert (choice.config, choice.source) == (heuristic, "heuristic")
+        assert "short row chunks, which no model has timed" in choice.reason

@@ -24,6 +24,11 @@ def _layers() -> list[Conv2dGw8Params]:
         Conv2dGw8Params.make(128, 64, 64, 64),
         Conv2dGw8Params.make(512, 256, 14, 14, dtype="bfloat16"),
         Conv2dGw8Params.make(64, 1024, 16, 16),
+        # Short row chunks (wgrad_spec.has_short_chunks), and a layer just too tall for them.
+        Conv2dGw8Params.make(1, 64, 16, 16, r=5, s=5, padding=2),
+        Conv2dGw8Params.make(4, 64, 32, 32),
+        Conv2dGw8Params.make(2, 24, 6, 5, r=3, s=2, padding=(1, 0)),
+        Conv2dGw8Params.make(1, 64, 4, 4),
     ]
     rng = random.Random(7)
     while len(layers) < 60:

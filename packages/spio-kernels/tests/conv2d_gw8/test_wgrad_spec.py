@@ -263,9 +263,76 @@ def test_heuristic_syncs_per_image_on_whole_row_chunks_of_several_images(
     assert config.image_sync == image_sync, config
 
 
+@pytest.mark.parametrize(
+    ("shape", "k", "expected"),
+    [
+        # The longest chunk whose grid holds SHORT_WALK_MIN_BLOCKS blocks, else the shortest.
+        ((1, 64, 16, 16), 5, WgradConfig(16, 4, 1, 1, 4, 1)),  # 32 blocks of 1 row
+        ((1, 256, 8, 8), 3, WgradConfig(16, 4, 1, 1, 4, 1)),  # 64 blocks
+        ((1, 64, 32, 32), 3, WgradConfig(16, 4, 1, 2, 4, 1)),  # 64 blocks of 2 rows
+        ((1, 64, 28, 28), 3, WgradConfig(16, 4, 1, 2, 4, 1)),  # 56 blocks of 2 rows
+        ((1, 1024, 8, 8), 3, WgradConfig(16, 4, 1, 4, 4, 1)),  # 64 blocks of 4 rows
+        ((16, 64, 8, 8), 3, WgradConfig(16, 4, 1, 4, 4, 1)),  # not paired images
+        # 7 x 7 filters keep the tile's groups (not _one_group_per_block).
+        ((1, 64, 16, 16), 7, WgradConfig(16, 4, 1, 1, 4, 1)),
+        # Fewer groups than the tile's: as many as the layer has.
+        ((1, 16, 16, 16), 3, WgradConfig(16, 2, 1, 1, 4, 1)),
+    ],
+    ids=str,
+)
+def test_small_layers_walk_short_row_chunks(
+    shape: tuple[int, int, int, int], k: int, expected: WgradConfig
+) -> None:
+    params = Conv2dGw8Params.make(*shape, r=k, s=k, padding=k // 2)
+    assert wgrad_spec.has_short_chunks(params)
+    config = wgrad_spec.default_config(params)
+    assert config == expected
+    assert config in wgrad_spec.config_space(params)
+
+
+def test_short_chunks_come_after_the_rest_of_a_small_layers_space() -> None:
+    params = Conv2dGw8Params.make(2, 64, 16, 16, r=5, s=5, padding=2)
+    space = wgrad_spec.config_space(params)
+    short = [c.block_p < wgrad_spec.BLOCK_P_VALUES[0] for c in space]
+    first = short.index(True)
+    assert all(short[first:])
+    assert {c.block_p for c in space[first:]} == set(wgrad_spec.SHORT_BLOCK_P_VALUES)
+    assert {c.prefetch for c in space[first:]} == set(wgrad_spec.SHORT_PREFETCH_VALUES)
+    assert {c.walk_n for c in space[first:]} == {1}
+    # The rest is the space without short chunks, as it was.
+    large = Conv2dGw8Params.make(64, 64, 16, 16, r=5, s=5, padding=2)
+    assert [dataclasses.replace(c, walk_n=1) for c in space[:first] if c.walk_n == 1] == [
+        c for c in wgrad_spec.config_space(large) if c.walk_n == 1 and c.block_n <= 2
+    ]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        Conv2dGw8Params.make(128, 64, 64, 64),  # large
+        Conv2dGw8Params.make(4, 64, 33, 32),  # one row more than 4096 output pixels
+        Conv2dGw8Params.make(1, 64, 4, 4),  # images no taller than the longest short chunk
+    ],
+    ids=str,
+)
+def test_other_layers_have_no_short_chunks(params: Conv2dGw8Params) -> None:
+    assert not wgrad_spec.has_short_chunks(params)
+    space = wgrad_spec.config_space(params)
+    assert min(c.block_p for c in space) == wgrad_spec.BLOCK_P_VALUES[0]
+    assert wgrad_spec.default_config(params).block_p >= wgrad_spec.BLOCK_P_VALUES[0]
+
+
+def test_short_chunks_stop_below_the_images_height() -> None:
+    params = Conv2dGw8Params.make(1, 64, 6, 40)  # 6 rows: chunks of 1, 2 and 4
+    space = wgrad_spec.config_space(params)
+    assert {c.block_p for c in space} == {1, 2, 4, 8}
+
+
 def test_small_layers_take_the_small_grid_tile() -> None:
-    # Too small for the ladder to fill the GPU: one group per block, 8-row walks.
-    params = Conv2dGw8Params.make(4, 64, 28, 28)
+    # Too small for the ladder to fill the GPU: one group per block, 8-row walks (too large
+    # for short chunks: 8 x 28 x 28 output pixels).
+    params = Conv2dGw8Params.make(8, 64, 28, 28)
+    assert not wgrad_spec.has_short_chunks(params)
     config = wgrad_spec.default_config(params)
     _, block_g, warp_g, block_p, prefetch, block_n = wgrad_spec.SMALL_GRID_TILE
     assert (config.block_g, config.warp_g, config.block_p, config.prefetch) == (
@@ -631,10 +698,9 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
         # Images at most 8 wide: the tiles' 32 columns as 8 of each of four images, two to a
         # warp's K step (the H200 sweep's best config).
         (Conv2dGw8Params.make(256, 1024, 8, 8), WgradConfig(8, 4, 2, 8, 2, 4, 4)),
-        # ... and the small-grid tile so (the sweep's best too).
-        (Conv2dGw8Params.make(8, 256, 8, 8), WgradConfig(8, 1, 1, 8, 2, 4)),
-        # One image: nothing to pair.
-        (Conv2dGw8Params.make(1, 256, 8, 8), WgradConfig(16, 1, 1, 8, 2, 1)),
+        # ... and the small-grid tile so (the best of 8x256x8x8's sweep, which now walks
+        # short chunks: SHORT_WALK_TILE).
+        (Conv2dGw8Params.make(72, 256, 8, 8), WgradConfig(8, 1, 1, 8, 2, 4)),
     ],
     ids=str,
 )
@@ -672,7 +738,8 @@ def test_only_images_at_most_8_wide_get_paired_configs() -> None:
     assert not paired(Conv2dGw8Params.make(1, 64, 8, 8))  # one image: nothing to pair
 
 
-@pytest.mark.parametrize("n", [2, 3, 5, 64])
+# (Batches of more than SHORT_WALK_MAX_PIXELS output pixels: smaller ones walk short chunks.)
+@pytest.mark.parametrize("n", [84, 97, 128, 512])
 @pytest.mark.parametrize("r", [1, 3, 7])
 def test_paired_defaults_are_in_the_space(n: int, r: int) -> None:
     params = Conv2dGw8Params.make(n, 64, 7, 7, r=r, s=r, padding=r // 2)

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from spio.kernels.conv2d_gw8 import placement
+from spio.kernels.conv2d_gw8 import placement, wgrad_spec
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._autotune import (
@@ -166,12 +166,25 @@ def _model_or_heuristic(
 ) -> ConfigChoice:
     """The config measured fastest on params where the model was trained on it and the
     heuristic's config was among those timed there; else the model's pick where it predicts
-    it MIN_PREDICTED_GAIN faster than the heuristic's config; else the heuristic's."""
+    it MIN_PREDICTED_GAIN faster than the heuristic's config; else the heuristic's.
+
+    wgrad layers with short row chunks in their space (wgrad_spec.has_short_chunks: small
+    layers, where the heuristic walks them) take the heuristic's config: the models were
+    trained before such tiles existed, and on 26 of 27 such layers their picks ran at
+    0.64-0.99x its speed (H200, 2026-11-29, tools/wgrad_short_chunks_check.py: 1x64x16x16
+    5 x 5 5.24 us against 3.38, 1x256x16x16 4.09 against 2.61, 8x128x8x8 4.21 against
+    3.09), 1.03x at 1x64x56x56."""
     import spio.jit
 
     # The heuristic's spec-level default stands in for it: the kernel entries' default_config_on
     # compiles and loads the default's kernel to balance its waves, a second compile (about
     # a second) for a config that may not run.
+    if model.pass_name == "wgrad" and wgrad_spec.has_short_chunks(params):
+        because = (
+            f"{why}: the layer's space holds wgrad tiles of short row chunks, which no "
+            "model has timed (the heuristic's tile for such layers walks them)"
+        )
+        return ConfigChoice(heuristic_config("wgrad", params, device), "heuristic", because)
     sm_count = spio.jit.device_info(device).sm_count
     default = kernel_pass(model.pass_name).default_config(params, sm_count)
     if model.launch == "launcher" and model.pass_name == "wgrad":

@@ -171,18 +171,32 @@ def _wgrad_candidates() -> Columns:
     """Every wgrad config that is well formed on its own, in config_space's order (each tile
     without image_sync, then with it where it has several warp rows; each of those without
     tma, then with it where the tile has TMA_BLOCK_G groups and whole TMA_ROW_PIXELS
-    columns)."""
+    columns), then the same for the short chunks of small layers' spaces (block_p of
+    SHORT_BLOCK_P_VALUES, all below BLOCK_P_VALUES', at SHORT_PREFETCH_VALUES, one step of
+    images)."""
     spec = wgrad_spec
     rows = []
-    for fields in itertools.product(
-        spec.BLOCK_Q_VALUES,
-        spec.BLOCK_G_VALUES,
-        spec.WARP_G_VALUES,
-        spec.BLOCK_P_VALUES,
-        spec.PREFETCH_VALUES,
-        spec.BLOCK_N_VALUES,
-        spec.WALK_N_VALUES,
-    ):
+    tiles = itertools.chain(
+        itertools.product(
+            spec.BLOCK_Q_VALUES,
+            spec.BLOCK_G_VALUES,
+            spec.WARP_G_VALUES,
+            spec.BLOCK_P_VALUES,
+            spec.PREFETCH_VALUES,
+            spec.BLOCK_N_VALUES,
+            spec.WALK_N_VALUES,
+        ),
+        itertools.product(
+            spec.BLOCK_Q_VALUES,
+            spec.BLOCK_G_VALUES,
+            spec.WARP_G_VALUES,
+            spec.SHORT_BLOCK_P_VALUES,
+            spec.SHORT_PREFETCH_VALUES,
+            spec.BLOCK_N_VALUES,
+            (1,),
+        ),
+    )
+    for fields in tiles:
         block_q, block_g, block_n = fields[0], fields[1], fields[5]
         warp_rows = block_n // fragment_images(block_q)
         for image_sync in (0, 1) if warp_rows > 1 else (0,):
@@ -242,7 +256,9 @@ def _wgrad_space(params: Conv2dGw8Params) -> Columns:
     registers = c.warp_g * spec.tap_pairs(params) * 4 <= spec.MAX_ACC_REGISTERS
     groups = params.groups % c.block_g == 0
     shared = wgrad_shared_mem(params, c) <= MAX_SHARED_MEM
-    return c.take(fits_image & images & registers & groups & shared)
+    short = c.block_p < spec.BLOCK_P_VALUES[0]
+    chunks = ~short | (spec.has_short_chunks(params) & (c.block_p < params.p))
+    return c.take(fits_image & images & registers & groups & shared & chunks)
 
 
 def space_columns(pass_name: str, params: Conv2dGw8Params) -> Columns:

@@ -85,6 +85,16 @@ BLOCK_G_VALUES = (1, 2, 4, 8)
 WARP_G_VALUES = (1, 2)
 BLOCK_P_VALUES = (8, 16, 32, 64)
 PREFETCH_VALUES = (1, 2)
+#: Row chunks shorter than BLOCK_P_VALUES' and their prefetches, in the space of small layers
+#: only (has_short_chunks): there a block's walk, R - 1 + block_p rows each waiting on its
+#: loads, bounds the pass, not the bytes, and shorter walks on more blocks pay for their
+#: extra partial sums (SHORT_WALK_TILE). A walk of a few rows is loaded ahead whole.
+SHORT_BLOCK_P_VALUES = (1, 2, 4)
+SHORT_PREFETCH_VALUES = (2, 4)
+#: The most output pixels (images x rows x columns) a layer may have for short chunks in its
+#: space and the heuristic's SHORT_WALK_TILE: up to 4 x 32 x 32 and 1 x 56 x 56 measured
+#: (H200), where the short tiles ran 1.0-1.5x the previous heuristic's.
+SHORT_WALK_MAX_PIXELS = 4096
 BLOCK_N_VALUES = (1, 2, 4)
 WALK_N_VALUES = (1, 2, 4)
 #: Pixel columns per block (block_q * block_n) the space allows with block_n > 1.
@@ -476,16 +486,44 @@ def _images_fit(params: Conv2dGw8Params, images: int) -> bool:
 def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     """Return every valid config for params, in a fixed order (tiles larger than the image
     left out, as in fprop; NARROW_BLOCK_Q only for images at most that wide); tiles of
-    TMA_BLOCK_G groups and whole TMA_ROW_PIXELS columns come with and without tma."""
+    TMA_BLOCK_G groups and whole TMA_ROW_PIXELS columns come with and without tma. Small
+    layers (has_short_chunks) also get tiles of SHORT_BLOCK_P_VALUES rows at
+    SHORT_PREFETCH_VALUES, one step of images a block, after all the others (so that every
+    other layer's space, and the order of the rest, stay as they were)."""
+    configs = _tiles(params, BLOCK_P_VALUES, PREFETCH_VALUES, WALK_N_VALUES)
+    if has_short_chunks(params):
+        short = [block_p for block_p in SHORT_BLOCK_P_VALUES if block_p < params.p]
+        configs += _tiles(params, tuple(short), SHORT_PREFETCH_VALUES, (1,))
+    return configs
+
+
+def has_short_chunks(params: Conv2dGw8Params) -> bool:
+    """Whether params' space holds tiles of SHORT_BLOCK_P_VALUES rows: layers of at most
+    SHORT_WALK_MAX_PIXELS output pixels (all images) whose images are taller than the
+    longest short chunk."""
+    return (
+        params.n * params.p * params.q <= SHORT_WALK_MAX_PIXELS
+        and params.p > SHORT_BLOCK_P_VALUES[-1]
+    )
+
+
+def _tiles(
+    params: Conv2dGw8Params,
+    block_p_values: tuple[int, ...],
+    prefetch_values: tuple[int, ...],
+    walk_n_values: tuple[int, ...],
+) -> list[WgradConfig]:
+    """The valid configs for params of these row chunks, prefetches and image steps, and every
+    value of the other fields, in config_space's order."""
     configs = []
     for block_q, block_g, warp_g, block_p, prefetch, block_n, walk_n in itertools.product(
         BLOCK_Q_VALUES,
         BLOCK_G_VALUES,
         WARP_G_VALUES,
-        BLOCK_P_VALUES,
-        PREFETCH_VALUES,
+        block_p_values,
+        prefetch_values,
         BLOCK_N_VALUES,
-        WALK_N_VALUES,
+        walk_n_values,
     ):
         if block_q > max(TILE_Q, next_power_of_two(params.q)):
             continue
@@ -565,6 +603,26 @@ SMALL_GRID_TILE = (16, 1, 1, 8, 2, 4)
 #: 1.23x (H200) and 1.14x (H100) over the 49 of 425 campaign layers it changes, none more
 #: than 4% slower. (5 x 5 filters lose as often as they gain.)
 ONE_GROUP_MIN_TAPS = 49
+#: The tile of small layers (has_short_chunks) whose grid would leave the GPU under
+#: MIN_WARPS_PER_SM warps per SM: 16 columns, 4 groups (SHORT_WALK_GROUPS) of one to a warp,
+#: one image, short row chunks (SHORT_BLOCK_P_VALUES: the longest whose grid holds
+#: SHORT_WALK_MIN_BLOCKS blocks) loaded 4 rows ahead. Such a layer waits on one block's walk
+#: of R - 1 + block_p rows, so shorter walks on more blocks win even with the partial sums
+#: they add. H200 (2026-11-29, tools/wgrad_short_chunks_check.py, each as the launcher runs
+#: it, one process), the previous heuristic's time -> this tile's: 1x64x16x16 1 x 1 2.45 ->
+#: 1.94 us, 3 x 3 4.12 -> 2.63, 5 x 5 5.48 -> 3.38 (cuDNN 4.42), 7 x 7 7.40 -> 5.01 (cuDNN
+#: 5.29), 1x64x8x8 5 x 5 4.39 -> 3.22 (cuDNN 3.66), 1x256x16x16 4.09 -> 2.61, 1x64x32x32
+#: 4.12 -> 2.73, 8x128x8x8 4.19 -> 3.09, 16x64x8x8 4.29 -> 3.35, 1x64x56x56 6.24 -> 4.14;
+#: about even at 1x512x7x7 (2.94 -> 2.89) and 4x64x32x32 (4.17 -> 4.14); 1.30x in geometric
+#: mean over 27 layers of 1 to 16 images, 1 x 1 to 7 x 7, none slower; within 6% of the
+#: fastest of the 8-12 short tiles timed on each, but for 1x64x56x56 (13%: 3.65 us with 2
+#: groups and 448 blocks). Images of 4 rows lost (1x64x4x4: 2.18 -> 2.35), hence
+#: has_short_chunks' taller images.
+SHORT_WALK_GROUPS = (4, 2, 1)
+#: The blocks SHORT_WALK_TILE's grid should hold: 1x64x28x28 took 3.00 us in 56 blocks of
+#: 2-row chunks, 3.25 in 112 of 1 row.
+SHORT_WALK_MIN_BLOCKS = 48
+
 #: The largest images (output pixels) SMALL_GRID_TILE is for: on larger ones its short walks
 #: and single groups write more partial sums than the extra blocks gain back (the models
 #: predict losses at 56 x 56 and above).
@@ -634,8 +692,13 @@ def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     """Pick a config by rule of thumb (the perf model replaces this later): the tile rules
-    of _tile_config, then for 7 x 7 filters one group per block (_one_group_per_block)."""
-    return _one_group_per_block(params, _tile_config(params, sm_count))
+    of _tile_config, then for 7 x 7 filters one group per block (_one_group_per_block),
+    except in short walks (SHORT_WALK_TILE: at 1x64x16x16 7 x 7, H200, one group a block
+    took 5.31 us against the tile's 4.96)."""
+    config = _tile_config(params, sm_count)
+    if config.block_p < BLOCK_P_VALUES[0]:
+        return config
+    return _one_group_per_block(params, config)
 
 
 def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
@@ -649,7 +712,8 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM. Blocks of
     several images side by side sync per image (image_sync) where their row chunks cover the
     output rows exactly, or where one chunk covers them and the block walks one step. Where
-    the result still leaves the grid under MIN_WARPS_PER_SM warps per SM and the images are
+    the result still leaves the grid under MIN_WARPS_PER_SM warps per SM: for a layer with
+    short chunks in its space (has_short_chunks), SHORT_WALK_TILE; else, where the images are
     small (SMALL_GRID_MAX_PIXELS), SMALL_GRID_TILE (fitted) if its grid holds as many warps
     or more.
     """
@@ -675,11 +739,34 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
         return space[0]
     config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
     config = _with_image_sync(params, _walked(params, config, min_warps))
+    if _total_warps(params, config) < min_warps and has_short_chunks(params):
+        short = _short_walk_tile(params)
+        if short is not None:
+            return short
     if _total_warps(params, config) < min_warps and params.p * params.q <= SMALL_GRID_MAX_PIXELS:
         small = _fit_tile(params, SMALL_GRID_TILE)
         if small is not None and _total_warps(params, small) >= _total_warps(params, config):
             return small
     return config
+
+
+def _short_walk_tile(params: Conv2dGw8Params) -> WgradConfig | None:
+    """SHORT_WALK_TILE for params: the most groups of SHORT_WALK_GROUPS that divide the
+    layer's, and the longest row chunk of SHORT_BLOCK_P_VALUES whose grid holds
+    SHORT_WALK_MIN_BLOCKS blocks (else the shortest), at the deepest prefetch that is valid;
+    None where none is."""
+    block_g = next(g for g in SHORT_WALK_GROUPS if params.groups % g == 0)
+    chunks = [block_p for block_p in SHORT_BLOCK_P_VALUES if block_p < params.p]
+    tiles = []
+    for block_p in reversed(chunks):
+        for prefetch in sorted(SHORT_PREFETCH_VALUES, reverse=True):
+            config = WgradConfig(TILE_Q, block_g, 1, block_p, prefetch, 1, 1)
+            if _is_valid(params, config):
+                tiles.append(config)
+                break
+    if not tiles:
+        return None
+    return next((t for t in tiles if grid_blocks(params, t) >= SHORT_WALK_MIN_BLOCKS), tiles[-1])
 
 
 def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) -> WgradConfig:
