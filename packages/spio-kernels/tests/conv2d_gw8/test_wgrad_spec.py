@@ -322,6 +322,15 @@ def test_other_layers_have_no_short_chunks(params: Conv2dGw8Params) -> None:
     assert wgrad_spec.default_config(params).block_p >= wgrad_spec.BLOCK_P_VALUES[0]
 
 
+def test_short_walks_keep_their_rows_off_tma() -> None:
+    # Four groups of 16 columns, as the ladder's tiles that take TMA rows, but timed only
+    # without them.
+    params = Conv2dGw8Params.make(1, 1024, 48, 48)
+    config = wgrad_spec.default_config(params)
+    assert (config.block_g, config.block_p) == (4, 4)
+    assert wgrad_spec.tma_tile(params, config) == config
+
+
 def test_short_chunks_stop_below_the_images_height() -> None:
     params = Conv2dGw8Params.make(1, 64, 6, 40)  # 6 rows: chunks of 1, 2 and 4
     space = wgrad_spec.config_space(params)
