@@ -176,15 +176,15 @@ def _model_or_heuristic(
     3.09), 1.03x at 1x64x56x56."""
     import spio.jit
 
-    # The heuristic's spec-level default stands in for it: the kernel entries' default_config_on
-    # compiles and loads the default's kernel to balance its waves, a second compile (about
-    # a second) for a config that may not run.
     if model.pass_name == "wgrad" and wgrad_spec.has_short_chunks(params):
         because = (
             f"{why}: the layer's space holds wgrad tiles of short row chunks, which no "
             "model has timed (the heuristic's tile for such layers walks them)"
         )
         return ConfigChoice(heuristic_config("wgrad", params, device), "heuristic", because)
+    # The heuristic's spec-level default stands in for it: the kernel entries' default_config_on
+    # compiles and loads the default's kernel to balance its waves, a second compile (about
+    # a second) for a config that may not run.
     sm_count = spio.jit.device_info(device).sm_count
     default = kernel_pass(model.pass_name).default_config(params, sm_count)
     if model.launch == "launcher" and model.pass_name == "wgrad":
