@@ -110,20 +110,10 @@ def _wgrad(params: Conv2dGw8Params, copy: float, name: str) -> None:
         )
 
 
-def _forward_like(pass_: str, params: Conv2dGw8Params, copy: float, name: str) -> None:
+def _forward_like(pass_: str, params: Conv2dGw8Params, name: str) -> None:
     heuristic = bench.PASS_CONFIGS[pass_][1](params)
     chosen = choose_config(pass_, params).config
-    configs = list(dict.fromkeys([heuristic, chosen]))
-    bench.precompile(params, {pass_: configs})
-    buffers = bench.Buffers(params, [pass_], {})
-    best: dict[object, float] = {}
-    cudnn = []
-    for _ in range(3):
-        round_times, cudnn_us = bench.bench_pass(pass_, params, configs, buffers, 20, 9, graph=True)
-        cudnn.append(cudnn_us)
-        for config, us in round_times.items():
-            best[config] = min(best.get(config, us), us)
-    cudnn_us = min(cudnn)
+    best, cudnn_us = time_alternating(params, [heuristic, chosen], pass_)
     print(
         f"{name} {pass_}: heuristic {best[heuristic]:.2f} us ({cudnn_us / best[heuristic]:.2f}x), "
         f"chosen {best[chosen]:.2f} us ({cudnn_us / best[chosen]:.2f}x), cuDNN {cudnn_us:.2f}",
@@ -143,7 +133,7 @@ def main() -> None:
             if pass_ == "wgrad":
                 _wgrad(params, copy, name)
             else:
-                _forward_like(pass_, params, copy, name)
+                _forward_like(pass_, params, name)
 
 
 if __name__ == "__main__":

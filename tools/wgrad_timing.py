@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 
@@ -59,19 +60,18 @@ def start() -> float:
 
 
 def time_alternating(
-    params: Conv2dGw8Params, configs: Sequence[WgradConfig]
-) -> tuple[dict[WgradConfig, float], float]:
-    """Each config's wgrad time on params and cuDNN's (us): ROUNDS rounds of all of them in
-    turn on one set of buffers (CUDA-graph replays), the fastest round's median of each."""
+    params: Conv2dGw8Params, configs: Sequence[Any], pass_: str = "wgrad"
+) -> tuple[dict[Any, float], float]:
+    """Each config's time of pass_ (wgrad unless named) on params and cuDNN's (us): ROUNDS
+    rounds of all of them in turn on one set of buffers (CUDA-graph replays), the fastest
+    round's median of each."""
     unique = list(dict.fromkeys(configs))
-    bench.precompile(params, {"wgrad": unique})
-    buffers = bench.Buffers(params, ["wgrad"], {"wgrad": unique})
-    times: dict[WgradConfig, list[float]] = {config: [] for config in unique}
+    bench.precompile(params, {pass_: unique})
+    buffers = bench.Buffers(params, [pass_], {pass_: unique})
+    times: dict[Any, list[float]] = {config: [] for config in unique}
     cudnn = []
     for _ in range(ROUNDS):
-        round_times, cudnn_us = bench.bench_pass(
-            "wgrad", params, unique, buffers, 20, 9, graph=True
-        )
+        round_times, cudnn_us = bench.bench_pass(pass_, params, unique, buffers, 20, 9, graph=True)
         cudnn.append(cudnn_us)
         for config in unique:
             times[config].append(round_times[config])

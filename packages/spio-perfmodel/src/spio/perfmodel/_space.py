@@ -176,25 +176,22 @@ def _wgrad_candidates() -> Columns:
     images)."""
     spec = wgrad_spec
     rows = []
-    tiles = itertools.chain(
+    # (row chunks, prefetches, image steps): the space's own, then small layers' short chunks.
+    chunkings = (
+        (spec.BLOCK_P_VALUES, spec.PREFETCH_VALUES, spec.WALK_N_VALUES),
+        (spec.SHORT_BLOCK_P_VALUES, spec.SHORT_PREFETCH_VALUES, (1,)),
+    )
+    tiles = itertools.chain.from_iterable(
         itertools.product(
             spec.BLOCK_Q_VALUES,
             spec.BLOCK_G_VALUES,
             spec.WARP_G_VALUES,
-            spec.BLOCK_P_VALUES,
-            spec.PREFETCH_VALUES,
+            block_p_values,
+            prefetch_values,
             spec.BLOCK_N_VALUES,
-            spec.WALK_N_VALUES,
-        ),
-        itertools.product(
-            spec.BLOCK_Q_VALUES,
-            spec.BLOCK_G_VALUES,
-            spec.WARP_G_VALUES,
-            spec.SHORT_BLOCK_P_VALUES,
-            spec.SHORT_PREFETCH_VALUES,
-            spec.BLOCK_N_VALUES,
-            (1,),
-        ),
+            walk_n_values,
+        )
+        for block_p_values, prefetch_values, walk_n_values in chunkings
     )
     for fields in tiles:
         block_q, block_g, block_n = fields[0], fields[1], fields[5]
