@@ -53,20 +53,21 @@ def hashes() -> dict[str, Any]:
         fprop,
         fprop_spec,
         wgrad,
+        wgrad_heuristic,
         wgrad_spec,
     )
     from spio.kernels.conv2d_gw8.sources_digest import sources_digest
 
     layers = [Conv2dGw8Params.make(**fields) for fields in LAYERS]
     out: dict[str, Any] = {"digests": {name: sources_digest(name) for name in PASSES}}
-    for name, launcher, spec in (
-        ("fprop", fprop, fprop_spec),
-        ("dgrad", dgrad, dgrad_spec),
-        ("wgrad", wgrad, wgrad_spec),
+    for name, launcher, spec, default_config in (
+        ("fprop", fprop, fprop_spec, fprop_spec.default_config),
+        ("dgrad", dgrad, dgrad_spec, dgrad_spec.default_config),
+        ("wgrad", wgrad, wgrad_spec, wgrad_heuristic.default_config),
     ):
         rows = {}
         for params in layers:
-            for config in [*_sample(spec.config_space(params)), spec.default_config(params)]:
+            for config in [*_sample(spec.config_space(params)), default_config(params)]:
                 request = launcher.compile_request(params, config, "sm_90")
                 code = spio.jit.compile(
                     request.source,

@@ -23,19 +23,16 @@ import argparse
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
-import torch
-from wgrad_timing import named_layers, runnable, speed_up, start, time_alternating
+from wgrad_timing import named_layers, print_fastest, runnable, start, time_alternating
 
 from spio.kernels.conv2d_gw8 import (
     Conv2dGw8Params,
     WgradConfig,
     bench,
-    conv2d_gw8_wgrad,
     wgrad,
     wgrad_spec,
     wgrad_walks,
 )
-from spio.kernels.conv2d_gw8.reference import wgrad_reference
 from spio.perfmodel import choose_config
 
 NAMED = [
@@ -77,18 +74,6 @@ def _wgrad_candidates(params: Conv2dGw8Params) -> tuple[WgradConfig, list[WgradC
     return launcher, [c for c in dict.fromkeys(configs) if not c.atomic_sums]
 
 
-def _max_error(params: Conv2dGw8Params, config: WgradConfig) -> float:
-    """The largest |error| of config's grad_w against the fp32 reference, over the largest
-    |reference| (one launch on fresh random inputs)."""
-    dtype = getattr(torch, params.dtype)
-    x = torch.randn(params.input_shape, device="cuda").to(dtype)
-    grad_y = torch.randn(params.output_shape, device="cuda").to(dtype)
-    grad_w = torch.full(params.weight_shape, float("nan"), device="cuda")
-    conv2d_gw8_wgrad(grad_w, x, grad_y, params, config)
-    expected = wgrad_reference(x, grad_y, params)
-    return float((grad_w - expected).abs().max() / expected.abs().max())
-
-
 def _wgrad(params: Conv2dGw8Params, copy: float, name: str) -> None:
     launcher, configs = _wgrad_candidates(params)
     times, cudnn_us = time_alternating(params, configs)
@@ -99,15 +84,7 @@ def _wgrad(params: Conv2dGw8Params, copy: float, name: str) -> None:
         f"{ranked.index(launcher) + 1}; {launcher}",
         flush=True,
     )
-    for rank, config in enumerate(ranked[:SHOWN]):
-        against = speed_up(params, times[launcher], times[config], copy, cudnn_us)
-        checked = f" err {_max_error(params, config):.1e}" if rank < CHECKED else ""
-        print(
-            f"  {times[config]:.2f} us {against}{checked} blocks "
-            f"{wgrad_spec.grid_blocks(params, config)} partials "
-            f"{wgrad_spec.partial_count(params, config)} {config}",
-            flush=True,
-        )
+    print_fastest(params, times, launcher, copy, cudnn_us, SHOWN, CHECKED)
 
 
 def _forward_like(pass_: str, params: Conv2dGw8Params, name: str) -> None:

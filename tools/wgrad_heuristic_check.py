@@ -1,11 +1,11 @@
-"""Time the wgrad heuristic's config on a GPU with TMA (wgrad_spec.tma_tile) against the
+"""Time the wgrad heuristic's config on a GPU with TMA (wgrad_heuristic.tma_tile) against the
 same heuristic without that rule, per layer.
 
     python tools/wgrad_heuristic_check.py [--layers NxCxHxWxK ...]
 
 For each layer (WGRAD_LAYERS and a few more 5 x 5 and N = 32 layers, or --layers' N x C x H
 x W x K: K x K filters, padding K // 2): the heuristic's tile as the launcher runs it without
-the TMA rule (wgrad.balanced_config_on of wgrad_spec.default_config), what a launch without a
+the TMA rule (wgrad.balanced_config_on of wgrad_heuristic.default_config), what a launch without a
 config runs now (wgrad.default_config_on), and, where the rule also deepened the prefetch,
 its tile at the old prefetch. Timed in this process, alternating three rounds (CUDA-graph
 replays of the whole pass, the fastest round's median), with cuDNN and the copy bandwidth.
@@ -19,7 +19,7 @@ import dataclasses
 from wgrad_timing import WGRAD_LAYERS, layers_and_copy, speed_up, time_alternating
 
 import spio.jit
-from spio.kernels.conv2d_gw8 import wgrad, wgrad_spec
+from spio.kernels.conv2d_gw8 import wgrad, wgrad_heuristic
 
 NAMED = [
     *WGRAD_LAYERS,
@@ -32,7 +32,7 @@ def main() -> None:
     layers, copy = layers_and_copy(__doc__.splitlines()[0], NAMED)
     sm_count = spio.jit.device_info(0).sm_count
     for params in layers:
-        before = wgrad.balanced_config_on(params, wgrad_spec.default_config(params, sm_count))
+        before = wgrad.balanced_config_on(params, wgrad_heuristic.default_config(params, sm_count))
         now = wgrad.default_config_on(params)
         configs = [before, now]
         if now.prefetch != before.prefetch and now.tma != before.tma:

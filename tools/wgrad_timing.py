@@ -9,8 +9,15 @@ from typing import Any
 
 import torch
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, bench, wgrad_spec
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    WgradConfig,
+    bench,
+    conv2d_gw8_wgrad,
+    wgrad_spec,
+)
 from spio.kernels.conv2d_gw8._tiling import fits
+from spio.kernels.conv2d_gw8.reference import wgrad_reference
 
 #: Rounds of timing each config in turn; each config's time is its fastest round's median.
 ROUNDS = 3
@@ -90,3 +97,39 @@ def speed_up(
         f"({before_us / after_us:.3f}x; {nbytes / 1e3 / after_us / copy:.1%} of copy, "
         f"{cudnn_us / after_us:.2f}x cuDNN {cudnn_us:.2f} us)"
     )
+
+
+def max_error(params: Conv2dGw8Params, config: WgradConfig) -> float:
+    """The largest |error| of config's grad_w against the fp32 reference, over the largest
+    |reference| (one launch on fresh random inputs, grad_w pre-filled with NaN)."""
+    dtype = getattr(torch, params.dtype)
+    x = torch.randn(params.input_shape, device="cuda").to(dtype)
+    grad_y = torch.randn(params.output_shape, device="cuda").to(dtype)
+    grad_w = torch.full(params.weight_shape, float("nan"), device="cuda")
+    conv2d_gw8_wgrad(grad_w, x, grad_y, params, config)
+    expected = wgrad_reference(x, grad_y, params)
+    return float((grad_w - expected).abs().max() / expected.abs().max())
+
+
+def print_fastest(
+    params: Conv2dGw8Params,
+    times: dict[WgradConfig, float],
+    baseline: WgradConfig,
+    copy: float,
+    cudnn_us: float,
+    shown: int,
+    checked: int,
+) -> None:
+    """A line for each of the `shown` fastest configs of times: its time, its speed-up over
+    baseline's (speed_up), its grid and partial sums; the `checked` fastest also with
+    max_error."""
+    ranked = sorted(times, key=times.__getitem__)
+    for rank, config in enumerate(ranked[:shown]):
+        against = speed_up(params, times[baseline], times[config], copy, cudnn_us)
+        error = f" err {max_error(params, config):.1e}" if rank < checked else ""
+        print(
+            f"  {times[config]:.2f} us {against}{error} blocks "
+            f"{wgrad_spec.grid_blocks(params, config)} partials "
+            f"{wgrad_spec.partial_count(params, config)} {config}",
+            flush=True,
+        )

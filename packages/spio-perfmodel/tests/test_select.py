@@ -269,7 +269,7 @@ def test_the_h100s_stale_measurement_no_longer_decides(gpu: SimpleNamespace) -> 
     assert choice.reason.endswith("; the layer's campaign never timed the heuristic's config")
 
 
-#: A layer whose heuristic tile on a GPU with TMA takes TMA rows (wgrad_spec.tma_tile).
+#: A layer whose heuristic tile on a GPU with TMA takes TMA rows (wgrad_heuristic.tma_tile).
 TMA_LAYER = Conv2dGw8Params.make(32, 64, 64, 64)
 
 
@@ -280,9 +280,9 @@ def _wgrad_stub(pick: object, **fields: object) -> _StubModel:
 
 
 def _untimed_tiles(tma: bool) -> object:
-    from spio.kernels.conv2d_gw8 import wgrad_spec
+    from spio.kernels.conv2d_gw8 import wgrad_heuristic
 
-    heuristic = wgrad_spec.default_config(TMA_LAYER, 132)
+    heuristic = wgrad_heuristic.default_config(TMA_LAYER, 132)
     return next(
         c for c in PASSES["wgrad"].config_space(TMA_LAYER) if c.tma is tma and c != heuristic
     )
@@ -354,14 +354,17 @@ def test_without_tma_a_wgrad_pick_stays(gpu: SimpleNamespace) -> None:
 def test_a_wgrad_layer_with_short_chunks_takes_the_heuristics_short_walk(
     gpu: SimpleNamespace,
 ) -> None:
-    from spio.kernels.conv2d_gw8 import wgrad_spec
+    from spio.kernels.conv2d_gw8 import wgrad_heuristic, wgrad_spec
 
     small = Conv2dGw8Params.make(1, 64, 16, 16, r=5, s=5, padding=2)
     assert wgrad_spec.has_short_chunks(small)
-    heuristic = wgrad_spec.default_config(small, 132)
-    assert heuristic.block_p < wgrad_spec.BLOCK_P_VALUES[0]
+    short_walk = wgrad_heuristic.default_config(small, 132)
+    assert short_walk.block_p < wgrad_spec.BLOCK_P_VALUES[0]
+    # ... which the launcher runs as blocks of one filter row each.
+    heuristic = wgrad_heuristic.split_walk_tile(small, short_walk, 132)
+    assert heuristic.block_r == 1
     # A pick predicted much faster, and the shipped model: neither has timed short chunks.
-    pick = next(c for c in wgrad_spec.config_space(small) if c != heuristic)
+    pick = next(c for c in wgrad_spec.config_space(small) if c != short_walk)
     for model in (_wgrad_stub(pick), None):
         choice = choose_config("wgrad", small, model=model)  # type: ignore[arg-type]
         assert (choice.config, choice.source) == (heuristic, "heuristic")

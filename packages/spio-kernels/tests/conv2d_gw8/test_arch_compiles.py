@@ -5,7 +5,13 @@ import dataclasses
 import pytest
 
 import spio.jit
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, default_config, dgrad_spec, wgrad_spec
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    default_config,
+    dgrad_spec,
+    wgrad_heuristic,
+    wgrad_spec,
+)
 from spio.kernels.conv2d_gw8.dgrad import compile_dgrad
 from spio.kernels.conv2d_gw8.fprop import compile_fprop
 from spio.kernels.conv2d_gw8.wgrad import compile_request, compile_wgrad
@@ -19,7 +25,7 @@ def test_every_pass_compiles(arch: str) -> None:
     for code in (
         compile_fprop(PARAMS, default_config(PARAMS), arch),
         compile_dgrad(PARAMS, dgrad_spec.default_config(PARAMS), arch),
-        compile_wgrad(PARAMS, wgrad_spec.default_config(PARAMS), arch),
+        compile_wgrad(PARAMS, wgrad_heuristic.default_config(PARAMS), arch),
     ):
         assert code.arch == arch
         assert code.code

@@ -281,14 +281,15 @@ def test_main_writes_csv_json_and_a_png_per_pass(
     monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
     # The entries' configs ask the GPU for its SM count and occupancy: the heuristics stand
     # in for them here.
-    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_spec, wgrad_spec
+    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_spec, wgrad_heuristic, wgrad_spec
 
     monkeypatch.setattr(
         bench,
         "PASS_CONFIGS",
         {
-            name: (spec.config_space, spec.default_config)
-            for name, spec in (("fprop", fprop_spec), ("dgrad", dgrad_spec), ("wgrad", wgrad_spec))
+            "fprop": (fprop_spec.config_space, fprop_spec.default_config),
+            "dgrad": (dgrad_spec.config_space, dgrad_spec.default_config),
+            "wgrad": (wgrad_spec.config_space, wgrad_heuristic.default_config),
         },
     )
     out = tmp_path / "out"
@@ -489,7 +490,7 @@ def test_main_all_configs_writes_a_config_times_csv_per_pass(
     """--all-configs (and --sample-configs) with the GPU stubbed out: which configs are
     compiled and timed, and the per-pass config-times CSVs with the layer and timing."""
     torch = pytest.importorskip("torch")
-    from spio.kernels.conv2d_gw8 import bench, dgrad_spec, fprop_spec, wgrad_spec
+    from spio.kernels.conv2d_gw8 import bench, dgrad_spec, fprop_spec, wgrad_heuristic, wgrad_spec
 
     timed: dict[tuple[str, str], list[Any]] = {}
     compiled: dict[str, list[Any]] = {}
@@ -511,17 +512,17 @@ def test_main_all_configs_writes_a_config_times_csv_per_pass(
         for pass_, pass_configs in configs.items():
             compiled.setdefault(pass_, []).extend(pass_configs)
 
-    specs = {"fprop": fprop_spec, "dgrad": dgrad_spec, "wgrad": wgrad_spec}
+    specs: dict[str, tuple[Any, Any]] = {
+        "fprop": (fprop_spec.config_space, fprop_spec.default_config),
+        "dgrad": (dgrad_spec.config_space, dgrad_spec.default_config),
+        "wgrad": (wgrad_spec.config_space, wgrad_heuristic.default_config),
+    }
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "NVIDIA H200")
     monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 4000.0)
     monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
     monkeypatch.setattr(bench, "bench_pass", fake_bench_pass)
     monkeypatch.setattr(bench, "precompile", fake_precompile)
-    monkeypatch.setattr(
-        bench,
-        "PASS_CONFIGS",
-        {name: (spec.config_space, spec.default_config) for name, spec in specs.items()},
-    )
+    monkeypatch.setattr(bench, "PASS_CONFIGS", dict(specs))
     shapes = ["2x64x8x8", "4x64x8x8"]
     flags = ["--sample-configs", str(sample)] if sample is not None else []
     out = tmp_path / "out"
@@ -529,9 +530,9 @@ def test_main_all_configs_writes_a_config_times_csv_per_pass(
     bench.main([*argv, "--out", str(out)])
     for text in shapes:
         params = bench.parse_shape(text, 3, 3, (1, 1, 0, 0), "float16")
-        for pass_, spec in specs.items():
-            space = spec.config_space(params)
-            default = spec.default_config(params)
+        for pass_, (config_space, default_config) in specs.items():
+            space = config_space(params)
+            default = default_config(params)
             configs = timed[(text, pass_)]
             assert configs[0] == default or sample is None
             if sample is None:
@@ -562,7 +563,7 @@ def test_as_launched_times_each_tile_as_its_launcher_runs_it_and_writes_the_tile
     the tile (what a latency model scores) with the placed config's time and launch
     "launcher"; the placed default is timed for the table."""
     torch = pytest.importorskip("torch")
-    from spio.kernels.conv2d_gw8 import bench, placement, wgrad_spec
+    from spio.kernels.conv2d_gw8 import bench, placement, wgrad_heuristic, wgrad_spec
 
     timed: dict[str, list[Any]] = {}
 
@@ -575,7 +576,7 @@ def test_as_launched_times_each_tile_as_its_launcher_runs_it_and_writes_the_tile
         return dataclasses.replace(tile, padded_slabs=True)
 
     placed_default = dataclasses.replace(
-        wgrad_spec.default_config(Conv2dGw8Params.make(2, 64, 8, 8)), lane_registers=True
+        wgrad_heuristic.default_config(Conv2dGw8Params.make(2, 64, 8, 8)), lane_registers=True
     )
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "NVIDIA H200")
     monkeypatch.setattr(bench, "copy_bandwidth_gbs", lambda launches, repetitions: 4000.0)
@@ -638,10 +639,10 @@ def test_bench_pass_times_cudnn_in_benchmark_mode_and_restores_it(
 def test_a_placed_default_is_timed_but_its_tile_is_sampled_and_written() -> None:
     """Latency models train on tiles: the config times keep the tiles only, and the sample
     is drawn around the placed default's tile, which it holds."""
-    from spio.kernels.conv2d_gw8 import wgrad_spec
+    from spio.kernels.conv2d_gw8 import wgrad_heuristic
 
     params = Conv2dGw8Params.make(2, 64, 16, 16)
-    tile = wgrad_spec.default_config(params)
+    tile = wgrad_heuristic.default_config(params)
     placed = dataclasses.replace(tile, padded_slabs=True, atomic_sums=True)
     assert tile_of(placed) == tile
     assert tile_of(FpropConfig(mma_k=16)) == FpropConfig(mma_k=16)  # no placement fields

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, placement, wgrad, wgrad_spec
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, placement, wgrad, wgrad_heuristic
 
 LAYER = Conv2dGw8Params.make(2, 64, 8, 8)
 
@@ -23,7 +23,7 @@ def test_wgrad_runs_the_launchers_balanced_config(monkeypatch: pytest.MonkeyPatc
         return "balanced"
 
     monkeypatch.setattr(wgrad, "balanced_config_on", balanced)
-    tile = wgrad_spec.default_config(LAYER)
+    tile = wgrad_heuristic.default_config(LAYER)
     assert placement.placed_config_on("wgrad", LAYER, tile, 3) == "balanced"
     assert asked == [(LAYER, tile, 3)]
 

@@ -14,6 +14,7 @@ from spio.kernels.conv2d_gw8 import (
     Conv2dGw8Params,
     WgradConfig,
     conv2d_gw8_wgrad,
+    wgrad_heuristic,
     wgrad_spec,
     wgrad_workspace_bytes,
 )
@@ -35,7 +36,7 @@ CASES = [
     (params, _atomic(config))
     for params in SHAPES
     for config in covering_configs(
-        wgrad_spec.config_space(params), wgrad_spec.default_config(params)
+        wgrad_spec.config_space(params), wgrad_heuristic.default_config(params)
     )
 ] + [
     (
@@ -51,6 +52,20 @@ CASES = [
         ),
     ),
     (Conv2dGw8Params.make(64, 128, 32, 32), _atomic(WgradConfig(16, 4, 1, 16, 1, 4))),
+    # Filter rows split among a chunk's blocks (block_r), each adding its own rows; with a
+    # bias, whose sums the first filter row tile adds.
+    pytest.param(
+        Conv2dGw8Params.make(2, 64, 8, 8, r=7, s=7, padding=3),
+        _atomic(WgradConfig(8, 4, 1, 2, 4, 2, block_r=1)),
+        id="split-rows-7x7-paired",
+    ),
+    pytest.param(
+        Conv2dGw8Params.make(
+            3, 64, 9, 13, r=6, s=3, padding=(3, 1, 0, 2), dtype="bfloat16", has_bias=True
+        ),
+        _atomic(WgradConfig(16, 2, 1, 4, 2, 2, block_r=2)),
+        id="split-rows-6x3-bias-bf16",
+    ),
 ]
 
 

@@ -13,6 +13,7 @@ from spio.kernels.conv2d_gw8 import (
     Conv2dGw8Params,
     WgradConfig,
     conv2d_gw8_wgrad,
+    wgrad_heuristic,
     wgrad_spec,
     wgrad_workspace_bytes,
 )
@@ -25,7 +26,7 @@ CASES = [
     (params, config)
     for params in SHAPES
     for config in covering_configs(
-        wgrad_spec.config_space(params), wgrad_spec.default_config(params)
+        wgrad_spec.config_space(params), wgrad_heuristic.default_config(params)
     )
 ] + [
     # Paired images (block_q = 8: each K step is 8 columns of two images), every value of
@@ -47,7 +48,7 @@ def _segment_tiles(params: Conv2dGw8Params) -> list[WgradConfig]:
     images side by side in each K step, where the space has them; walked once (segments
     walk the whole stream)."""
     space = wgrad_spec.config_space(params)
-    picks = [wgrad_spec.default_config(params)]
+    picks = [wgrad_heuristic.default_config(params)]
     for wanted in (lambda c: c.tma, lambda c: c.image_sync, lambda c: c.block_q < 16):
         picks += [c for c in space if wanted(c)][:1]
     # (Steps of fewer rows than prefetch take no segments: check_config.)
@@ -242,7 +243,7 @@ def test_wgrad_is_deterministic() -> None:
     params = Conv2dGw8Params.make(32, 64, 33, 31, dtype="bfloat16")
     x = uniform(params.input_shape, params, 7)
     grad_y = uniform(params.output_shape, params, 8)
-    config = wgrad_spec.default_config(params)
+    config = wgrad_heuristic.default_config(params)
     first = _run(params, config, x, grad_y)
     for _ in range(3):
         assert torch.equal(_run(params, config, x, grad_y), first)
@@ -262,7 +263,7 @@ def test_wgrad_allocates_its_workspace_from_torch() -> None:
 def test_wgrad_kernels_use_no_local_memory() -> None:
     for params in (Conv2dGw8Params.make(128, 64, 64, 64), Conv2dGw8Params.make(64, 256, 8, 8)):
         space = wgrad_spec.config_space(params)
-        configs = covering_configs(space, wgrad_spec.default_config(params))
+        configs = covering_configs(space, wgrad_heuristic.default_config(params))
         # and each walking segments (stream_config), whose part loop adds state, and with
         # producer warps where its rows arrive by TMA (their launch bounds cap the registers)
         configs += [wgrad_spec.stream_config(params, config, 132) for config in configs]
@@ -387,6 +388,54 @@ def test_placed_improvements_give_the_same_bits(
     depth = params.n * params.p * params.q
     expected = wgrad_reference(x, grad_y, params)
     torch.testing.assert_close(improved, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
+# Filter rows split among a chunk's blocks (block_r): each weight's products are added in the
+# same order by one block, so the same bits as the unsplit tile. One partial per weight
+# (grad_w written directly), paired images, R of 6 split in 2 and 3 with asymmetric padding
+# and a bias, TMA rows with lanes' addresses in registers and walked images, bf16, deep
+# prefetch on short chunks.
+SPLIT_CASES = [
+    (
+        Conv2dGw8Params.make(1, 256, 8, 8, r=7, s=7, padding=3),
+        WgradConfig(16, 1, 1, 8, 4, 1, 1, block_r=1),
+    ),
+    (
+        Conv2dGw8Params.make(2, 64, 8, 8, r=7, s=7, padding=3),
+        WgradConfig(8, 2, 1, 4, 2, 2, 1, block_r=1, lane_registers=True),
+    ),
+    (
+        Conv2dGw8Params.make(6, 64, 17, 21, r=6, s=3, padding=(3, 1, 0, 2), has_bias=True),
+        WgradConfig(16, 2, 1, 8, 2, 2, image_sync=True, block_r=3),
+    ),
+    (
+        Conv2dGw8Params.make(6, 64, 17, 21, r=6, s=3, padding=(3, 1, 0, 2)),
+        WgradConfig(16, 2, 1, 8, 2, 2, block_r=2, padded_slabs=True),
+    ),
+    (
+        Conv2dGw8Params.make(4, 64, 16, 16, r=5, s=5, padding=2, dtype="bfloat16"),
+        WgradConfig(16, 8, 1, 8, 2, 1, 2, tma=True, lane_registers=True, block_r=1),
+    ),
+    (
+        Conv2dGw8Params.make(1, 64, 16, 16, r=5, s=5, padding=2, has_bias=True),
+        WgradConfig(16, 4, 1, 2, 4, 1, 1, block_r=1, discard_partials=True),
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "config"), SPLIT_CASES, ids=str)
+def test_split_filter_rows_give_the_same_bits(params: Conv2dGw8Params, config: WgradConfig) -> None:
+    import torch
+
+    assert wgrad_spec.filter_row_tiles(params, config) > 1
+    x = uniform(params.input_shape, params, 19)
+    grad_y = uniform(params.output_shape, params, 20)
+    split = _run(params, config, x, grad_y)  # with a bias, checks its gradient too
+    assert not torch.isnan(split).any(), "the kernels left weights or partials unwritten"
+    assert torch.equal(split, _run(params, dataclasses.replace(config, block_r=0), x, grad_y))
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(split, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
 # Partial sums discarded from L2 after the reduction: the reduce kernel reads the same cells

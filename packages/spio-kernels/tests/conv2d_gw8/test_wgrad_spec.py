@@ -6,7 +6,13 @@ from types import SimpleNamespace
 import pytest
 from gw8_cases import covering_configs
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_spec, wgrad_types
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    WgradConfig,
+    wgrad_heuristic,
+    wgrad_spec,
+    wgrad_types,
+)
 from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM
 from spio.kernels.conv2d_gw8.reference import wgrad_reference
 from spio.kernels.conv2d_gw8.wgrad import (
@@ -259,7 +265,7 @@ def test_a_config_with_atomic_sums_needs_deterministic_false() -> None:
 def test_heuristic_syncs_per_image_on_whole_row_chunks_of_several_images(
     shape: tuple[int, int, int, int], image_sync: bool
 ) -> None:
-    config = wgrad_spec.default_config(Conv2dGw8Params.make(*shape))
+    config = wgrad_heuristic.default_config(Conv2dGw8Params.make(*shape))
     assert config.image_sync == image_sync, config
 
 
@@ -285,7 +291,7 @@ def test_small_layers_walk_short_row_chunks(
 ) -> None:
     params = Conv2dGw8Params.make(*shape, r=k, s=k, padding=k // 2)
     assert wgrad_spec.has_short_chunks(params)
-    config = wgrad_spec.default_config(params)
+    config = wgrad_heuristic.default_config(params)
     assert config == expected
     assert config in wgrad_spec.config_space(params)
 
@@ -319,16 +325,16 @@ def test_other_layers_have_no_short_chunks(params: Conv2dGw8Params) -> None:
     assert not wgrad_spec.has_short_chunks(params)
     space = wgrad_spec.config_space(params)
     assert min(c.block_p for c in space) == wgrad_spec.BLOCK_P_VALUES[0]
-    assert wgrad_spec.default_config(params).block_p >= wgrad_spec.BLOCK_P_VALUES[0]
+    assert wgrad_heuristic.default_config(params).block_p >= wgrad_spec.BLOCK_P_VALUES[0]
 
 
 def test_short_walks_keep_their_rows_off_tma() -> None:
     # Four groups of 16 columns, as the ladder's tiles that take TMA rows, but timed only
     # without them.
     params = Conv2dGw8Params.make(1, 1024, 48, 48)
-    config = wgrad_spec.default_config(params)
+    config = wgrad_heuristic.default_config(params)
     assert (config.block_g, config.block_p) == (4, 4)
-    assert wgrad_spec.tma_tile(params, config) == config
+    assert wgrad_heuristic.tma_tile(params, config) == config
 
 
 def test_short_chunks_stop_below_the_images_height() -> None:
@@ -342,15 +348,17 @@ def test_small_layers_take_the_small_grid_tile() -> None:
     # for short chunks: 8 x 28 x 28 output pixels).
     params = Conv2dGw8Params.make(8, 64, 28, 28)
     assert not wgrad_spec.has_short_chunks(params)
-    config = wgrad_spec.default_config(params)
-    _, block_g, warp_g, block_p, prefetch, block_n = wgrad_spec.SMALL_GRID_TILE
+    config = wgrad_heuristic.default_config(params)
+    _, block_g, warp_g, block_p, prefetch, block_n = wgrad_heuristic.SMALL_GRID_TILE
     assert (config.block_g, config.warp_g, config.block_p, config.prefetch) == (
         block_g, warp_g, block_p, prefetch,
     )  # fmt: skip
     assert config.block_n == block_n
-    ladder = wgrad_spec._fit_tile(params, wgrad_spec.TILE_LADDER[-1])
+    ladder = wgrad_heuristic._fit_tile(params, wgrad_heuristic.TILE_LADDER[-1])
     assert ladder is not None
-    assert wgrad_spec._total_warps(params, config) > wgrad_spec._total_warps(params, ladder)
+    assert wgrad_heuristic._total_warps(params, config) > wgrad_heuristic._total_warps(
+        params, ladder
+    )
 
 
 @pytest.mark.parametrize(
@@ -361,16 +369,16 @@ def test_small_layers_take_the_small_grid_tile() -> None:
     ],
 )
 def test_larger_layers_keep_the_ladder(shape: tuple[int, int, int, int]) -> None:
-    config = wgrad_spec.default_config(Conv2dGw8Params.make(*shape))
-    assert (config.block_g, config.block_p) != wgrad_spec.SMALL_GRID_TILE[1:4:2]
+    config = wgrad_heuristic.default_config(Conv2dGw8Params.make(*shape))
+    assert (config.block_g, config.block_p) != wgrad_heuristic.SMALL_GRID_TILE[1:4:2]
 
 
 def test_seven_by_seven_filters_take_one_group_per_block() -> None:
     params = Conv2dGw8Params.make(256, 512, 7, 7, r=7, s=7, padding=3)
-    config = wgrad_spec.default_config(params)
+    config = wgrad_heuristic.default_config(params)
     assert (config.block_g, config.warp_g, config.block_n, config.image_sync) == (1, 1, 4, False)
     wgrad_spec.check_config(params, config)
-    three = wgrad_spec.default_config(Conv2dGw8Params.make(256, 512, 7, 7))
+    three = wgrad_heuristic.default_config(Conv2dGw8Params.make(256, 512, 7, 7))
     assert three.block_g > 1  # smaller filters keep the tile rules' groups
 
 
@@ -396,7 +404,7 @@ def test_config_space_is_valid_and_holds_the_default(params: Conv2dGw8Params) ->
         assert geometry.block == 32 * config.warps <= 512
         assert 0 < geometry.shared_mem <= MAX_SHARED_MEM
         assert wgrad_spec.reduce_bytes(params, config) <= geometry.shared_mem
-    assert wgrad_spec.default_config(params) in space
+    assert wgrad_heuristic.default_config(params) in space
 
 
 def test_workspace_holds_one_partial_per_image_row_chunk_and_strip() -> None:
@@ -522,7 +530,7 @@ def test_stream_config_needs_slots() -> None:
 
 def test_generate_types_is_deterministic() -> None:
     params = SHAPES[1]
-    config = wgrad_spec.default_config(params)
+    config = wgrad_heuristic.default_config(params)
     first = wgrad_types.generate_types(params, config)
     assert first == wgrad_types.generate_types(dataclasses.replace(params), config)
     assert "constexpr int kPartials" in first
@@ -553,7 +561,7 @@ COMPILE_CASES = (
             Conv2dGw8Params.make(2, 32, 9, 5, r=7, s=2, padding=(6, 0, 1, 0)),
         )
         for config in covering_configs(
-            wgrad_spec.config_space(params), wgrad_spec.default_config(params)
+            wgrad_spec.config_space(params), wgrad_heuristic.default_config(params)
         )[:14]
     ]
     + [
@@ -692,7 +700,7 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
         (Conv2dGw8Params.make(64, 64, 112, 112), WgradConfig(32, 4, 2, 64, 2, 1)),
         # ... nor where half as many blocks would not fill the GPU.
         (Conv2dGw8Params.make(64, 64, 64, 64), WgradConfig(32, 4, 2, 32, 2, 1)),
-        # The H200 sweeps' best picks (see wgrad_spec.TILE_LADDER).
+        # The H200 sweeps' best picks (see wgrad_heuristic.TILE_LADDER).
         (Conv2dGw8Params.make(32, 64, 64, 64), WgradConfig(16, 4, 1, 16, 1, 4, image_sync=True)),
         # 16 columns: two images per block keep the 32-column tile's partial count, and the
         # partials (14% of the bytes) halve again by walking two steps of images.
@@ -714,13 +722,13 @@ def test_nvrtc_compiles_whole_space(params: Conv2dGw8Params) -> None:
     ids=str,
 )
 def test_default_config_follows_the_ladder(params: Conv2dGw8Params, expected: WgradConfig) -> None:
-    assert wgrad_spec.default_config(params) == expected
+    assert wgrad_heuristic.default_config(params) == expected
 
 
 def test_default_config_fits_large_filters() -> None:
     # 7 x 7: the ladder's groups per block need more reduction memory than a block may use.
     params = Conv2dGw8Params.make(32, 64, 56, 56, r=7, s=7, padding=3)
-    config = wgrad_spec.default_config(params)
+    config = wgrad_heuristic.default_config(params)
     wgrad_spec.check_config(params, config)
     assert config.warp_g == 1
 
@@ -752,7 +760,7 @@ def test_only_images_at_most_8_wide_get_paired_configs() -> None:
 @pytest.mark.parametrize("r", [1, 3, 7])
 def test_paired_defaults_are_in_the_space(n: int, r: int) -> None:
     params = Conv2dGw8Params.make(n, 64, 7, 7, r=r, s=r, padding=r // 2)
-    config = wgrad_spec.default_config(params)
+    config = wgrad_heuristic.default_config(params)
     assert config.block_q == wgrad_spec.PAIRED_BLOCK_Q
     assert config in wgrad_spec.config_space(params)
 
@@ -776,7 +784,7 @@ def test_paired_defaults_are_in_the_space(n: int, r: int) -> None:
 def test_tma_tile_takes_eight_groups_and_tma_rows(
     params: Conv2dGw8Params, expected: WgradConfig
 ) -> None:
-    config = wgrad_spec.tma_tile(params, wgrad_spec.default_config(params))
+    config = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params))
     assert config == expected
     assert config in wgrad_spec.config_space(params)
 
@@ -801,16 +809,16 @@ def test_tma_tile_takes_eight_groups_and_tma_rows(
     ids=str,
 )
 def test_tma_tile_keeps_other_tiles(params: Conv2dGw8Params) -> None:
-    default = wgrad_spec.default_config(params)
-    assert wgrad_spec.tma_tile(params, default) == default
+    default = wgrad_heuristic.default_config(params)
+    assert wgrad_heuristic.tma_tile(params, default) == default
 
 
 def test_tma_tile_counts_the_gpus_sms() -> None:
     # 32x64x64x64's 8-group grid holds 2048 warps: enough for 132 SMs, not for 160.
     params = Conv2dGw8Params.make(32, 64, 64, 64)
-    default = wgrad_spec.default_config(params, 160)
-    assert wgrad_spec.tma_tile(params, default, 160) == default
-    assert wgrad_spec.tma_tile(params, default, 132).tma
+    default = wgrad_heuristic.default_config(params, 160)
+    assert wgrad_heuristic.tma_tile(params, default, 160) == default
+    assert wgrad_heuristic.tma_tile(params, default, 132).tma
 
 
 @pytest.mark.parametrize(("arch", "tma"), [("sm_90", True), ("sm_80", False)])
@@ -828,3 +836,126 @@ def test_the_launchers_default_takes_the_tma_tile_on_gpus_with_tma(
     config = wgrad.default_config_on.__wrapped__(params)
     assert config.tma is tma
     assert config.block_g == (8 if tma else 4)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"block_r": -1}, ValueError, r"block_r must be >= 0 \(0: all filter rows\), got -1"),
+        ({"block_r": True}, TypeError, "block_r must be an int, got True"),
+        ({"block_r": 1.0}, TypeError, r"block_r must be an int, got 1\.0"),
+        ({"block_r": 1, "segments": 4}, ValueError, "so segments must be 0, got 4"),
+    ],
+)
+def test_block_r_errors(kwargs: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        WgradConfig(**kwargs)
+
+
+@pytest.mark.parametrize("block_r", [2, 4, 8])
+def test_block_r_divides_the_filters_rows(block_r: int) -> None:
+    params = Conv2dGw8Params.make(2, 64, 8, 8, r=6, s=3, padding=(3, 1))
+    config = WgradConfig(16, 2, 1, 4, 2, 1, block_r=block_r)
+    if block_r == 2:
+        wgrad_spec.check_config(params, config)
+        return
+    with pytest.raises(ValueError, match=rf"block_r must divide .* r = 6 .* got {block_r}"):
+        wgrad_spec.check_config(params, config)
+
+
+def test_split_filter_rows_multiply_the_blocks_not_the_partial_sums() -> None:
+    params = Conv2dGw8Params.make(2, 64, 8, 8, r=7, s=7, padding=3)
+    whole = WgradConfig(8, 2, 1, 4, 2, 2)
+    split = dataclasses.replace(whole, block_r=1)
+    assert wgrad_spec.filter_row_tiles(params, split) == 7
+    assert wgrad_spec.grid_blocks(params, split) == 7 * wgrad_spec.grid_blocks(params, whole)
+    assert wgrad_spec.partial_count(params, split) == wgrad_spec.partial_count(params, whole) == 2
+    assert wgrad_workspace_bytes(params, split) == wgrad_workspace_bytes(params, whole)
+    # A block's accumulators and shared-memory slabs hold its filter rows only.
+    assert wgrad_spec.tap_pairs(params, split) * 7 == wgrad_spec.tap_pairs(params, whole)
+    assert wgrad_spec.reduce_bytes(params, split) < wgrad_spec.reduce_bytes(params, whole)
+    # warp_g 2 of a 7 x 7 filter's 7 x 4 pairs overflows the registers; of one row it fits.
+    wgrad_spec.check_config(params, dataclasses.replace(split, warp_g=2))
+    with pytest.raises(ValueError, match="accumulator registers exceed"):
+        wgrad_spec.check_config(params, dataclasses.replace(whole, warp_g=2))
+
+
+def test_split_filter_rows_types() -> None:
+    params = Conv2dGw8Params.make(2, 64, 8, 8, r=7, s=7, padding=3)
+    whole = WgradConfig(8, 2, 1, 4, 2, 2)
+    split = wgrad_types.generate_types(params, dataclasses.replace(whole, block_r=1))
+    assert "#define CONV2D_GW8_FILTER_ROW_TILES 1" in split
+    assert "constexpr int kRows = 1;" in split
+    assert "BLOCK_R" in split
+    unsplit = wgrad_types.generate_types(params, whole)
+    assert "constexpr int kRows = 7;" in unsplit
+    assert "FILTER_ROW_TILES" not in unsplit
+    assert "BLOCK_R" not in unsplit
+
+
+def test_stream_config_walks_whole_filters() -> None:
+    params = Conv2dGw8Params.make(2, 64, 8, 8, r=7, s=7, padding=3)
+    config = wgrad_spec.stream_config(params, WgradConfig(16, 2, 1, 4, 2, 1, block_r=1), 132)
+    assert config.block_r == 0
+    assert config.segments > 0
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [
+        # One block covers every image's rows: a single partial sum, with the most groups
+        # whose grid holds SHORT_WALK_MIN_BLOCKS blocks.
+        ((1, 64, 8, 8, 7), WgradConfig(16, 1, 1, 8, 4, 1, 1, block_r=1)),
+        ((1, 256, 8, 8, 7), WgradConfig(16, 4, 1, 8, 4, 1, 1, block_r=1)),
+        ((2, 64, 8, 8, 7), WgradConfig(8, 1, 1, 8, 4, 2, 1, block_r=1)),
+        ((1, 256, 8, 8, 3), WgradConfig(16, 2, 1, 8, 4, 1, 1, block_r=1)),
+        # Else the longest chunk whose grid holds a block per SM, else the shortest.
+        ((8, 128, 8, 8, 7), WgradConfig(8, 4, 1, 2, 4, 4, 1, block_r=1)),
+        ((8, 128, 8, 8, 5), WgradConfig(8, 4, 1, 2, 4, 4, 1, block_r=1)),
+        ((1, 128, 16, 16, 7), WgradConfig(16, 4, 1, 2, 4, 1, 1, block_r=1)),
+        ((1, 64, 16, 16, 3), WgradConfig(16, 4, 1, 1, 4, 1, 1, block_r=1)),
+        ((4, 64, 32, 32, 3), WgradConfig(16, 4, 1, 4, 4, 2, 1, block_r=1)),
+        ((1, 64, 56, 56, 3), WgradConfig(16, 4, 1, 8, 4, 1, 1, block_r=1)),
+    ],
+)
+def test_short_walks_split_the_filters_rows(
+    shape: tuple[int, int, int, int, int], expected: WgradConfig
+) -> None:
+    n, c, h, w, k = shape
+    params = Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2)
+    short_walk = wgrad_heuristic.default_config(params, 132)
+    assert short_walk.block_p < wgrad_spec.BLOCK_P_VALUES[0]
+    assert wgrad_heuristic.split_walk_tile(params, short_walk, 132) == expected
+    wgrad_spec.check_config(params, expected)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        Conv2dGw8Params.make(1, 64, 16, 16, r=1, s=1, padding=0),  # one filter row
+        Conv2dGw8Params.make(128, 64, 64, 64),  # not a short walk
+    ],
+    ids=str,
+)
+def test_split_walk_tile_keeps_other_tiles(params: Conv2dGw8Params) -> None:
+    tile = wgrad_heuristic.default_config(params, 132)
+    assert wgrad_heuristic.split_walk_tile(params, tile, 132) == tile
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_the_launchers_default_splits_a_short_walks_filter_rows(
+    monkeypatch: pytest.MonkeyPatch, arch: str
+) -> None:
+    import spio.jit
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    monkeypatch.setattr(
+        spio.jit, "device_info", lambda device: SimpleNamespace(sm_count=132, arch=arch)
+    )
+    params = Conv2dGw8Params.make(1, 256, 8, 8, r=7, s=7, padding=3)
+    tile = wgrad.default_tile_on(params)
+    assert tile == wgrad_heuristic.split_walk_tile(
+        params, wgrad_heuristic.default_config(params), 132
+    )
+    assert tile.block_r == 1
+    assert not tile.tma

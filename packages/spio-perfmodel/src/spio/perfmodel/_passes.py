@@ -12,7 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from spio.kernels.conv2d_gw8 import FpropConfig, WgradConfig, dgrad_spec, fprop_spec, wgrad_spec
+from spio.kernels.conv2d_gw8 import (
+    FpropConfig,
+    WgradConfig,
+    dgrad_spec,
+    fprop_spec,
+    wgrad_heuristic,
+    wgrad_spec,
+)
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 
@@ -51,7 +58,7 @@ PASSES: dict[str, KernelPass] = {
         wgrad_spec.config_space,
         wgrad_spec.launch_geometry,
         wgrad_spec.check_config,
-        wgrad_spec.default_config,
+        wgrad_heuristic.default_config,
     ),
 }
 
@@ -67,8 +74,8 @@ def kernel_pass(name: str) -> KernelPass:
 def heuristic_tile(name: str, params: Conv2dGw8Params, sm_count: int, tma: bool) -> Any:
     """The tile a launch of pass `name` without a config starts from on a GPU of sm_count
     SMs, with TMA or without: the spec's default, and for wgrad on a GPU with TMA its
-    wgrad_spec.tma_tile (as wgrad.default_tile_on gives it for a device)."""
+    wgrad_heuristic.tma_tile (as wgrad.default_tile_on gives it for a device)."""
     tile = kernel_pass(name).default_config(params, sm_count)
     if kernel_pass(name).name == "wgrad" and tma:
-        return wgrad_spec.tma_tile(params, tile, sm_count)
+        return wgrad_heuristic.tma_tile(params, tile, sm_count)
     return tile

@@ -191,7 +191,7 @@ def _model_or_heuristic(
         from spio.kernels.conv2d_gw8 import wgrad
 
         # A model of launched tiles is held to the tile the heuristic launches on this GPU
-        # (with TMA rows where it has TMA, wgrad_spec.tma_tile), which it knows as launched.
+        # (with TMA rows where it has TMA, wgrad_heuristic.tma_tile), which it knows as launched.
         default = wgrad.default_tile_on(params, device)
     # Campaigns time layers without bias; fprop's bias is an epilogue of C adds per pixel,
     # which does not change which config is fastest.
@@ -226,7 +226,7 @@ def _unless_tma_tile(
     choice: ConfigChoice, model: LatencyModel, params: Conv2dGw8Params, device: int
 ) -> ConfigChoice:
     """choice, or the heuristic's config where it is a wgrad tile with TMA rows (on a GPU
-    with TMA, wgrad_spec.tma_tile) and choice's is not, unless model's rows timed each tile
+    with TMA, wgrad_heuristic.tma_tile) and choice's is not, unless model's rows timed each tile
     as the launcher runs it (model.launch == "launcher").
 
     The models were trained on tiles timed without producer warps, which the launcher gives

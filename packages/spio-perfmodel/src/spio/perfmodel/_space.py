@@ -250,7 +250,9 @@ def _wgrad_space(params: Conv2dGw8Params) -> Columns:
     images = ((c.block_n == 1) | (c.block_n <= images_cap)) & (
         (c.walk_n == 1) | (c.block_n * c.walk_n <= images_cap)
     )
-    registers = c.warp_g * spec.tap_pairs(params) * 4 <= spec.MAX_ACC_REGISTERS
+    # (A space's tiles keep every filter row in a block: block_r is a placement field.)
+    pairs = params.r * spec.column_pairs(params)
+    registers = c.warp_g * pairs * 4 <= spec.MAX_ACC_REGISTERS
     groups = params.groups % c.block_g == 0
     shared = wgrad_shared_mem(params, c) <= MAX_SHARED_MEM
     short = c.block_p < spec.BLOCK_P_VALUES[0]

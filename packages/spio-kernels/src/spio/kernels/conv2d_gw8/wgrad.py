@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 from .._array_info import device_of, resolve_device
-from . import wgrad_spec, wgrad_types
+from . import wgrad_heuristic, wgrad_spec, wgrad_types
 from ._arrays import (
     check_activation,
     check_params,
@@ -242,8 +242,8 @@ def _balanced_walk(params: Conv2dGw8Params, config: WgradConfig, device: int) ->
     lost 10-28% (8x64x56x56 5.9 -> 7.0, 2x512x7x7 7 x 7 5.5 -> 7.7, 64x128x7x7 1 x 1 2.6 ->
     2.9), though the heuristic's tile at 1x64x56x56 gained (6.4 -> 5.3).
     """
-    if config.segments:
-        return config
+    if config.segments or config.block_r:
+        return config  # (segments walk whole filters)
     geometry = wgrad_spec.launch_geometry(params, config)
     slots = grid_slots(wgrad_launch(params, config, device).main, geometry)
     waves = ceil_div(geometry.grid, slots)
@@ -438,14 +438,17 @@ def _row_maps(params: Conv2dGw8Params, config: WgradConfig) -> Any:
 
 
 def default_tile_on(params: Conv2dGw8Params, device: int = 0) -> WgradConfig:
-    """Return the heuristic's tile for device, before its walk is balanced: the spec's
+    """Return the heuristic's tile for device, before its walk is balanced: wgrad_heuristic's
     default for the device's SM count, on a GPU with TMA with 8 groups and TMA rows where
-    the grid stays full (wgrad_spec.tma_tile). Compiles nothing."""
+    the grid stays full (wgrad_heuristic.tma_tile), and a small layer's short walk as blocks
+    of one filter row each (wgrad_heuristic.split_walk_tile). Compiles nothing."""
     import spio.jit
 
     info = spio.jit.device_info(device)
-    tile = wgrad_spec.default_config(params, info.sm_count)
-    return wgrad_spec.tma_tile(params, tile, info.sm_count) if has_tma(info.arch) else tile
+    tile = wgrad_heuristic.default_config(params, info.sm_count)
+    if has_tma(info.arch):
+        tile = wgrad_heuristic.tma_tile(params, tile, info.sm_count)
+    return wgrad_heuristic.split_walk_tile(params, tile, info.sm_count)
 
 
 @functools.cache

@@ -1,5 +1,5 @@
-"""wgrad of grouped conv2d gw8: configuration, its space, launch geometry and heuristic
-(the generated types header is wgrad_types').
+"""wgrad of grouped conv2d gw8: configuration, its space and launch geometry (the generated
+types header is wgrad_types', the heuristic's default config wgrad_heuristic's).
 
 grad_w[g, k, r, s, c] = sum over n, p, q of grad_y[n, p, q, g, k] * x[n, p + r - pad_top,
 q + s - pad_left, g, c]: a reduction over every output pixel. Two kernels compute it,
@@ -50,10 +50,8 @@ from ._tiling import (
     ceil_div,
     check_groups_and_smem,
     check_positive_fields,
-    first_filling,
     fits,
     fragment_images,
-    images_per_fragment,
     next_power_of_two,
 )
 from .params import GROUP_WIDTH, Conv2dGw8Params
@@ -138,12 +136,17 @@ class WgradConfig:
     discard_partials (keyword only): the reduce kernel drops each 128-byte line of partial
     sums from L2 once it has read it, so that no later eviction writes the dead sums back to
     DRAM (only where the workspace starts on a line; wgrad.discard_config_on gives it where
-    it has paid). The main kernel is the same either way.
+    it has paid). The main kernel is the same either way. block_r (keyword only): filter
+    rows per block, a divisor of R (0: all R). With fewer, the blocks of a row chunk split the
+    filter's rows among them (R / block_r blocks each, in the grid), each walking block_r - 1
+    + block_p input rows with block_r rows of accumulators and writing its rows of the chunk's
+    partial sum: shorter walks and more blocks for the same partial sums, where a layer is
+    too small to fill the GPU (wgrad.row_split_config_on). Not with segments.
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
-    #: it runs on (stream_config, wgrad.balanced_config_on), so latency models neither see
-    #: nor choose them.
+    #: it runs on (stream_config, wgrad.balanced_config_on, wgrad.row_split_config_on), so
+    #: latency models neither see nor choose them.
     PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = (
         "segments",
         "producer",
@@ -151,6 +154,7 @@ class WgradConfig:
         "atomic_sums",
         "lane_registers",
         "discard_partials",
+        "block_r",
     )
 
     block_q: int = 64
@@ -168,6 +172,7 @@ class WgradConfig:
     atomic_sums: bool = dataclasses.field(default=False, kw_only=True)
     lane_registers: bool = dataclasses.field(default=False, kw_only=True)
     discard_partials: bool = dataclasses.field(default=False, kw_only=True)
+    block_r: int = dataclasses.field(default=0, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
@@ -177,6 +182,15 @@ class WgradConfig:
             raise TypeError(f"segments must be an int, got {self.segments!r}")
         if self.segments < 0:
             raise ValueError(f"segments must be >= 0 (0: row chunks), got {self.segments}")
+        if not isinstance(self.block_r, int) or isinstance(self.block_r, bool):
+            raise TypeError(f"block_r must be an int, got {self.block_r!r}")
+        if self.block_r < 0:
+            raise ValueError(f"block_r must be >= 0 (0: all filter rows), got {self.block_r}")
+        if self.block_r and self.segments:
+            raise ValueError(
+                f"block_r = {self.block_r} splits row chunks' filter rows, so segments must be "
+                f"0, got {self.segments}"
+            )
         if self.segments and self.walk_n != 1:
             raise ValueError(
                 f"segments = {self.segments} walks the whole stream of rows, so walk_n must be "
@@ -277,9 +291,20 @@ def column_pairs(params: Conv2dGw8Params) -> int:
     return ceil_div(params.s, 2)
 
 
-def tap_pairs(params: Conv2dGw8Params) -> int:
-    """Accumulator fragments per group: one per filter row and column pair."""
-    return params.r * column_pairs(params)
+def block_filter_rows(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Filter rows a block accumulates: block_r, or all R (block_r 0)."""
+    return config.block_r or params.r
+
+
+def filter_row_tiles(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Blocks that split each row chunk's filter rows (block_r), 1 without."""
+    return params.r // block_filter_rows(params, config)
+
+
+def tap_pairs(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    """Accumulator fragments per group of a warp: one per filter row of its block and column
+    pair."""
+    return block_filter_rows(params, config) * column_pairs(params)
 
 
 def input_ring_rows(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -332,8 +357,11 @@ SLAB_PAD = 4
 
 
 def slab_channel_stride(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Floats from one output channel's weights to the next in a shared-memory slab."""
-    return params.r * params.s * GROUP_WIDTH + SLAB_PAD * config.padded_slabs
+    """Floats from one output channel's weights to the next in a shared-memory slab (the
+    block's filter rows)."""
+    return (
+        block_filter_rows(params, config) * params.s * GROUP_WIDTH + SLAB_PAD * config.padded_slabs
+    )
 
 
 def reduce_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
@@ -392,8 +420,9 @@ def workspace_bytes(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def grid_blocks(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Blocks of the main kernel: block_sums x group slices."""
-    return block_sums(params, config) * (params.groups // config.block_g)
+    """Blocks of the main kernel: block_sums x group slices x filter row tiles."""
+    slices = params.groups // config.block_g
+    return block_sums(params, config) * slices * filter_row_tiles(params, config)
 
 
 def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeometry:
@@ -443,7 +472,8 @@ def stream_config(params: Conv2dGw8Params, config: WgradConfig, slots: int) -> W
     share of rows and the partial sums are one per block."""
     if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
         raise ValueError(f"slots must be an int >= 1 (blocks that fit on the GPU), got {slots!r}")
-    plain = dataclasses.replace(config, walk_n=1, segments=0)
+    # (Segments walk whole filters: a split of the filter's rows, block_r, goes.)
+    plain = dataclasses.replace(config, walk_n=1, segments=0, block_r=0)
     columns = column_strips(params, plain) * (params.groups // config.block_g)
     segments = min(stream_rows(params, plain), max(1, slots // columns))
     return dataclasses.replace(plain, segments=segments)
@@ -464,11 +494,16 @@ def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
             f"images, so its output rows and halo (p + r - 1 = {params.p + params.r - 1}) must "
             f"be at least as many"
         )
-    registers = config.warp_g * tap_pairs(params) * 4
+    if config.block_r > params.r or (config.block_r and params.r % config.block_r):
+        raise ValueError(
+            f"block_r must divide the filter's rows r = {params.r} (or be 0: all of them), "
+            f"got {config.block_r}"
+        )
+    registers = config.warp_g * tap_pairs(params, config) * 4
     if registers > MAX_ACC_REGISTERS:
         raise ValueError(
-            f"warp_g * r * ceil(s / 2) * 4 = {registers} accumulator registers exceed "
-            f"{MAX_ACC_REGISTERS}; lower warp_g"
+            f"warp_g * (block_r or r) * ceil(s / 2) * 4 = {registers} accumulator registers "
+            f"exceed {MAX_ACC_REGISTERS}; lower warp_g"
         )
     check_groups_and_smem(params, config.block_g, shared_mem_bytes(params, config))
 
@@ -559,308 +594,3 @@ def _tiles(
                 if _is_valid(params, config):
                     configs.append(config)
     return configs
-
-
-#: The heuristic's tiles, most work per block first: (block_q, block_g, warp_g, block_p,
-#: prefetch, block_n). From H200 sweeps of the whole space (3 x 3, fp16): the first is the
-#: best at 128x64x64x64 (44.4 us: long walks, few partials), the last at 32x64x64x64
-#: (14.8 us: short walks, four images per block keep the partials few) and 4.5% from the best
-#: at 64x128x32x32; the middle one, half the walk, keeps the grid full between them
-#: (64x64x64x64: 36.1 us with the last tile).
-TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
-    (32, 4, 2, 64, 2, 1),
-    (32, 4, 2, 32, 2, 1),
-    (16, 4, 1, 16, 1, 4),
-)
-
-#: The tile tried before TILE_LADDER where the partial sums stay a small share of the bytes
-#: (large images): whole 128-byte pixel lines (8 groups) and two images side by side, each
-#: image's warps meeting at their own barrier. H200, alternating in one process against the
-#: ladder's first tile: 128x64x64x64 42.5 -> 40.8-41.6 us, 256x64x64x64 81.0-82.3 ->
-#: 78.2-79.9, 128x64x56x56 34.7 -> 34.5, 128x128x32x32 24.9 -> 24.7. Where the partials
-#: call for walking steps of images, the ladder's half-line tiles walk better (128x1024x16x16:
-#: 42.7 us walked four steps, 52.4 with this tile unwalked, 47.3 with four images walked two).
-FULL_LINE_TILE = (16, 8, 2, 64, 2, 2)
-
-#: Resident warps per SM a grid should fill before a larger tile is preferred (as fprop's).
-MIN_WARPS_PER_SM = 13
-
-#: The tile for layers too small for the ladder to fill the GPU (its grid under
-#: MIN_WARPS_PER_SM warps per SM) and no larger than SMALL_GRID_MAX_PIXELS: one group per block
-#: and per warp, 8-row walks, two rows ahead, up to four images side by side meeting at the
-#: block's barrier. Many small blocks spread a small layer over more SMs than the ladder's
-#: 16-warp blocks. Against the previous rule (the ladder's tile with the most warps), in the
-#: campaigns' data (layers whose sampled configs hold both): 1.03-1.56x on 16 layers on the
-#: H200 and 1.02-1.61x on 11 on the H100, none slower; the shipped models predict 1.29x and
-#: 1.25x (geometric means) over the 160 of 428 campaign layers it changes. Per-image
-#: barriers lost on these layers (H200 sweep: 4x1024x8x8 3.69 us with, 3.52 without).
-SMALL_GRID_TILE = (16, 1, 1, 8, 2, 4)
-#: Filters of this many taps (7 x 7) get one group per block and per warp, with up to four
-#: images side by side (_one_group_per_block): a block's reduction memory grows with its
-#: groups times R x S, and with one group more blocks fit on an SM. From the campaigns' data
-#: (H200, the layers whose sampled configs hold both): 1.20-1.69x on 5 layers
-#: (4x64x112x112, 256x512x7x7, 256x1024x8x8, ...), none slower; the shipped models predict
-#: 1.23x (H200) and 1.14x (H100) over the 49 of 425 campaign layers it changes, none more
-#: than 4% slower. (5 x 5 filters lose as often as they gain.)
-ONE_GROUP_MIN_TAPS = 49
-#: The tile of small layers (has_short_chunks) whose grid would leave the GPU under
-#: MIN_WARPS_PER_SM warps per SM: 16 columns, 4 groups (SHORT_WALK_GROUPS) of one to a warp,
-#: one image, short row chunks (SHORT_BLOCK_P_VALUES: the longest whose grid holds
-#: SHORT_WALK_MIN_BLOCKS blocks) loaded 4 rows ahead. Such a layer waits on one block's walk
-#: of R - 1 + block_p rows, so shorter walks on more blocks win even with the partial sums
-#: they add. H200 (2026-11-29, tools/wgrad_short_chunks_check.py, each as the launcher runs
-#: it, one process), the previous heuristic's time -> this tile's: 1x64x16x16 1 x 1 2.45 ->
-#: 1.94 us, 3 x 3 4.12 -> 2.63, 5 x 5 5.48 -> 3.38 (cuDNN 4.42), 7 x 7 7.40 -> 5.01 (cuDNN
-#: 5.29), 1x64x8x8 5 x 5 4.39 -> 3.22 (cuDNN 3.66), 1x256x16x16 4.09 -> 2.61, 1x64x32x32
-#: 4.12 -> 2.73, 8x128x8x8 4.19 -> 3.09, 16x64x8x8 4.29 -> 3.35, 1x64x56x56 6.24 -> 4.14;
-#: about even at 1x512x7x7 (2.94 -> 2.89) and 4x64x32x32 (4.17 -> 4.14); 1.30x in geometric
-#: mean over 27 layers of 1 to 16 images, 1 x 1 to 7 x 7, none slower; within 6% of the
-#: fastest of the 8-12 short tiles timed on each, but for 1x64x56x56 (13%: 3.65 us with 2
-#: groups and 448 blocks). Images of 4 rows lost (1x64x4x4: 2.18 -> 2.35), hence
-#: has_short_chunks' taller images.
-SHORT_WALK_GROUPS = (4, 2, 1)
-#: The blocks SHORT_WALK_TILE's grid should hold: 1x64x28x28 took 3.00 us in 56 blocks of
-#: 2-row chunks, 3.25 in 112 of 1 row.
-SHORT_WALK_MIN_BLOCKS = 48
-
-#: The largest images (output pixels) SMALL_GRID_TILE is for: on larger ones its short walks
-#: and single groups write more partial sums than the extra blocks gain back (the models
-#: predict losses at 56 x 56 and above).
-SMALL_GRID_MAX_PIXELS = 32 * 32
-
-#: Share of the pass's compulsory bytes above which the partial sums (written once, read once
-#: more) are worth dividing by walking steps of images per block, as many as keep the grid
-#: filling the GPU. H200, 3 x 3: 64x1024x16x16 (partials 14% of the bytes) 30.1 -> 26.5 us
-#: walking two steps (the sweep's best); 512x256x14x14 (18%) 46.8 -> 38.3 us walking four
-#: (best 37.6); 128x64x64x64 and 256x64x64x64 (3.5%) lose with fewer blocks.
-WALK_PARTIALS_SHARE = 0.10
-
-
-def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig | None:
-    """Return the ladder tile `fields` shrunk to params, or None where it cannot fit.
-
-    Columns and rows no larger than the layer's; images narrower than the tile take more
-    images per block (the same pixel columns, so the same number of partials), two to a
-    warp's K step where images_per_fragment says (up to four images side by side); groups that
-    divide the layer's; then, until it fits, one group per warp, one row of prefetch and
-    fewer groups per block (large filters need many accumulators and reduction memory).
-    """
-    tile_q, block_g, warp_g, block_p, prefetch, block_n = fields
-    block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
-    images = images_per_fragment(params)
-    if images > 1:
-        # The tile's pixel columns as 16 / images of each image, at most BLOCK_N_VALUES'
-        # largest and the batch rounded up to a power of two.
-        block_q = TILE_Q // images
-        block_n = min(
-            max(images, block_n * tile_q // block_q),
-            BLOCK_N_VALUES[-1],
-            next_power_of_two(params.n),
-        )
-    else:
-        block_q = min(tile_q, max(TILE_Q, next_power_of_two(params.q)))
-        block_n = min(
-            block_n * (tile_q // block_q),
-            next_power_of_two(params.n),
-            MAX_BLOCK_COLUMNS // block_q,
-        )
-    while params.groups % block_g:
-        block_g //= 2
-    for groups in (g for g in (block_g, block_g // 2, block_g // 4) if g >= 1):
-        for groups_per_warp in dict.fromkeys((min(warp_g, groups), 1)):
-            for ahead in dict.fromkeys((prefetch, 1)):
-                try:
-                    config = WgradConfig(block_q, groups, groups_per_warp, block_p, ahead, block_n)
-                except ValueError:
-                    continue
-                if _is_valid(params, config):
-                    return config
-    return None
-
-
-# Images side by side (_tiling.images_per_fragment), from H200 and H100 sweeps of every
-# config (3 x 3 unless noted; best against best with one image per K step, H200): two
-# images, 256x1024x8x8 25.1 against 40.4 us, 512x256x7x7 11.7 against 18.0, 64x512x7x7 5.5
-# against 7.0, 32x1024x8x8 5.9 against 7.2, 128x256x8x8 5 x 5 9.6 against 13.3,
-# 256x512x7x7 7 x 7 47.0 against 71.4, small layers (8x256x8x8, 16x128x7x7) within 2%;
-# four images, 512x512x4x4 10.8 against 13.4 (two) and 23.3. The H100's are alike.
-
-
-def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    return grid_blocks(params, config) * config.warps
-
-
-def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
-    """Pick a config by rule of thumb (the perf model replaces this later): the tile rules
-    of _tile_config, then for 7 x 7 filters one group per block (_one_group_per_block),
-    except in short walks (SHORT_WALK_TILE: at 1x64x16x16 7 x 7, H200, one group a block
-    took 5.31 us against the tile's 4.96)."""
-    config = _tile_config(params, sm_count)
-    if config.block_p < BLOCK_P_VALUES[0]:
-        return config
-    return _one_group_per_block(params, config)
-
-
-def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
-    """The heuristic's tile.
-
-    FULL_LINE_TILE (fitted to params) where its grid holds MIN_WARPS_PER_SM warps per SM,
-    its partial sums stay within WALK_PARTIALS_SHARE of the pass's bytes and its images sync
-    on their own (its measured gain needs them to). Else the first tile of TILE_LADDER whose
-    grid holds MIN_WARPS_PER_SM warps per SM (where none does, the one with the most warps);
-    then, where the partial sums exceed WALK_PARTIALS_SHARE, the most steps of images per
-    block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM. Blocks of
-    several images side by side sync per image (image_sync) where their row chunks cover the
-    output rows exactly, or where one chunk covers them and the block walks one step. Where
-    the result still leaves the grid under MIN_WARPS_PER_SM warps per SM: for a layer with
-    short chunks in its space (has_short_chunks), SHORT_WALK_TILE; else, where the images are
-    small (SMALL_GRID_MAX_PIXELS), SMALL_GRID_TILE (fitted) if its grid holds as many warps
-    or more.
-    """
-    min_warps = MIN_WARPS_PER_SM * sm_count
-    full_line = _fit_tile(params, FULL_LINE_TILE)
-    if full_line is not None:
-        full_line = _with_image_sync(params, full_line)
-        if (
-            full_line.image_sync
-            and _total_warps(params, full_line) >= min_warps
-            and not _partials_call_for_walking(params, full_line)
-        ):
-            return full_line
-    candidates = [
-        config
-        for config in dict.fromkeys(_fit_tile(params, fields) for fields in TILE_LADDER)
-        if config is not None
-    ]
-    if not candidates:
-        space = config_space(params)
-        if not space:
-            raise ValueError(f"no wgrad config fits {params}")
-        return space[0]
-    config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
-    config = _with_image_sync(params, _walked(params, config, min_warps))
-    if _total_warps(params, config) < min_warps and has_short_chunks(params):
-        short = _short_walk_tile(params)
-        if short is not None:
-            return short
-    if _total_warps(params, config) < min_warps and params.p * params.q <= SMALL_GRID_MAX_PIXELS:
-        small = _fit_tile(params, SMALL_GRID_TILE)
-        if small is not None and _total_warps(params, small) >= _total_warps(params, config):
-            return small
-    return config
-
-
-def _short_walk_tile(params: Conv2dGw8Params) -> WgradConfig | None:
-    """SHORT_WALK_TILE for params: the most groups of SHORT_WALK_GROUPS that divide the
-    layer's, and the longest row chunk of SHORT_BLOCK_P_VALUES whose grid holds
-    SHORT_WALK_MIN_BLOCKS blocks (else the shortest), at the deepest prefetch that is valid;
-    None where none is."""
-    block_g = next(g for g in SHORT_WALK_GROUPS if params.groups % g == 0)
-    chunks = [block_p for block_p in SHORT_BLOCK_P_VALUES if block_p < params.p]
-    tiles = []
-    for block_p in reversed(chunks):
-        for prefetch in sorted(SHORT_PREFETCH_VALUES, reverse=True):
-            config = WgradConfig(TILE_Q, block_g, 1, block_p, prefetch, 1, 1)
-            if _is_valid(params, config):
-                tiles.append(config)
-                break
-    if not tiles:
-        return None
-    return next((t for t in tiles if grid_blocks(params, t) >= SHORT_WALK_MIN_BLOCKS), tiles[-1])
-
-
-def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) -> WgradConfig:
-    """The heuristic's tile for a GPU with TMA (sm_90 and newer): config, where it has half
-    of TMA_BLOCK_G groups a block and warps of TILE_Q columns, with TMA_BLOCK_G groups, two to
-    a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
-    a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM; else config.
-
-    From H200 runs (2026-11-28, tools/wgrad_heuristic_check.py: each tile as the launcher
-    runs it, producer warps included, alternating in one process; the heuristic's config ->
-    this at the config's own prefetch): 32x64x64x64 11.41 -> 10.38 us, 64x128x32x32 11.67 ->
-    10.44, 64x64x64x64 21.66 -> 20.44, 512x256x14x14 33.97 -> 31.22, 32x1024x16x16 11.27 ->
-    10.23, 128x1024x16x16 38.22 -> 36.89, 256x256x14x14 19.01 -> 17.97 (1.036-1.117x); the
-    ladder's one-row prefetch tiles ran faster still with two (32x64x64x64 10.04 us,
-    64x128x32x32 10.25). Tiles that already had 8 groups (FULL_LINE_TILE) went 0.98-1.05x
-    with TMA rows, so they stay as they are; grids the extra groups would halve lost
-    (8x64x56x56 8.80 -> 12.15 us, 16x128x28x28 6.89 -> 8.62), SMs left idle. The narrow
-    images' tiles (block_q 8 or 4) were not timed; the shipped models, which know no
-    producer warps, predict 0.80-0.93x for them (256x256x7x7, 512x128x8x8), so they stay too,
-    as do the short walks of small layers (SHORT_WALK_TILE, timed only without TMA rows).
-    On the other campaign layers the rule changes they predict 0.92-1.50x on the H200 (28 of
-    215 layers, 1.005x in geometric mean) and 0.99-1.34x on the H100 (24 of 170, 1.012x),
-    before the producer warps' 1.06-1.08x on TMA tiles (wgrad.producer_config_on).
-    """
-    if config.block_g != TMA_BLOCK_G // 2 or config.block_q < TILE_Q or params.groups % TMA_BLOCK_G:
-        return config
-    if config.block_p < BLOCK_P_VALUES[0]:
-        return config  # SHORT_WALK_TILE: measured as it is, never with TMA rows
-    for prefetch in dict.fromkeys((max(config.prefetch, 2), config.prefetch)):
-        try:
-            tiled = dataclasses.replace(
-                config, block_g=TMA_BLOCK_G, warp_g=2, prefetch=prefetch, tma=True
-            )
-        except ValueError:
-            return config
-        if _is_valid(params, tiled):
-            break
-    else:
-        return config
-    if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
-        return config
-    return tiled
-
-
-def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
-    """For filters of at least ONE_GROUP_MIN_TAPS taps, config with one group per block and
-    per warp and up to four images side by side on the block's barrier (where that is a
-    valid config whose images fit the batch); else config."""
-    if params.r * params.s < ONE_GROUP_MIN_TAPS or config.block_g == 1:
-        return config
-    block_n = min(4, next_power_of_two(params.n), MAX_BLOCK_COLUMNS // config.block_q)
-    one_group = dataclasses.replace(config, block_g=1, warp_g=1, block_n=block_n, image_sync=False)
-    if _is_valid(params, one_group) and _images_fit(params, one_group.images):
-        return one_group
-    return config
-
-
-def _walked(params: Conv2dGw8Params, config: WgradConfig, min_warps: int) -> WgradConfig:
-    """config walking the most steps of images that keep min_warps warps in the grid, where
-    the partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes; else config."""
-    if not _partials_call_for_walking(params, config):
-        return config
-    for walk_n in sorted(WALK_N_VALUES, reverse=True):
-        walked = dataclasses.replace(config, walk_n=walk_n)
-        if (
-            _images_fit(params, walked.images)
-            and _is_valid(params, walked)
-            and _total_warps(params, walked) >= min_warps
-        ):
-            return walked
-    return config
-
-
-def _partials_call_for_walking(params: Conv2dGw8Params, config: WgradConfig) -> bool:
-    """Whether config's partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes."""
-    return workspace_bytes(params, config) > WALK_PARTIALS_SHARE * params.compulsory_bytes("wgrad")
-
-
-def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
-    """config with image_sync where it has several images side by side, one to a warp row
-    (paired tiles keep the block's barrier: their sweeps' fastest configs mostly do), and its
-    row chunks cover the output rows exactly, or one chunk covers them and it walks one step.
-
-    From alternating H200 runs. Whole row chunks gained: 32x64x64x64 15.0 -> 13.2 us,
-    64x128x32x32 15.0 -> 13.4, 64x1024x16x16 26.3 -> 25.8, 128x1024x16x16 44.3 -> 43.2;
-    with the tile (16, 4, 1, 16, 1, 4) at N = 128: 64x64 58.8 -> 53.3 us, 64 x 56 (columns
-    overhanging) 56.6 -> 50.9, 64 x 60 57.8 -> 52.2. A last row chunk shorter than block_p
-    lost, for a reason not yet found: 56 x 64 58.7 -> 65.2, 60 x 64 59.6 -> 66.1, 56 x 56
-    55.5 -> 64.0; 512x256x14x14 (the heuristic's two images walked four steps) 39 -> 54.
-    One short chunk per image, not walked, gained (FULL_LINE_TILE, in one process):
-    128x64x56x56 35.5 -> 34.5 us, 128x256x14x14 12.3 -> 11.8, 512x256x14x14 47.3 -> 45.4.
-    """
-    whole_chunks = params.p % config.block_p == 0
-    one_chunk = config.block_p >= params.p and config.walk_n == 1
-    if config.warp_images == 1 and config.block_n > 1 and (whole_chunks or one_chunk):
-        return dataclasses.replace(config, image_sync=True)
-    return config

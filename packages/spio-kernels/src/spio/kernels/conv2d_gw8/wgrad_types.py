@@ -14,9 +14,11 @@ from .wgrad_spec import (
     TILE_Q,
     WARP_SIZE,
     WgradConfig,
+    block_filter_rows,
     check_config,
     column_pairs,
     column_strips,
+    filter_row_tiles,
     grad_ring_rows,
     input_columns,
     input_ring_rows,
@@ -35,7 +37,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
     element = dtype.half if params.dtype == "float16" else dtype.bfloat16
     groups = params.groups
     columns = input_columns(params, config)
-    pairs = tap_pairs(params)
+    pairs = tap_pairs(params, config)
     # With segments the block index's first dimension is the block's segment, and a part of
     # its walk (one step's rows) at most every output row.
     images = config.segments or ceil_div(params.n, config.images)
@@ -44,20 +46,25 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
     # The workspace's partial sums: one per block of a group slice, or with atomic_sums the one
     # every block adds into.
     sums = (1, 1, 1) if config.atomic_sums else (images, row_chunks, strips)
+    # The block's filter rows (all R, or block_r of them: its own rows of the chunk's
+    # partial sum) and, where block_r splits them, the blocks' filter row tiles, innermost in
+    # the grid so that a chunk's blocks run together.
+    rows = block_filter_rows(params, config)
+    row_tiles = filter_row_tiles(params, config)
+    block_dims = Dims(
+        block_n=images, block_y=row_chunks, block_x=strips, block_g=groups // config.block_g
+    )
+    if row_tiles > 1:
+        block_dims = Dims(**block_dims, block_r=row_tiles)
     return [
         Fold("block_n", "n", config.images),
         Fold("block_y", "y", params.p if config.segments else config.block_p),
         Fold("block_x", "x", config.block_q),
         Fold("block_g", "g", config.block_g),
+        *([Fold("block_r", "r", rows)] if row_tiles > 1 else []),
         Fold("warp_x", "x", TILE_Q),
         Fold("warp_g", "g", config.warp_g),
-        CompoundIndex(
-            "BlockIndex",
-            Dims(
-                block_n=images, block_y=row_chunks, block_x=strips, block_g=groups // config.block_g
-            ),
-            init="blockIdx.x",
-        ),
+        CompoundIndex("BlockIndex", block_dims, init="blockIdx.x"),
         # n: the warp's row of images within the block (its image; with block_q < 16 the
         # 16 / block_q images from n * 16 / block_q).
         CompoundIndex(
@@ -126,7 +133,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
                 warp_x=config.warps_q,
                 g=config.block_g,
                 k=8,
-                r=params.r,
+                r=rows,
                 s=params.s,
                 c=8,
             ),
@@ -142,7 +149,7 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         Fold("c_quad", "c", 4),
         CompoundIndex(
             "PartialCellIndex",
-            Dims(g=config.block_g, k=8, r=params.r, s=params.s, c_quad=GROUP_WIDTH // 4),
+            Dims(g=config.block_g, k=8, r=rows, s=params.s, c_quad=GROUP_WIDTH // 4),
         ),
         *(_bias_specs(params, config, *sums) if params.has_bias else []),
         # Tensor cores, m16n8k16: A = (tap of the pair, input channel) x 16 pixels, B = 16
@@ -150,10 +157,10 @@ def _specs(params: Conv2dGw8Params, config: WgradConfig) -> list[Spec]:
         Fragment("TapFrag", "m16n8k16.a", element, "tc", "x"),
         Fragment("GradFrag", "m16n8k16.b", element, "x", "k"),
         Fragment("AccFrag", "m16n8k16.c", dtype.float, "tc", "k"),
-        # Accumulators: pair = r * ceil(S / 2) + column pair.
+        # Accumulators: pair = r * ceil(S / 2) + column pair (r of the block's filter rows).
         Tensor("AccTile", "AccFrag", Dims(g=config.warp_g, pair=pairs)),
-        # grad_y's B fragments of the last R rows: row i in band i % R.
-        Tensor("GradTile", "GradFrag", Dims(band=params.r, g=config.warp_g)),
+        # grad_y's B fragments of the last R (or block_r) rows: row i in band i % R.
+        Tensor("GradTile", "GradFrag", Dims(band=rows, g=config.warp_g)),
         # The reduce kernel: partial slices x 16-byte cells of weights per block.
         CompoundIndex(
             "ReduceThread",
@@ -198,7 +205,7 @@ def _constants(params: Conv2dGw8Params, config: WgradConfig) -> str:
     values = [
         ("kPadTop", params.pad_top, "input rows above the image that read as zero"),
         ("kPadLeft", params.pad_left, "input columns left of the image that read as zero"),
-        ("kRows", params.r, "filter rows R"),
+        ("kRows", block_filter_rows(params, config), "filter rows R (the block's: block_r)"),
         ("kCols", params.s, "filter columns S"),
         ("kColumnPairs", column_pairs(params), "A fragments per group and input row"),
         ("kPrefetch", config.prefetch, "rows loading ahead of the one needed next"),
@@ -252,6 +259,11 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
         text += (
             "// the reduce kernel drops the partial sums' lines from L2 once read\n"
             "#define CONV2D_GW8_DISCARD_PARTIALS 1\n"
+        )
+    if filter_row_tiles(params, config) > 1:
+        text += (
+            "// the row chunks' blocks split the filter's rows (block_r each)\n"
+            "#define CONV2D_GW8_FILTER_ROW_TILES 1\n"
         )
     if config.atomic_sums:
         text += (

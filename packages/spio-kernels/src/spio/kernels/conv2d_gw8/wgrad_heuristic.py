@@ -1,0 +1,393 @@
+"""wgrad's default config by rule of thumb: the heuristic's tiles (TILE_LADDER,
+FULL_LINE_TILE), the small-grid, short-walk and split-walk rules, and the tile for a GPU
+with TMA (tma_tile). The config, its space and geometry are wgrad_spec's.
+
+Kept out of the sources digest (sources_digest.PASS_FILES): a heuristic decides which config
+runs, not what a config compiles to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ._tiling import first_filling, images_per_fragment, next_power_of_two
+from .params import Conv2dGw8Params
+from .wgrad_spec import (
+    BLOCK_N_VALUES,
+    BLOCK_P_VALUES,
+    MAX_BLOCK_COLUMNS,
+    PAIRED_BLOCK_Q,
+    SHORT_BLOCK_P_VALUES,
+    SHORT_PREFETCH_VALUES,
+    TILE_Q,
+    TMA_BLOCK_G,
+    WALK_N_VALUES,
+    WgradConfig,
+    _images_fit,
+    _is_valid,
+    config_space,
+    grid_blocks,
+    has_short_chunks,
+    workspace_bytes,
+)
+
+#: The heuristic's tiles, most work per block first: (block_q, block_g, warp_g, block_p,
+#: prefetch, block_n). From H200 sweeps of the whole space (3 x 3, fp16): the first is the
+#: best at 128x64x64x64 (44.4 us: long walks, few partials), the last at 32x64x64x64
+#: (14.8 us: short walks, four images per block keep the partials few) and 4.5% from the best
+#: at 64x128x32x32; the middle one, half the walk, keeps the grid full between them
+#: (64x64x64x64: 36.1 us with the last tile).
+TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
+    (32, 4, 2, 64, 2, 1),
+    (32, 4, 2, 32, 2, 1),
+    (16, 4, 1, 16, 1, 4),
+)
+
+#: The tile tried before TILE_LADDER where the partial sums stay a small share of the bytes
+#: (large images): whole 128-byte pixel lines (8 groups) and two images side by side, each
+#: image's warps meeting at their own barrier. H200, alternating in one process against the
+#: ladder's first tile: 128x64x64x64 42.5 -> 40.8-41.6 us, 256x64x64x64 81.0-82.3 ->
+#: 78.2-79.9, 128x64x56x56 34.7 -> 34.5, 128x128x32x32 24.9 -> 24.7. Where the partials
+#: call for walking steps of images, the ladder's half-line tiles walk better (128x1024x16x16:
+#: 42.7 us walked four steps, 52.4 with this tile unwalked, 47.3 with four images walked two).
+FULL_LINE_TILE = (16, 8, 2, 64, 2, 2)
+
+#: Resident warps per SM a grid should fill before a larger tile is preferred (as fprop's).
+MIN_WARPS_PER_SM = 13
+
+#: The tile for layers too small for the ladder to fill the GPU (its grid under
+#: MIN_WARPS_PER_SM warps per SM) and no larger than SMALL_GRID_MAX_PIXELS: one group per block
+#: and per warp, 8-row walks, two rows ahead, up to four images side by side meeting at the
+#: block's barrier. Many small blocks spread a small layer over more SMs than the ladder's
+#: 16-warp blocks. Against the previous rule (the ladder's tile with the most warps), in the
+#: campaigns' data (layers whose sampled configs hold both): 1.03-1.56x on 16 layers on the
+#: H200 and 1.02-1.61x on 11 on the H100, none slower; the shipped models predict 1.29x and
+#: 1.25x (geometric means) over the 160 of 428 campaign layers it changes. Per-image
+#: barriers lost on these layers (H200 sweep: 4x1024x8x8 3.69 us with, 3.52 without).
+SMALL_GRID_TILE = (16, 1, 1, 8, 2, 4)
+#: Filters of this many taps (7 x 7) get one group per block and per warp, with up to four
+#: images side by side (_one_group_per_block): a block's reduction memory grows with its
+#: groups times R x S, and with one group more blocks fit on an SM. From the campaigns' data
+#: (H200, the layers whose sampled configs hold both): 1.20-1.69x on 5 layers
+#: (4x64x112x112, 256x512x7x7, 256x1024x8x8, ...), none slower; the shipped models predict
+#: 1.23x (H200) and 1.14x (H100) over the 49 of 425 campaign layers it changes, none more
+#: than 4% slower. (5 x 5 filters lose as often as they gain.)
+ONE_GROUP_MIN_TAPS = 49
+#: The tile of small layers (has_short_chunks) whose grid would leave the GPU under
+#: MIN_WARPS_PER_SM warps per SM: 16 columns, 4 groups (SHORT_WALK_GROUPS) of one to a warp,
+#: one image, short row chunks (SHORT_BLOCK_P_VALUES: the longest whose grid holds
+#: SHORT_WALK_MIN_BLOCKS blocks) loaded 4 rows ahead. Such a layer waits on one block's walk
+#: of R - 1 + block_p rows, so shorter walks on more blocks win even with the partial sums
+#: they add. H200 (2026-11-29, tools/wgrad_short_chunks_check.py, each as the launcher runs
+#: it, one process), the previous heuristic's time -> this tile's: 1x64x16x16 1 x 1 2.45 ->
+#: 1.94 us, 3 x 3 4.12 -> 2.63, 5 x 5 5.48 -> 3.38 (cuDNN 4.42), 7 x 7 7.40 -> 5.01 (cuDNN
+#: 5.29), 1x64x8x8 5 x 5 4.39 -> 3.22 (cuDNN 3.66), 1x256x16x16 4.09 -> 2.61, 1x64x32x32
+#: 4.12 -> 2.73, 8x128x8x8 4.19 -> 3.09, 16x64x8x8 4.29 -> 3.35, 1x64x56x56 6.24 -> 4.14;
+#: about even at 1x512x7x7 (2.94 -> 2.89) and 4x64x32x32 (4.17 -> 4.14); 1.30x in geometric
+#: mean over 27 layers of 1 to 16 images, 1 x 1 to 7 x 7, none slower; within 6% of the
+#: fastest of the 8-12 short tiles timed on each, but for 1x64x56x56 (13%: 3.65 us with 2
+#: groups and 448 blocks). Images of 4 rows lost (1x64x4x4: 2.18 -> 2.35), hence
+#: has_short_chunks' taller images.
+SHORT_WALK_GROUPS = (4, 2, 1)
+#: The blocks SHORT_WALK_TILE's grid should hold: 1x64x28x28 took 3.00 us in 56 blocks of
+#: 2-row chunks, 3.25 in 112 of 1 row.
+SHORT_WALK_MIN_BLOCKS = 48
+
+#: The largest images (output pixels) SMALL_GRID_TILE is for: on larger ones its short walks
+#: and single groups write more partial sums than the extra blocks gain back (the models
+#: predict losses at 56 x 56 and above).
+SMALL_GRID_MAX_PIXELS = 32 * 32
+
+#: Share of the pass's compulsory bytes above which the partial sums (written once, read once
+#: more) are worth dividing by walking steps of images per block, as many as keep the grid
+#: filling the GPU. H200, 3 x 3: 64x1024x16x16 (partials 14% of the bytes) 30.1 -> 26.5 us
+#: walking two steps (the sweep's best); 512x256x14x14 (18%) 46.8 -> 38.3 us walking four
+#: (best 37.6); 128x64x64x64 and 256x64x64x64 (3.5%) lose with fewer blocks.
+WALK_PARTIALS_SHARE = 0.10
+
+
+def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...]) -> WgradConfig | None:
+    """Return the ladder tile `fields` shrunk to params, or None where it cannot fit.
+
+    Columns and rows no larger than the layer's; images narrower than the tile take more
+    images per block (the same pixel columns, so the same number of partials), two to a
+    warp's K step where images_per_fragment says (up to four images side by side); groups that
+    divide the layer's; then, until it fits, one group per warp, one row of prefetch and
+    fewer groups per block (large filters need many accumulators and reduction memory).
+    """
+    tile_q, block_g, warp_g, block_p, prefetch, block_n = fields
+    block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
+    images = images_per_fragment(params)
+    if images > 1:
+        # The tile's pixel columns as 16 / images of each image, at most BLOCK_N_VALUES'
+        # largest and the batch rounded up to a power of two.
+        block_q = TILE_Q // images
+        block_n = min(
+            max(images, block_n * tile_q // block_q),
+            BLOCK_N_VALUES[-1],
+            next_power_of_two(params.n),
+        )
+    else:
+        block_q = min(tile_q, max(TILE_Q, next_power_of_two(params.q)))
+        block_n = min(
+            block_n * (tile_q // block_q),
+            next_power_of_two(params.n),
+            MAX_BLOCK_COLUMNS // block_q,
+        )
+    while params.groups % block_g:
+        block_g //= 2
+    for groups in (g for g in (block_g, block_g // 2, block_g // 4) if g >= 1):
+        for groups_per_warp in dict.fromkeys((min(warp_g, groups), 1)):
+            for ahead in dict.fromkeys((prefetch, 1)):
+                try:
+                    config = WgradConfig(block_q, groups, groups_per_warp, block_p, ahead, block_n)
+                except ValueError:
+                    continue
+                if _is_valid(params, config):
+                    return config
+    return None
+
+
+# Images side by side (_tiling.images_per_fragment), from H200 and H100 sweeps of every
+# config (3 x 3 unless noted; best against best with one image per K step, H200): two
+# images, 256x1024x8x8 25.1 against 40.4 us, 512x256x7x7 11.7 against 18.0, 64x512x7x7 5.5
+# against 7.0, 32x1024x8x8 5.9 against 7.2, 128x256x8x8 5 x 5 9.6 against 13.3,
+# 256x512x7x7 7 x 7 47.0 against 71.4, small layers (8x256x8x8, 16x128x7x7) within 2%;
+# four images, 512x512x4x4 10.8 against 13.4 (two) and 23.3. The H100's are alike.
+
+
+def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
+    return grid_blocks(params, config) * config.warps
+
+
+def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
+    """Pick a config by rule of thumb (the perf model replaces this later): the tile rules
+    of _tile_config, then for 7 x 7 filters one group per block (_one_group_per_block),
+    except in short walks (SHORT_WALK_TILE: at 1x64x16x16 7 x 7, H200, one group a block
+    took 5.31 us against the tile's 4.96)."""
+    config = _tile_config(params, sm_count)
+    if config.block_p < BLOCK_P_VALUES[0]:
+        return config
+    return _one_group_per_block(params, config)
+
+
+def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
+    """The heuristic's tile.
+
+    FULL_LINE_TILE (fitted to params) where its grid holds MIN_WARPS_PER_SM warps per SM,
+    its partial sums stay within WALK_PARTIALS_SHARE of the pass's bytes and its images sync
+    on their own (its measured gain needs them to). Else the first tile of TILE_LADDER whose
+    grid holds MIN_WARPS_PER_SM warps per SM (where none does, the one with the most warps);
+    then, where the partial sums exceed WALK_PARTIALS_SHARE, the most steps of images per
+    block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM. Blocks of
+    several images side by side sync per image (image_sync) where their row chunks cover the
+    output rows exactly, or where one chunk covers them and the block walks one step. Where
+    the result still leaves the grid under MIN_WARPS_PER_SM warps per SM: for a layer with
+    short chunks in its space (has_short_chunks), SHORT_WALK_TILE; else, where the images are
+    small (SMALL_GRID_MAX_PIXELS), SMALL_GRID_TILE (fitted) if its grid holds as many warps
+    or more.
+    """
+    min_warps = MIN_WARPS_PER_SM * sm_count
+    full_line = _fit_tile(params, FULL_LINE_TILE)
+    if full_line is not None:
+        full_line = _with_image_sync(params, full_line)
+        if (
+            full_line.image_sync
+            and _total_warps(params, full_line) >= min_warps
+            and not _partials_call_for_walking(params, full_line)
+        ):
+            return full_line
+    candidates = [
+        config
+        for config in dict.fromkeys(_fit_tile(params, fields) for fields in TILE_LADDER)
+        if config is not None
+    ]
+    if not candidates:
+        space = config_space(params)
+        if not space:
+            raise ValueError(f"no wgrad config fits {params}")
+        return space[0]
+    config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
+    config = _with_image_sync(params, _walked(params, config, min_warps))
+    if _total_warps(params, config) < min_warps and has_short_chunks(params):
+        short = _short_walk_tile(params)
+        if short is not None:
+            return short
+    if _total_warps(params, config) < min_warps and params.p * params.q <= SMALL_GRID_MAX_PIXELS:
+        small = _fit_tile(params, SMALL_GRID_TILE)
+        if small is not None and _total_warps(params, small) >= _total_warps(params, config):
+            return small
+    return config
+
+
+def _short_walk_tile(params: Conv2dGw8Params) -> WgradConfig | None:
+    """SHORT_WALK_TILE for params: the most groups of SHORT_WALK_GROUPS that divide the
+    layer's, and the longest row chunk of SHORT_BLOCK_P_VALUES whose grid holds
+    SHORT_WALK_MIN_BLOCKS blocks (else the shortest), at the deepest prefetch that is valid;
+    None where none is."""
+    block_g = next(g for g in SHORT_WALK_GROUPS if params.groups % g == 0)
+    chunks = [block_p for block_p in SHORT_BLOCK_P_VALUES if block_p < params.p]
+    tiles = []
+    for block_p in reversed(chunks):
+        for prefetch in sorted(SHORT_PREFETCH_VALUES, reverse=True):
+            config = WgradConfig(TILE_Q, block_g, 1, block_p, prefetch, 1, 1)
+            if _is_valid(params, config):
+                tiles.append(config)
+                break
+    if not tiles:
+        return None
+    return next((t for t in tiles if grid_blocks(params, t) >= SHORT_WALK_MIN_BLOCKS), tiles[-1])
+
+
+#: Row chunks (longest first) and prefetches (deepest first) of split_walk_tile's tiles.
+SPLIT_WALK_CHUNKS = (8, 4, 2, 1)
+SPLIT_WALK_PREFETCHES = (4, 2, 1)
+
+
+def split_walk_tile(
+    params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132
+) -> WgradConfig:
+    """config, or where it is SHORT_WALK_TILE's (a row chunk shorter than BLOCK_P_VALUES') and
+    the filter has several rows, the tile whose blocks take one filter row each (block_r 1):
+    a block's walk is then block_p input rows instead of R - 1 + block_p, on R times the blocks,
+    for the same partial sums.
+
+    Its columns: 8 of each of up to 4 images per K step where the images are at most 8 wide
+    and the batch has two, else 16 of up to 2 images side by side; the most groups of
+    SHORT_WALK_GROUPS, one to a warp; the deepest of SPLIT_WALK_PREFETCHES that is valid.
+    Where one block can cover the layer's images (at most 8 rows, one column strip, every
+    image), a chunk of all the rows, so that a single partial sum is grad_w and no reduction
+    runs: with the most groups whose grid holds SHORT_WALK_MIN_BLOCKS blocks. Else the
+    longest of SPLIT_WALK_CHUNKS whose grid holds a block per SM (else the shortest).
+
+    H200 (2026-11-29, tools/wgrad_row_split_check.py, each as the launcher runs it, one
+    process), the short walk's time -> this tile's, and the fastest split tile timed:
+    1x64x8x8 7 x 7 4.71 -> 2.59 us (2.53; cuDNN 12.6), 1x256x8x8 7 x 7 5.92 -> 2.71 (2.65;
+    cuDNN 4.42), 2x64x8x8 7 x 7 5.03 -> 2.73 (2.59; cuDNN 4.45), 1x128x16x16 7 x 7 6.02 ->
+    3.31 (3.22; cuDNN 5.47), 8x128x8x8 5 x 5 5.19 -> 2.98 (2.91; cuDNN 5.24), 1x64x16x16
+    5 x 5 3.49 -> 2.55 (2.47), 3 x 3 2.70 -> 2.34 (the fastest), 1x256x8x8 3 x 3 2.57 ->
+    2.25 (the fastest), 4x64x32x32 3 x 3 4.21 -> 3.19 (the fastest), 1x64x56x56 3 x 3 4.20
+    -> 3.48 (the fastest); 8x128x8x8 7 x 7 7.84 -> (the 2-row chunk, not among the 6 fastest
+    shown: over 3.46; 3.36 the fastest, cuDNN 6.49).
+    """
+    if config.block_p >= BLOCK_P_VALUES[0] or params.r == 1:
+        return config
+    paired = params.q <= PAIRED_BLOCK_Q and params.n >= 2
+    block_q = PAIRED_BLOCK_Q if paired else TILE_Q
+    block_n = min(4 if paired else 2, next_power_of_two(params.n))
+    groups = [g for g in SHORT_WALK_GROUPS if params.groups % g == 0]
+
+    def tile(block_g: int, block_p: int) -> WgradConfig | None:
+        for prefetch in SPLIT_WALK_PREFETCHES:
+            split = WgradConfig(block_q, block_g, 1, block_p, prefetch, block_n, 1, block_r=1)
+            if _is_valid(params, split):
+                return split
+        return None
+
+    if params.p <= SPLIT_WALK_CHUNKS[0] and params.q <= block_q and block_n >= params.n:
+        for block_g in groups:
+            whole = tile(block_g, next_power_of_two(params.p))
+            if whole is not None and grid_blocks(params, whole) >= SHORT_WALK_MIN_BLOCKS:
+                return whole
+    chunks = [p for p in SPLIT_WALK_CHUNKS if p <= next_power_of_two(params.p)]
+    tiles = [t for t in (tile(groups[0], p) for p in chunks) if t is not None]
+    if not tiles:
+        return config
+    return next((t for t in tiles if grid_blocks(params, t) >= sm_count), tiles[-1])
+
+
+def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) -> WgradConfig:
+    """The heuristic's tile for a GPU with TMA (sm_90 and newer): config, where it has half
+    of TMA_BLOCK_G groups a block and warps of TILE_Q columns, with TMA_BLOCK_G groups, two to
+    a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
+    a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM; else config.
+
+    From H200 runs (2026-11-28, tools/wgrad_heuristic_check.py: each tile as the launcher
+    runs it, producer warps included, alternating in one process; the heuristic's config ->
+    this at the config's own prefetch): 32x64x64x64 11.41 -> 10.38 us, 64x128x32x32 11.67 ->
+    10.44, 64x64x64x64 21.66 -> 20.44, 512x256x14x14 33.97 -> 31.22, 32x1024x16x16 11.27 ->
+    10.23, 128x1024x16x16 38.22 -> 36.89, 256x256x14x14 19.01 -> 17.97 (1.036-1.117x); the
+    ladder's one-row prefetch tiles ran faster still with two (32x64x64x64 10.04 us,
+    64x128x32x32 10.25). Tiles that already had 8 groups (FULL_LINE_TILE) went 0.98-1.05x
+    with TMA rows, so they stay as they are; grids the extra groups would halve lost
+    (8x64x56x56 8.80 -> 12.15 us, 16x128x28x28 6.89 -> 8.62), SMs left idle. The narrow
+    images' tiles (block_q 8 or 4) were not timed; the shipped models, which know no
+    producer warps, predict 0.80-0.93x for them (256x256x7x7, 512x128x8x8), so they stay too,
+    as do the short walks of small layers (SHORT_WALK_TILE, timed only without TMA rows).
+    On the other campaign layers the rule changes they predict 0.92-1.50x on the H200 (28 of
+    215 layers, 1.005x in geometric mean) and 0.99-1.34x on the H100 (24 of 170, 1.012x),
+    before the producer warps' 1.06-1.08x on TMA tiles (wgrad.producer_config_on).
+    """
+    if config.block_g != TMA_BLOCK_G // 2 or config.block_q < TILE_Q or params.groups % TMA_BLOCK_G:
+        return config
+    if config.block_p < BLOCK_P_VALUES[0]:
+        return config  # SHORT_WALK_TILE: measured as it is, never with TMA rows
+    for prefetch in dict.fromkeys((max(config.prefetch, 2), config.prefetch)):
+        try:
+            tiled = dataclasses.replace(
+                config, block_g=TMA_BLOCK_G, warp_g=2, prefetch=prefetch, tma=True
+            )
+        except ValueError:
+            return config
+        if _is_valid(params, tiled):
+            break
+    else:
+        return config
+    if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
+        return config
+    return tiled
+
+
+def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
+    """For filters of at least ONE_GROUP_MIN_TAPS taps, config with one group per block and
+    per warp and up to four images side by side on the block's barrier (where that is a
+    valid config whose images fit the batch); else config."""
+    if params.r * params.s < ONE_GROUP_MIN_TAPS or config.block_g == 1:
+        return config
+    block_n = min(4, next_power_of_two(params.n), MAX_BLOCK_COLUMNS // config.block_q)
+    one_group = dataclasses.replace(config, block_g=1, warp_g=1, block_n=block_n, image_sync=False)
+    if _is_valid(params, one_group) and _images_fit(params, one_group.images):
+        return one_group
+    return config
+
+
+def _walked(params: Conv2dGw8Params, config: WgradConfig, min_warps: int) -> WgradConfig:
+    """config walking the most steps of images that keep min_warps warps in the grid, where
+    the partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes; else config."""
+    if not _partials_call_for_walking(params, config):
+        return config
+    for walk_n in sorted(WALK_N_VALUES, reverse=True):
+        walked = dataclasses.replace(config, walk_n=walk_n)
+        if (
+            _images_fit(params, walked.images)
+            and _is_valid(params, walked)
+            and _total_warps(params, walked) >= min_warps
+        ):
+            return walked
+    return config
+
+
+def _partials_call_for_walking(params: Conv2dGw8Params, config: WgradConfig) -> bool:
+    """Whether config's partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes."""
+    return workspace_bytes(params, config) > WALK_PARTIALS_SHARE * params.compulsory_bytes("wgrad")
+
+
+def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
+    """config with image_sync where it has several images side by side, one to a warp row
+    (paired tiles keep the block's barrier: their sweeps' fastest configs mostly do), and its
+    row chunks cover the output rows exactly, or one chunk covers them and it walks one step.
+
+    From alternating H200 runs. Whole row chunks gained: 32x64x64x64 15.0 -> 13.2 us,
+    64x128x32x32 15.0 -> 13.4, 64x1024x16x16 26.3 -> 25.8, 128x1024x16x16 44.3 -> 43.2;
+    with the tile (16, 4, 1, 16, 1, 4) at N = 128: 64x64 58.8 -> 53.3 us, 64 x 56 (columns
+    overhanging) 56.6 -> 50.9, 64 x 60 57.8 -> 52.2. A last row chunk shorter than block_p
+    lost, for a reason not yet found: 56 x 64 58.7 -> 65.2, 60 x 64 59.6 -> 66.1, 56 x 56
+    55.5 -> 64.0; 512x256x14x14 (the heuristic's two images walked four steps) 39 -> 54.
+    One short chunk per image, not walked, gained (FULL_LINE_TILE, in one process):
+    128x64x56x56 35.5 -> 34.5 us, 128x256x14x14 12.3 -> 11.8, 512x256x14x14 47.3 -> 45.4.
+    """
+    whole_chunks = params.p % config.block_p == 0
+    one_chunk = config.block_p >= params.p and config.walk_n == 1
+    if config.warp_images == 1 and config.block_n > 1 and (whole_chunks or one_chunk):
+        return dataclasses.replace(config, image_sync=True)
+    return config
