@@ -141,12 +141,13 @@ class WgradConfig:
     filter's rows among them (R / block_r blocks each, in the grid), each walking block_r - 1
     + block_p input rows with block_r rows of accumulators and writing its rows of the chunk's
     partial sum: shorter walks and more blocks for the same partial sums, where a layer is
-    too small to fill the GPU (wgrad.row_split_config_on). Not with segments.
+    too small to fill the GPU (wgrad_heuristic.split_walk_tile, which the launcher's default
+    takes). Not with segments.
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
-    #: it runs on (stream_config, wgrad.balanced_config_on, wgrad.row_split_config_on), so
-    #: latency models neither see nor choose them.
+    #: it runs on (stream_config, wgrad.balanced_config_on, and block_r on small layers'
+    #: short walks: wgrad.default_tile_on), so latency models neither see nor choose them.
     PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = (
         "segments",
         "producer",
