@@ -267,8 +267,12 @@ def split_walk_tile(
     3.31 (3.22; cuDNN 5.47), 8x128x8x8 5 x 5 5.19 -> 2.98 (2.91; cuDNN 5.24), 1x64x16x16
     5 x 5 3.49 -> 2.55 (2.47), 3 x 3 2.70 -> 2.34 (the fastest), 1x256x8x8 3 x 3 2.57 ->
     2.25 (the fastest), 4x64x32x32 3 x 3 4.21 -> 3.19 (the fastest), 1x64x56x56 3 x 3 4.20
-    -> 3.48 (the fastest); 8x128x8x8 7 x 7 7.84 -> (the 2-row chunk, not among the 6 fastest
-    shown: over 3.46; 3.36 the fastest, cuDNN 6.49).
+    -> 3.48 (the fastest); 8x128x8x8 7 x 7 7.84 -> over 3.46 (the 2-row chunk was not among
+    the 6 fastest printed; 3.36 the fastest, cuDNN 6.49), 3.51 in the benchmark's process
+    (cuDNN 6.41). Held out (7 layers not used to set the rule): 1.08-1.56x the short walk,
+    within 6.5% of the fastest split tile, 1.71-2.24x cuDNN (1x64x8x8 5 x 5 3.22 -> 2.24 us,
+    4x64x16x16 5 x 5 4.29 -> 2.85, 1x512x7x7 3 x 3 3.19 -> 2.04, 16x64x8x8 3 x 3 2.76 ->
+    2.55).
     """
     if config.block_p >= BLOCK_P_VALUES[0] or params.r == 1:
         return config
