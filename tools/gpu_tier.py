@@ -5,12 +5,17 @@ It needs only the standard library and pytest, so it runs in any environment whe
 workspace packages are installed (a nox session, or the GPU machine's preinstalled Python).
 --shard I/N runs the I-th of N consecutive parts of the tier's tests, of about equal run
 time, for machines that limit how long one command may run (the GPU test machine: 10
-minutes, where the whole tier takes about 33 on an H100).
+minutes, where the whole tier takes about 33 on an H100). --jobs J runs the selected tests
+as J pytest processes at once, each a part of about equal run time with its own log and
+JUnit XML: the tier's time is mostly NVRTC compiles on the CPU, which one process leaves to
+a few cores of the GPU machine's 16. --select PATTERN keeps only the tests whose node ID
+contains PATTERN (repeatable: any of them).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -57,15 +62,18 @@ def marker_args(slow: bool) -> list[str]:
     return ["-m", SLOW_MARKER if slow else MARKER]
 
 
-def pytest_args(out_dir: Path, slow: bool = False, tests: list[str] | None = None) -> list[str]:
-    """Return the pytest command line of the GPU tier, writing JUnit XML into out_dir (slow:
-    with the slow GPU tests; tests: these node IDs instead of the tier's folders)."""
+def pytest_args(
+    out_dir: Path, slow: bool = False, tests: list[str] | None = None, name: str = "gpu-tier"
+) -> list[str]:
+    """Return the pytest command line of the GPU tier, writing JUnit XML `name`.xml into
+    out_dir (slow: with the slow GPU tests; tests: these node IDs instead of the tier's
+    folders)."""
     return [
         *(tests if tests is not None else tier_paths()),
         *marker_args(slow),
         "-p",
         "no:cacheprovider",
-        f"--junitxml={out_dir / 'gpu-tier.xml'}",
+        f"--junitxml={out_dir / f'{name}.xml'}",
         "-v",
     ]
 
@@ -143,6 +151,28 @@ def shard(
     return part
 
 
+def parse_jobs(text: str) -> int:
+    """--jobs J as an int, 1 <= J <= MAX_JOBS; argparse's error names what it allows."""
+    if not text.isdigit() or not 1 <= int(text) <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(
+            f"--jobs must be an int from 1 to {MAX_JOBS}, got {text!r}"
+        )
+    return int(text)
+
+
+#: Most pytest processes --jobs runs at once: the GPU machine's 16 cores, two each (a
+#: process's own compile pool, spio.jit's, takes the cores it finds).
+MAX_JOBS = 8
+
+
+def selected(tests: list[str], patterns: list[str]) -> list[str]:
+    """The tests whose node ID contains any of patterns, in order (all of them without
+    patterns)."""
+    if not patterns:
+        return tests
+    return [test for test in tests if any(pattern in test for pattern in patterns)]
+
+
 def collect(slow: bool) -> list[str]:
     """The node IDs of the tier's tests, in pytest's order (collection only: a few seconds)."""
     command = [sys.executable, "-m", "pytest", *tier_paths(), *marker_args(slow), "--collect-only"]
@@ -152,6 +182,70 @@ def collect(slow: bool) -> list[str]:
     if listing.returncode != 0:
         raise RuntimeError(f"collecting the GPU tier failed:\n{listing.stdout}{listing.stderr}")
     return [line for line in listing.stdout.splitlines() if "::" in line]
+
+
+def run_logged(
+    command: list[str], log_path: Path, echo: bool, workers: int | None = None
+) -> subprocess.Popen[str]:
+    """Run command in the repository root, its output written line by line to log_path, so
+    that a command stopped at a time limit keeps its log so far: to the end, echoing it to
+    stdout, when echo; else started in the background (workers: its SPIO_JIT_WORKERS, the
+    compile pool's size, where the environment sets none)."""
+    log = log_path.open("w", buffering=1)
+    if not echo:
+        # (Unbuffered, as the child writes to the file itself.)
+        environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if workers is not None:
+            environment.setdefault("SPIO_JIT_WORKERS", str(workers))
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True, env=environment
+        )
+        log.close()  # (the child holds its own descriptor)
+        return process
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    if process.stdout is None:
+        raise RuntimeError("pytest's output pipe did not open")
+    for line in process.stdout:
+        sys.stdout.write(line)
+        log.write(line)
+    process.wait()
+    log.close()
+    return process
+
+
+def last_line(path: Path) -> str:
+    """The last non-empty line of a log (pytest's summary), or a note that it has none."""
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1] if lines else "(empty log)"
+
+
+def run_jobs(
+    tests: list[str], jobs: int, out_dir: Path, slow: bool, pytest_extra: list[str]
+) -> int:
+    """Run tests as `jobs` concurrent pytest processes of about equal run time, each writing
+    gpu-tier-part{k}.log and .xml into out_dir; print each part's summary line. Return 0
+    when every part passed, else the first failing part's exit status."""
+    weights = [run_weight(test) for test in tests]
+    workers = max(1, (os.cpu_count() or 1) // jobs)  # (the cores, shared out)
+    processes = []
+    for index in range(1, jobs + 1):
+        part = shard(tests, index, jobs, weights)
+        if not part:
+            continue
+        name = f"gpu-tier-part{index}"
+        command = [sys.executable, "-m", "pytest", *pytest_args(out_dir, slow, part, name)]
+        print(f"part {index} of {jobs}: {len(part)} tests -> {name}.log", flush=True)
+        processes.append(
+            (name, run_logged([*command, *pytest_extra], out_dir / f"{name}.log", False, workers))
+        )
+    status = 0
+    for name, process in processes:
+        code = process.wait()
+        print(f"{name}: exit {code}: {last_line(out_dir / f'{name}.log')}", flush=True)
+        status = status or code
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,6 +260,20 @@ def main(argv: list[str] | None = None) -> int:
         metavar="I/N",
         help="run only the I-th of N consecutive parts of the tier's tests",
     )
+    parser.add_argument(
+        "--jobs",
+        type=parse_jobs,
+        default=1,
+        metavar="J",
+        help=f"run the tests as J concurrent pytest processes (1 to {MAX_JOBS}; default 1)",
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only the tests whose node ID contains PATTERN (repeatable)",
+    )
     # Everything else (-x, -k EXPR, a test path) goes to pytest unchanged.
     args, pytest_extra = parser.parse_known_args(argv)
     reason = no_gpu_reason()
@@ -174,27 +282,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     tests = None
-    if args.shard is not None:
-        everything = collect(args.slow)
-        index, count = args.shard
-        tests = shard(everything, index, count, [run_weight(test) for test in everything])
-        print(f"part {index} of {count}: {len(tests)} of {len(everything)} tests")
+    if args.shard is not None or args.select or args.jobs > 1:
+        everything = selected(collect(args.slow), args.select)
+        tests = everything
+        if args.shard is not None:
+            index, count = args.shard
+            tests = shard(everything, index, count, [run_weight(test) for test in everything])
+            print(f"part {index} of {count}: {len(tests)} of {len(everything)} tests")
+        if args.select and not everything:
+            print(f"--select {' '.join(args.select)}: no test of the tier matches", file=sys.stderr)
+            return 2
         if not tests:
             return 0
+    if args.jobs > 1 and tests is not None:
+        return run_jobs(tests, args.jobs, args.out, args.slow, pytest_extra)
     arguments = pytest_args(args.out, args.slow, tests)
     command = [sys.executable, "-m", "pytest", *arguments, *pytest_extra]
     print("+", " ".join(command[:12]), "..." if len(command) > 12 else "", flush=True)
-    # Line-buffered: a command the machine stops at its time limit keeps its log so far.
-    with (args.out / "gpu-tier.log").open("w", buffering=1) as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        if process.stdout is None:
-            raise RuntimeError("pytest's output pipe did not open")
-        for line in process.stdout:
-            sys.stdout.write(line)
-            log.write(line)
-        return process.wait()
+    return run_logged(command, args.out / "gpu-tier.log", True).returncode
 
 
 if __name__ == "__main__":

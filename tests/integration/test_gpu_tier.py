@@ -59,3 +59,40 @@ def test_weighted_parts_are_the_tests_in_order_and_about_as_heavy(count: int) ->
 def test_weights_must_match_the_tests() -> None:
     with pytest.raises(ValueError, match="one per test"):
         tool.shard(["t0", "t1"], 1, 2, [1.0])
+
+
+def test_jobs_is_a_count_from_1_to_the_most() -> None:
+    assert tool.parse_jobs("1") == 1
+    assert tool.parse_jobs(str(tool.MAX_JOBS)) == tool.MAX_JOBS
+    for text in ("0", str(tool.MAX_JOBS + 1), "two", "-1", ""):
+        with pytest.raises(argparse.ArgumentTypeError, match="--jobs must be an int from 1"):
+            tool.parse_jobs(text)
+
+
+def test_select_keeps_the_tests_that_match_any_pattern_in_order() -> None:
+    tests = ["a/test_x.py::t0", "a/test_y.py::t1", "a/test_x.py::t2", "b/test_z.py::t3"]
+    assert tool.selected(tests, []) == tests
+    assert tool.selected(tests, ["test_x.py"]) == ["a/test_x.py::t0", "a/test_x.py::t2"]
+    assert tool.selected(tests, ["t3", "test_y"]) == ["a/test_y.py::t1", "b/test_z.py::t3"]
+    assert tool.selected(tests, ["nothing"]) == []
+
+
+def test_jobs_run_every_test_once_and_report_a_failing_part(tmp_path, capsys) -> None:
+    tests_file = tmp_path / "test_jobs_sample.py"
+    tests_file.write_text(
+        "import pytest\n\n"
+        + "".join(f"@pytest.mark.gpu\ndef test_{i}():\n    assert {i} != 3\n\n" for i in range(6))
+    )
+    tests = [f"{tests_file}::test_{i}" for i in range(6)]
+    status = tool.run_jobs(tests, 3, tmp_path, slow=False, pytest_extra=[])
+    assert status != 0  # test_3 fails
+    logs = sorted(tmp_path.glob("gpu-tier-part*.log"))
+    assert [log.name for log in logs] == [f"gpu-tier-part{k}.log" for k in (1, 2, 3)]
+    assert all((tmp_path / f"{log.stem}.xml").is_file() for log in logs)
+    text = "".join(log.read_text() for log in logs)
+    assert text.count(" PASSED") == 5
+    assert text.count(" FAILED") >= 1
+    assert "test_3 FAILED" in text
+    report = capsys.readouterr().out
+    assert report.count("exit ") == 3
+    assert "1 failed" in report

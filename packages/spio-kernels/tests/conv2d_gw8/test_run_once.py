@@ -73,3 +73,32 @@ def test_a_config_the_layer_cannot_run_is_refused() -> None:
 )  # fmt: skip
 def test_the_sanitizer_summary_is_read_per_tool(tool: str, output: str, clean: bool) -> None:
     assert summary_is_clean(tool, output) is clean
+
+
+def _h200_default(pass_name: str, params):  # type: ignore[no-untyped-def]
+    """The pass's default tile on a GPU of 132 SMs with TMA (an H200), as the launchers start
+    from it before any placement that compiles (CPU: no device to ask)."""
+    from spio.kernels.conv2d_gw8 import dgrad_spec, wgrad_heuristic
+
+    if pass_name == "fprop":
+        return fprop_spec.default_config(params, 132)
+    if pass_name == "dgrad":
+        return dgrad_spec.default_config(params, 132)
+    tile = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params, 132), 132)
+    return wgrad_heuristic.split_walk_tile(params, tile, 132)
+
+
+def test_every_sanitizer_case_runs_its_layer_from_the_default_tile() -> None:
+    # The sanitizer's cases name fields to change on the device's default config; a default
+    # that moved (wgrad's small layers now split the filter's rows) must not turn a case into
+    # a refused config, which the GPU tier would only report as a failed run.
+    from test_sanitizer_gpu import CASES, run_once_args
+
+    from spio.kernels.conv2d_gw8 import dgrad_spec, wgrad_spec
+
+    checks = {"fprop": fprop_spec, "dgrad": dgrad_spec, "wgrad": wgrad_spec}
+    for case in CASES:
+        args = _args(*run_once_args(case))
+        params = run_once.layer(args)
+        config = run_once.with_fields(_h200_default(args.pass_name, params), args.config)
+        checks[args.pass_name].check_config(params, config)

@@ -438,6 +438,52 @@ def test_split_filter_rows_give_the_same_bits(params: Conv2dGw8Params, config: W
     torch.testing.assert_close(split, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
+# The padding rows' products left out (skip_pad_rows): every walk of the kernel. Chunks of
+# one image with a bias and asymmetric padding (top 3, bottom 1, of a 6-row filter), chunks
+# walking several images, segments crossing images (TMA rows, producer warps, the lanes'
+# addresses in registers), filter rows split among blocks (7 x 7 on 8 x 8: more padding than
+# image in some walks), paired narrow images, bf16, and a layer without vertical padding.
+PAD_ROWS_CASES = [
+    (
+        Conv2dGw8Params.make(3, 64, 17, 21, r=6, s=3, padding=(3, 1, 0, 2), has_bias=True),
+        WgradConfig(16, 2, 1, 8, 2, 1),
+    ),
+    (
+        Conv2dGw8Params.make(8, 128, 14, 14),
+        WgradConfig(16, 8, 2, 16, 2, 2, 2, lane_registers=True, padded_slabs=True),
+    ),
+    (
+        Conv2dGw8Params.make(5, 64, 11, 16, r=5, s=5, padding=2),
+        WgradConfig(16, 4, 1, 8, 2, 1, segments=7, tma=True, producer=True, lane_registers=True),
+    ),
+    (
+        Conv2dGw8Params.make(1, 256, 8, 8, r=7, s=7, padding=3),
+        WgradConfig(16, 1, 1, 8, 4, 1, 1, block_r=1),
+    ),
+    (
+        Conv2dGw8Params.make(4, 64, 6, 8, dtype="bfloat16"),
+        WgradConfig(8, 2, 1, 4, 2, 2, 2, tma=True),
+    ),
+    (Conv2dGw8Params.make(2, 64, 9, 12, padding=(0, 0, 1, 1)), WgradConfig(16, 2, 2, 8, 1, 1)),
+]
+
+
+@pytest.mark.parametrize(("params", "config"), PAD_ROWS_CASES, ids=str)
+def test_skipped_padding_rows_give_the_same_bits(
+    params: Conv2dGw8Params, config: WgradConfig
+) -> None:
+    import torch
+
+    x = uniform(params.input_shape, params, 23)
+    grad_y = uniform(params.output_shape, params, 24)
+    skipping = _run(params, dataclasses.replace(config, skip_pad_rows=True), x, grad_y)
+    assert not torch.isnan(skipping).any(), "the kernels left weights or partials unwritten"
+    assert torch.equal(skipping, _run(params, config, x, grad_y))
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(skipping, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
 # Partial sums discarded from L2 after the reduction: the reduce kernel reads the same cells
 # and adds them in the same order before it drops their lines, so the same bits; with a bias,
 # bf16, grad_w rounded to the activations' dtype, a workspace 16 bytes past a 128-byte line
@@ -530,6 +576,40 @@ def test_improved_config_on_pads_the_slabs_then_keeps_lane_addresses_where_the_b
         assert lane_config_on(params, lanes, device) == lanes
         # No TMA: no producer warps; partial sums discarded for tiles of 4 groups or more.
         assert improved_config_on(params, tile, device) == discard_config_on(lanes)
+
+
+def test_pad_rows_config_on_leaves_out_padding_rows_of_padded_large_filters_where_they_fit() -> (
+    None
+):
+    import torch
+
+    from spio.kernels.conv2d_gw8._tiling import grid_slots
+    from spio.kernels.conv2d_gw8.wgrad import (
+        PAD_ROWS_MIN_R,
+        improved_config_on,
+        pad_rows_config_on,
+        wgrad_launch,
+    )
+
+    device = torch.cuda.current_device()
+    tile = WgradConfig(16, 4, 1, 16, 2, 2, 2, image_sync=True)
+    padded = Conv2dGw8Params.make(16, 256, 16, 16, r=5, s=5, padding=2)
+    unpadded_rows = Conv2dGw8Params.make(16, 256, 16, 16, r=5, s=5, padding=(0, 0, 2, 2))
+    three = Conv2dGw8Params.make(16, 256, 16, 16)
+    assert padded.r >= PAD_ROWS_MIN_R > three.r
+    skipping = dataclasses.replace(tile, skip_pad_rows=True)
+    base, changed = (wgrad_launch(padded, c, device).main for c in (tile, skipping))
+    fits = (
+        grid_slots(changed, wgrad_spec.launch_geometry(padded, skipping))
+        >= grid_slots(base, wgrad_spec.launch_geometry(padded, tile))
+        and changed.attributes.local_mem <= base.attributes.local_mem
+    )
+    assert pad_rows_config_on(padded, tile, device) == (skipping if fits else tile)
+    assert pad_rows_config_on(unpadded_rows, tile, device) == tile  # no padding row
+    assert pad_rows_config_on(three, tile, device) == tile  # a 3 x 3 walk waits on its loads
+    split = dataclasses.replace(tile, block_r=1)
+    assert pad_rows_config_on(padded, split, device) == split  # so does a split one
+    assert improved_config_on(padded, tile, device).skip_pad_rows == fits
 
 
 def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma() -> None:

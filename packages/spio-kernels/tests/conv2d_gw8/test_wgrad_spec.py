@@ -220,6 +220,27 @@ def test_discard_partials_is_a_placement_field_that_only_the_reduce_kernel_reads
         WgradConfig(discard_partials=1)  # type: ignore[arg-type]
 
 
+def test_skip_pad_rows_is_a_placement_field_that_only_the_walk_reads() -> None:
+    params = Conv2dGw8Params.make(4, 64, 16, 16, r=5, s=5, padding=2)
+    config = WgradConfig(16, 4, 1, 8, 1, 2)
+    skipping = dataclasses.replace(config, skip_pad_rows=True)
+    assert "skip_pad_rows" in WgradConfig.PLACEMENT_FIELDS
+    plain_types = wgrad_types.generate_types(params, config)
+    assert "SKIP_PAD_ROWS" not in plain_types
+    skipping_types = wgrad_types.generate_types(params, skipping)
+    assert "#define CONV2D_GW8_SKIP_PAD_ROWS 1" in skipping_types
+    assert skipping_types.startswith(plain_types)  # only the macro more
+    # The same grid, shared memory and workspace: the walk's rows and sums are the same.
+    assert wgrad_spec.launch_geometry(params, skipping) == wgrad_spec.launch_geometry(
+        params, config
+    )
+    assert wgrad_spec.workspace_bytes(params, skipping) == wgrad_spec.workspace_bytes(
+        params, config
+    )
+    with pytest.raises(TypeError, match="skip_pad_rows must be a bool, got 1"):
+        WgradConfig(skip_pad_rows=1)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("config", "discarded"),
     [

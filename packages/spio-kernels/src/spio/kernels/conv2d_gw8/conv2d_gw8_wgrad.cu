@@ -586,8 +586,17 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     };
     // Stream row J: input row j of its part (of `rows` output rows), into band t = j mod R.
     // Output row j - r of a part pairs with its input row j at filter row r; both are in the
-    // same part, so their stream rows differ by r as well.
-    const auto walk_row = [&](int J, int j, int t, int rows) {
+    // same part, so their stream rows differ by r as well. input_y: that input row's place
+    // in the image (read only with kSkipPadRows).
+    const auto walk_row = [&](int J, int j, int t, int rows, Y input_y) {
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+        // WgradConfig.skip_pad_rows: a row of the zero padding above or below the image
+        // multiplies nothing but zeros, so its A fragments and mma are left out (its grad_y
+        // row, which later input rows pair with, is still loaded). The sums stay bitwise as
+        // they were: each accumulator starts at +0 and so never holds -0, and adding a product
+        // of zeros left it as it was.
+        const bool in_image = Y(0) <= input_y && input_y < Input::size<Y>();
+#endif
 #ifdef CONV2D_GW8_TMA
         // Row J + kPrefetch goes to the slot of row J - 2, which every warp of the group
         // finished before the previous row's barrier. (Producer warps load on their own.)
@@ -619,12 +628,18 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                 add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
 #endif
             }
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+            if (!in_image) continue;
+#endif
 #pragma unroll
             for (int pair = 0; pair < kColumnPairs; ++pair) {
                 a[g.get()][pair].load_trans(input_row + a_lanes[g.get()][pair]);
             }
         }
         release_row(J);
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+        if (!in_image) return;
+#endif
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
 #pragma unroll
@@ -645,6 +660,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                 add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
 #endif
             }
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+            if (!in_image) continue;
+#endif
 #pragma unroll
             for (int pair = 0; pair < kColumnPairs; ++pair) {
                 const X s(column_of(pair, a_half));
@@ -666,7 +684,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
             for (int t = 0; t < kRows; ++t) {
                 const int J = J0 + t;
                 if (J >= walk_rows) break;
-                walk_row(J, kWalkImages == 1 ? J : J % input_rows, t, rows);
+                const int j = kWalkImages == 1 ? J : J % input_rows;
+                walk_row(J, j, t, rows, input_y0 + Y(j));
             }
         }
     } else {
@@ -690,7 +709,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                     ahead = j_ahead < length
                                 ? SegmentWalk::Place{step, y0, rows, j_ahead}
                                 : SegmentWalk::Place{step + 1, 0, next_rows, j_ahead - length};
-                    walk_row(part_start + j, j, t, rows);
+                    walk_row(part_start + j, j, t, rows, Y(y0 - kPadTop + j));
                 }
             }
             part_start += length;

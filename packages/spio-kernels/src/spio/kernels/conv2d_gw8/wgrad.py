@@ -217,13 +217,14 @@ def improved_config_on(
     params: Conv2dGw8Params, config: WgradConfig, device: int = 0
 ) -> WgradConfig:
     """Return config with producer warps (producer_config_on), then padded slabs
-    (padded_config_on), then the lanes' addresses in registers (lane_config_on), each where
-    its kernel keeps config's blocks per SM without spilling, and the partial sums' lines
-    discarded after the reduction where that has paid (discard_config_on): the placement
-    fields that no latency model knows, as a launch takes them."""
+    (padded_config_on), then the lanes' addresses in registers (lane_config_on), then the
+    padding rows' products left out (pad_rows_config_on), each where its kernel keeps
+    config's blocks per SM without spilling, and the partial sums' lines discarded after the
+    reduction where that has paid (discard_config_on): the placement fields that no latency
+    model knows, as a launch takes them."""
     producer = producer_config_on(params, config, device)
     lanes = lane_config_on(params, padded_config_on(params, producer, device), device)
-    return discard_config_on(lanes)
+    return discard_config_on(pad_rows_config_on(params, lanes, device))
 
 
 def _balanced_walk(params: Conv2dGw8Params, config: WgradConfig, device: int) -> WgradConfig:
@@ -309,6 +310,37 @@ def lane_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0
     9.72), the large layers at the copy bandwidth stayed within 1% (128x64x64x64, 512x256x14x14).
     """
     return _flag_if_it_fits(params, config, "lane_registers", device)
+
+
+@functools.cache
+def pad_rows_config_on(
+    params: Conv2dGw8Params, config: WgradConfig, device: int = 0
+) -> WgradConfig:
+    """Return config with the padding rows' products left out (WgradConfig.skip_pad_rows)
+    where the filter has at least PAD_ROWS_MIN_R rows, the layer is padded above or below,
+    the blocks walk every filter row (no block_r), and that kernel fits as many blocks per
+    SM without spilling; else config (memoised; compiles both).
+
+    From H200 runs (2026-11-29, tools/wgrad_pad_rows_check.py: the launcher's configs without
+    and with, alternated in one process). 5 x 5 and 7 x 7 walks are bound by their mma: 10
+    of 11 layers gained, most where more of the walks' input rows are padding
+    (128x256x16x16 5 x 5, 20% of the rows, 21.60 -> 19.54 us; 256x512x7x7 7 x 7, 46%,
+    45.59 -> 41.11; 256x128x8x8 5 x 5, 33%, 9.24 -> 8.58; 32x128x28x28 5 x 5, 11%, 1.042x;
+    8x64x56x56 5 x 5, 6%, 1.021x), and 32x256x16x16 5 x 5 went 0.988x. A short walk split
+    by filter rows, which waits on its loads, lost (1x64x16x16 5 x 5 2.52 -> 2.64 us). So
+    did 3 x 3 walks, bound by their rows' loads: 0.91-1.02x (512x256x14x14 and
+    128x1024x16x16 1.003x and 1.000x with 11-12.5% of their rows padding; 32x64x64x64
+    0.91x, where the branch took the TMA tile from 82 to 96 registers).
+    """
+    if config.skip_pad_rows or config.block_r or params.r < PAD_ROWS_MIN_R:
+        return config
+    if params.padding[0] == 0 and params.padding[1] == 0:
+        return config  # (no row of the walks is padding)
+    return _flag_if_it_fits(params, config, "skip_pad_rows", device)
+
+
+#: Filter rows from which pad_rows_config_on leaves the padding rows' products out.
+PAD_ROWS_MIN_R = 5
 
 
 def discard_config_on(config: WgradConfig) -> WgradConfig:

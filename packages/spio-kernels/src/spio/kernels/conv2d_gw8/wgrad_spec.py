@@ -142,7 +142,10 @@ class WgradConfig:
     + block_p input rows with block_r rows of accumulators and writing its rows of the chunk's
     partial sum: shorter walks and more blocks for the same partial sums, where a layer is
     too small to fill the GPU (wgrad_heuristic.split_walk_tile, which the launcher's default
-    takes). Not with segments.
+    takes). Not with segments. skip_pad_rows (keyword only): the walk leaves out the A
+    fragments and mma of the input rows in the zero padding above and below the image, which
+    add nothing (the same bits; wgrad.pad_rows_config_on gives it where the layer is padded
+    vertically). The walk's rows, loads and barriers stay as they were.
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
@@ -156,6 +159,7 @@ class WgradConfig:
         "lane_registers",
         "discard_partials",
         "block_r",
+        "skip_pad_rows",
     )
 
     block_q: int = 64
@@ -174,6 +178,7 @@ class WgradConfig:
     lane_registers: bool = dataclasses.field(default=False, kw_only=True)
     discard_partials: bool = dataclasses.field(default=False, kw_only=True)
     block_r: int = dataclasses.field(default=0, kw_only=True)
+    skip_pad_rows: bool = dataclasses.field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
@@ -205,6 +210,7 @@ class WgradConfig:
             "atomic_sums",
             "lane_registers",
             "discard_partials",
+            "skip_pad_rows",
         ):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")

@@ -255,6 +255,11 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
             "// the lanes' ldmatrix addresses kept in registers\n"
             "#define CONV2D_GW8_LANE_REGISTERS 1\n"
         )
+    if config.skip_pad_rows:
+        text += (
+            "// the walk leaves out the padding rows' products\n"
+            "#define CONV2D_GW8_SKIP_PAD_ROWS 1\n"
+        )
     if config.discard_partials:
         text += (
             "// the reduce kernel drops the partial sums' lines from L2 once read\n"
