@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from wgrad_timing import layers_and_copy, speed_up, time_alternating
+from wgrad_timing import compared, layers_and_copy, time_alternating
 
-from spio.kernels.conv2d_gw8 import wgrad
 from spio.perfmodel import choose_config
 
 #: (n, c, h, w, r = s): the targets' layers, small and wide ones, large filters.
@@ -36,18 +35,9 @@ def main() -> None:
         configs = [placed, dataclasses.replace(placed, atomic_sums=True)]
         pairs = [(c, dataclasses.replace(c, lane_registers=True)) for c in configs]
         times, cudnn_us = time_alternating(params, [c for pair in pairs for c in pair])
-        for (shipped, lanes), mode in zip(pairs, ("deterministic", "atomic sums"), strict=True):
-            registers = [
-                wgrad.wgrad_launch(params, c).main.attributes.registers for c in (shipped, lanes)
-            ]
-            before, after = times[shipped], times[lanes]
-            print(
-                f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s} {mode}: "
-                f"{before:.2f} -> {after:.2f} us "
-                f"{speed_up(params, before, after, copy, cudnn_us)}; "
-                f"registers {registers[0]} -> {registers[1]}; {shipped}",
-                flush=True,
-            )
+        for pair, mode in zip(pairs, ("deterministic", "atomic sums"), strict=True):
+            line = compared(params, mode, pair, times, copy, cudnn_us)
+            print(f"{line}; {pair[0]}", flush=True)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from wgrad_timing import WGRAD_LAYERS, layers_and_copy, max_error, speed_up, time_alternating
+from wgrad_timing import WGRAD_LAYERS, compared, layers_and_copy, max_error, time_alternating
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad
 from spio.perfmodel import choose_config
@@ -46,16 +46,9 @@ def main() -> None:
         for name, (plain, skipping) in pairs.items():
             if name == "chosen" and plain == configs["default"]:
                 continue
-            registers = [
-                wgrad.wgrad_launch(params, c).main.attributes.registers for c in (plain, skipping)
-            ]
-            before, after = times[plain], times[skipping]
+            line = compared(params, name, (plain, skipping), times, copy, cudnn_us)
             print(
-                f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s} {name}: "
-                f"{before:.2f} -> {after:.2f} us "
-                f"{speed_up(params, before, after, copy, cudnn_us)}; "
-                f"registers {registers[0]} -> {registers[1]}; "
-                f"padding rows {_padding_share(params, plain):.1%}; "
+                f"{line}; padding rows {_padding_share(params, plain):.1%}; "
                 f"err {max_error(params, skipping):.1e}; {plain}",
                 flush=True,
             )

@@ -21,7 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from wgrad_timing import WGRAD_LAYERS, layers_and_copy, max_error, speed_up, time_alternating
+from wgrad_timing import (
+    WGRAD_LAYERS,
+    layer_name,
+    layers_and_copy,
+    max_error,
+    speed_up,
+    time_alternating,
+)
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad, wgrad_spec
 from spio.kernels.conv2d_gw8._tiling import fits, grid_slots
@@ -57,7 +64,7 @@ def main() -> None:
         launched = wgrad.default_config_on(params)
         configs = _variants(params, launched)
         times, cudnn_us = time_alternating(params, configs)
-        name = f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s}"
+        name = layer_name(params)
         fastest = min(configs, key=times.__getitem__)
         print(
             f"{name}: launched (prefetch {launched.prefetch}) {times[launched]:.2f} us; "

@@ -18,6 +18,7 @@ from spio.kernels.conv2d_gw8 import (
 )
 from spio.kernels.conv2d_gw8._tiling import fits
 from spio.kernels.conv2d_gw8.reference import wgrad_reference
+from spio.kernels.conv2d_gw8.wgrad import wgrad_launch
 
 #: Rounds of timing each config in turn; each config's time is its fastest round's median.
 ROUNDS = 3
@@ -96,6 +97,30 @@ def speed_up(
     return (
         f"({before_us / after_us:.3f}x; {nbytes / 1e3 / after_us / copy:.1%} of copy, "
         f"{cudnn_us / after_us:.2f}x cuDNN {cudnn_us:.2f} us)"
+    )
+
+
+def layer_name(params: Conv2dGw8Params) -> str:
+    """ "N x C x H x W R x S" of params, as the tools' lines name a layer."""
+    return f"{params.n}x{params.c}x{params.h}x{params.w} {params.r}x{params.s}"
+
+
+def compared(
+    params: Conv2dGw8Params,
+    label: str,
+    pair: tuple[WgradConfig, WgradConfig],
+    times: dict[WgradConfig, float],
+    copy: float,
+    cudnn_us: float,
+) -> str:
+    """A report line comparing two configs of params that differ by one field: the layer,
+    label, their times (speed_up) and their main kernels' registers."""
+    before, after = pair
+    registers = [wgrad_launch(params, c).main.attributes.registers for c in pair]
+    return (
+        f"{layer_name(params)} {label}: {times[before]:.2f} -> {times[after]:.2f} us "
+        f"{speed_up(params, times[before], times[after], copy, cudnn_us)}; "
+        f"registers {registers[0]} -> {registers[1]}"
     )
 
 

@@ -231,12 +231,8 @@ def test_skip_pad_rows_is_a_placement_field_that_only_the_walk_reads() -> None:
     assert "#define CONV2D_GW8_SKIP_PAD_ROWS 1" in skipping_types
     assert skipping_types.startswith(plain_types)  # only the macro more
     # The same grid, shared memory and workspace: the walk's rows and sums are the same.
-    assert wgrad_spec.launch_geometry(params, skipping) == wgrad_spec.launch_geometry(
-        params, config
-    )
-    assert wgrad_spec.workspace_bytes(params, skipping) == wgrad_spec.workspace_bytes(
-        params, config
-    )
+    for same in (wgrad_spec.launch_geometry, wgrad_spec.workspace_bytes):
+        assert same(params, skipping) == same(params, config), same.__name__
     with pytest.raises(TypeError, match="skip_pad_rows must be a bool, got 1"):
         WgradConfig(skip_pad_rows=1)  # type: ignore[arg-type]
 
