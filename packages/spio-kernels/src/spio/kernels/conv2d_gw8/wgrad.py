@@ -24,9 +24,15 @@ from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
 
 SOURCE_NAME = "conv2d_gw8_wgrad.cu"
-#: The headers of this folder the main source includes: the walks' stream rows, and at its
-#: end the reduce kernels.
-OWN_HEADERS = ("conv2d_gw8_wgrad_segments.cuh", "conv2d_gw8_wgrad_reduce.cuh")
+#: The headers of this folder the main source includes: the block's sizes, its warps and the
+#: walks' stream rows, the sums' additions, and at its end the reduce kernels.
+OWN_HEADERS = (
+    "conv2d_gw8_wgrad_shape.cuh",
+    "conv2d_gw8_wgrad_warps.cuh",
+    "conv2d_gw8_wgrad_segments.cuh",
+    "conv2d_gw8_wgrad_sums.cuh",
+    "conv2d_gw8_wgrad_reduce.cuh",
+)
 
 
 @functools.cache
