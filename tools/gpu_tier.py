@@ -6,9 +6,9 @@ workspace packages are installed (a nox session, or the GPU machine's preinstall
 --shard I/N runs the I-th of N consecutive parts of the tier's tests, of about equal run
 time, for machines that limit how long one command may run (the GPU test machine: 10
 minutes, where the whole tier takes about 33 on an H100). --jobs J runs the selected tests
-as J pytest processes at once, each a part of about equal run time with its own log and
-JUnit XML: the tier's time is mostly NVRTC compiles on the CPU, which one process leaves to
-a few cores of the GPU machine's 16. --select PATTERN keeps only the tests whose node ID
+in parts of about equal run time, J pytest processes at a time, each part with its own log
+and JUnit XML: the tier's time is mostly NVRTC compiles on the CPU, which one process leaves
+to a few cores of the GPU machine's 16. --select PATTERN keeps only the tests whose node ID
 contains PATTERN (repeatable: any of them).
 """
 
@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,31 +222,40 @@ def last_line(path: Path) -> str:
     return lines[-1] if lines else "(empty log)"
 
 
+#: Parts per --jobs process: the tests are cut into jobs x PARTS_PER_JOB consecutive parts,
+#: and each process takes the next part when it finishes one, so that the processes end
+#: together whatever the weights got wrong. (With one part per process, weighed for one
+#: process at a time, the H200's run of the whole tier with 8 jobs left two parts, fprop's
+#: and the matmul's, running a minute or more after the other six had finished.)
+PARTS_PER_JOB = 4
+
+
 def run_jobs(
     tests: list[str], jobs: int, out_dir: Path, slow: bool, pytest_extra: list[str]
 ) -> int:
-    """Run tests as `jobs` concurrent pytest processes of about equal run time, each writing
-    gpu-tier-part{k}.log and .xml into out_dir; print each part's summary line. Return 0
-    when every part passed, else the first failing part's exit status."""
+    """Run tests in consecutive parts of about equal run time, `jobs` pytest processes at a
+    time (each starting the next part as one ends), each part writing gpu-tier-part{k}.log
+    and .xml into out_dir; print each part's summary line as it ends. Return 0 when every
+    part passed, else the first failing part's exit status (in part order)."""
     weights = [run_weight(test) for test in tests]
+    count = jobs * PARTS_PER_JOB
+    parts = [(index, shard(tests, index, count, weights)) for index in range(1, count + 1)]
+    parts = [(index, part) for index, part in parts if part]
     workers = max(1, (os.cpu_count() or 1) // jobs)  # (the cores, shared out)
-    processes = []
-    for index in range(1, jobs + 1):
-        part = shard(tests, index, jobs, weights)
-        if not part:
-            continue
+    print(f"{len(tests)} tests in {len(parts)} parts, {jobs} at a time", flush=True)
+
+    def run_part(index: int, part: list[str]) -> int:
         name = f"gpu-tier-part{index}"
         command = [sys.executable, "-m", "pytest", *pytest_args(out_dir, slow, part, name)]
-        print(f"part {index} of {jobs}: {len(part)} tests -> {name}.log", flush=True)
-        processes.append(
-            (name, run_logged([*command, *pytest_extra], out_dir / f"{name}.log", False, workers))
-        )
-    status = 0
-    for name, process in processes:
+        process = run_logged([*command, *pytest_extra], out_dir / f"{name}.log", False, workers)
         code = process.wait()
-        print(f"{name}: exit {code}: {last_line(out_dir / f'{name}.log')}", flush=True)
-        status = status or code
-    return status
+        summary = last_line(out_dir / f"{name}.log")
+        print(f"{name} ({len(part)} tests): exit {code}: {summary}", flush=True)
+        return code
+
+    with ThreadPoolExecutor(jobs) as pool:
+        codes = list(pool.map(lambda item: run_part(*item), parts))
+    return next((code for code in codes if code != 0), 0)
 
 
 def main(argv: list[str] | None = None) -> int:

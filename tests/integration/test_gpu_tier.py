@@ -84,15 +84,17 @@ def test_jobs_run_every_test_once_and_report_a_failing_part(tmp_path, capsys) ->
         + "".join(f"@pytest.mark.gpu\ndef test_{i}():\n    assert {i} != 3\n\n" for i in range(6))
     )
     tests = [f"{tests_file}::test_{i}" for i in range(6)]
-    status = tool.run_jobs(tests, 3, tmp_path, slow=False, pytest_extra=[])
+    status = tool.run_jobs(tests, 2, tmp_path, slow=False, pytest_extra=[])
     assert status != 0  # test_3 fails
+    # Up to 2 jobs x PARTS_PER_JOB non-empty parts of the 6 tests, each its own pytest run.
+    parts = min(6, 2 * tool.PARTS_PER_JOB)
     logs = sorted(tmp_path.glob("gpu-tier-part*.log"))
-    assert [log.name for log in logs] == [f"gpu-tier-part{k}.log" for k in (1, 2, 3)]
+    assert len(logs) == parts
     assert all((tmp_path / f"{log.stem}.xml").is_file() for log in logs)
     text = "".join(log.read_text() for log in logs)
     assert text.count(" PASSED") == 5
     assert text.count(" FAILED") >= 1
     assert "test_3 FAILED" in text
     report = capsys.readouterr().out
-    assert report.count("exit ") == 3
+    assert report.count("exit ") == parts
     assert "1 failed" in report
