@@ -61,3 +61,23 @@ def test_wgrad_reduce_discards_its_partial_sums_on_every_arch(arch: str) -> None
 
     assert "discard.global.L2" in ptx(config)
     assert "discard" not in ptx(dataclasses.replace(config, discard_partials=False))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        wgrad_spec.WgradConfig(16, 4, 1, 8, 2, 2, image_sync=True, lane_registers=True),
+        wgrad_spec.WgradConfig(16, 4, 1, 8, 2, 2, tma=True, producer=True),
+        wgrad_spec.WgradConfig(16, 4, 1, 16, 2, 1, segments=5),
+        wgrad_spec.WgradConfig(16, 4, 1, 8, 2, 1, block_r=1),
+    ],
+    ids=str,
+)
+def test_wgrad_compiles_with_the_padding_rows_left_out(
+    arch: str, config: wgrad_spec.WgradConfig
+) -> None:
+    params = Conv2dGw8Params.make(8, 64, 20, 16, r=5, s=5, padding=2, has_bias=True)
+    skipping = compile_wgrad(params, dataclasses.replace(config, skip_pad_rows=True), arch)
+    assert skipping.arch == arch
+    assert skipping.code != compile_wgrad(params, config, arch).code

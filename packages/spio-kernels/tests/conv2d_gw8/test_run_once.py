@@ -60,6 +60,20 @@ def test_a_config_the_layer_cannot_run_is_refused() -> None:
         fprop_spec.check_config(params, config)
 
 
+def test_a_refused_config_names_the_default_it_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a small layer the device's wgrad default splits the filter's rows, which segments
+    # do not walk: the refusal says what --config changed (CPU: the default of an H200).
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    monkeypatch.setattr(wgrad, "default_config_on", lambda params: _h200_default("wgrad", params))
+    params = run_once.layer(_args("wgrad", "3x64x20x18"))
+    assert _h200_default("wgrad", params).block_r == 1
+    with pytest.raises(ValueError, match=r"segments must be 0.*--config changes this default: .*"
+                       r"block_r=1"):  # fmt: skip
+        run_once._pass_config("wgrad", params, ["segments=7"])
+    assert run_once._pass_config("wgrad", params, ["segments=7", "block_r=0"]).segments == 7
+
+
 @pytest.mark.parametrize(
     ("tool", "output", "clean"),
     [

@@ -111,8 +111,14 @@ def _pass_config(pass_name: str, params: Conv2dGw8Params, assignments: Sequence[
         "wgrad": (wgrad.default_config_on, wgrad_spec.check_config),
     }
     default_on, check = passes[pass_name]
-    config = with_fields(default_on(params), assignments)
-    check(params, config)
+    default = default_on(params)
+    try:
+        config = with_fields(default, assignments)
+        check(params, config)
+    except ValueError as error:
+        # The fields change the device's default, whose placement (wgrad's split filter rows
+        # on small layers, say) the caller may not know of: name it.
+        raise ValueError(f"{error} (--config changes this default: {default})") from None
     return config
 
 
