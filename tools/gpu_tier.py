@@ -185,35 +185,20 @@ def collect(slow: bool) -> list[str]:
     return [line for line in listing.stdout.splitlines() if "::" in line]
 
 
-def run_logged(
-    command: list[str], log_path: Path, echo: bool, workers: int | None = None
-) -> subprocess.Popen[str]:
-    """Run command in the repository root, its output written line by line to log_path, so
-    that a command stopped at a time limit keeps its log so far: to the end, echoing it to
-    stdout, when echo; else started in the background (workers: its SPIO_JIT_WORKERS, the
-    compile pool's size, where the environment sets none)."""
-    log = log_path.open("w", buffering=1)
-    if not echo:
-        # (Unbuffered, as the child writes to the file itself.)
-        environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        if workers is not None:
-            environment.setdefault("SPIO_JIT_WORKERS", str(workers))
+def run_echoed(command: list[str], log_path: Path) -> int:
+    """Run command in the repository root, echoing its output to stdout and writing it line
+    by line to log_path, so that a command stopped at a time limit keeps its log so far;
+    return its exit status."""
+    with log_path.open("w", buffering=1) as log:
         process = subprocess.Popen(
-            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True, env=environment
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
-        log.close()  # (the child holds its own descriptor)
-        return process
-    process = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    if process.stdout is None:
-        raise RuntimeError("pytest's output pipe did not open")
-    for line in process.stdout:
-        sys.stdout.write(line)
-        log.write(line)
-    process.wait()
-    log.close()
-    return process
+        if process.stdout is None:
+            raise RuntimeError("pytest's output pipe did not open")
+        for line in process.stdout:
+            sys.stdout.write(line)
+            log.write(line)
+        return process.wait()
 
 
 def last_line(path: Path) -> str:
@@ -244,11 +229,22 @@ def run_jobs(
     workers = max(1, (os.cpu_count() or 1) // jobs)  # (the cores, shared out)
     print(f"{len(tests)} tests in {len(parts)} parts, {jobs} at a time", flush=True)
 
+    # Unbuffered, as each child writes its log itself (kept so far when stopped at a limit).
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    environment.setdefault("SPIO_JIT_WORKERS", str(workers))
+
     def run_part(index: int, part: list[str]) -> int:
         name = f"gpu-tier-part{index}"
         command = [sys.executable, "-m", "pytest", *pytest_args(out_dir, slow, part, name)]
-        process = run_logged([*command, *pytest_extra], out_dir / f"{name}.log", False, workers)
-        code = process.wait()
+        with (out_dir / f"{name}.log").open("w") as log:
+            code = subprocess.run(
+                [*command, *pytest_extra],
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=environment,
+                check=False,
+            ).returncode
         summary = last_line(out_dir / f"{name}.log")
         print(f"{name} ({len(part)} tests): exit {code}: {summary}", flush=True)
         return code
@@ -309,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     arguments = pytest_args(args.out, args.slow, tests)
     command = [sys.executable, "-m", "pytest", *arguments, *pytest_extra]
     print("+", " ".join(command[:12]), "..." if len(command) > 12 else "", flush=True)
-    return run_logged(command, args.out / "gpu-tier.log", True).returncode
+    return run_echoed(command, args.out / "gpu-tier.log")
 
 
 if __name__ == "__main__":

@@ -31,29 +31,24 @@ from wgrad_timing import (
 )
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad, wgrad_spec
-from spio.kernels.conv2d_gw8._tiling import fits, grid_slots
+from spio.kernels.conv2d_gw8._tiling import fits
+from spio.kernels.conv2d_gw8.wgrad_walks import slots_on
 
 NAMED = [*WGRAD_LAYERS, (256, 256, 14, 14, 3), (128, 256, 16, 16, 3), (128, 256, 16, 16, 5)]
 PREFETCHES = (1, 2, 3, 4, 6)
 
 
-def _slots(params: Conv2dGw8Params, config: WgradConfig) -> int:
-    """Blocks of config's main kernel that fit on the GPU at once."""
-    main = wgrad.wgrad_launch(params, config).main
-    return grid_slots(main, wgrad_spec.launch_geometry(params, config))
-
-
 def _variants(params: Conv2dGw8Params, launched: WgradConfig) -> list[WgradConfig]:
     """launched and its walk at each of PREFETCHES that runs params at launched's blocks per
     SM, as the launcher places it."""
-    slots = _slots(params, launched)
+    slots = slots_on(params, launched)
     variants = [launched]
     for prefetch in PREFETCHES:
         tile = dataclasses.replace(launched, prefetch=prefetch)
         if tile == launched or not fits(wgrad_spec.check_config, params, tile):
             continue
         placed = wgrad.improved_config_on(params, tile)
-        if _slots(params, placed) >= slots:
+        if slots_on(params, placed) >= slots:
             variants.append(placed)
     return variants
 

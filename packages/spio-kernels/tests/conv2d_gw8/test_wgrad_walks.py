@@ -28,7 +28,7 @@ def _stand_ins(monkeypatch: pytest.MonkeyPatch, slots_by_prefetch: dict[int, int
 
     monkeypatch.setattr(wgrad_walks, "stream_config_on", stream_config_on)
     monkeypatch.setattr(
-        wgrad_walks, "_slots", lambda params, config, device: slots_by_prefetch[config.prefetch]
+        wgrad_walks, "slots_on", lambda params, config, device: slots_by_prefetch[config.prefetch]
     )
 
 

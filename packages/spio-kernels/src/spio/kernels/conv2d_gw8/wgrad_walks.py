@@ -57,9 +57,9 @@ def walks_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> l
     walks = [config]
     if first is not None:
         walks.append(first)
-        slots = _slots(params, first, device)
+        slots = slots_on(params, first, device)
         for walk in deeper:
-            if walk is None or _slots(params, walk, device) < slots:
+            if walk is None or slots_on(params, walk, device) < slots:
                 break
             walks.append(walk)
     walks = list(dict.fromkeys(walks))
@@ -79,6 +79,6 @@ def _segmented(params: Conv2dGw8Params, config: WgradConfig, device: int) -> Wgr
         return None
 
 
-def _slots(params: Conv2dGw8Params, config: WgradConfig, device: int) -> int:
-    """Blocks of config's kernel that fit on device at once."""
+def slots_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> int:
+    """Blocks of config's main kernel that fit on device at once (compiles and loads it)."""
     return grid_slots(wgrad_launch(params, config, device).main, launch_geometry(params, config))
