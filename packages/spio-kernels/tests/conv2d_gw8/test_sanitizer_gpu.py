@@ -124,6 +124,18 @@ CASES = {
         "producer=1",
     ],
     "wgrad-producer-segments-own-barriers": [*_TMA_SEGMENTS, "producer=1"],
+    # The TMA heuristic's tile on 14 x 14 images (wgrad_heuristic._images_synced): a short
+    # last row chunk, two steps walked, the second block's last images past the batch.
+    "wgrad-producer-images-own-barriers-walked": [
+        "wgrad",
+        "6x64x14x14",
+        "--config",
+        *[field for field in _TMA if not field.startswith("block_p=")],
+        "block_p=16",
+        "walk_n=2",
+        "image_sync=1",
+        "producer=1",
+    ],
     # Padded slabs of partial sums (wgrad.padded_config_on): the epilogue's shared memory at
     # other addresses, with a 5 x 3 filter and with images on their own barriers.
     "wgrad-padded-slabs-filter": ["wgrad", "3x16x9x7", *_FILTER, "--config", "padded_slabs=1"],

@@ -334,6 +334,28 @@ PRODUCER_CASES = [
         Conv2dGw8Params.make(32, 64, 64, 64),
         WgradConfig(32, 8, 2, 16, 2, 2, image_sync=True, tma=True),
     ),
+    # The TMA heuristic's synced images (wgrad_heuristic._images_synced) where the last row
+    # chunk is short: walked steps of two images, and four images of one step.
+    (
+        Conv2dGw8Params.make(6, 64, 14, 14),
+        WgradConfig(16, 8, 2, 16, 2, 2, 2, image_sync=True, tma=True),
+    ),
+    (
+        Conv2dGw8Params.make(8, 64, 28, 28),
+        WgradConfig(16, 8, 2, 16, 2, 4, image_sync=True, tma=True),
+    ),
+]
+
+# Images synced on their own against the block's barrier: the same products in the same
+# order, so the same bits; TMA rows with producer warps (one per image against one per
+# block), short last row chunks, walked steps, and cp.async rows.
+IMAGE_SYNC_CASES = [
+    (
+        Conv2dGw8Params.make(6, 64, 14, 14),
+        WgradConfig(16, 8, 2, 16, 2, 2, 2, tma=True, producer=True),
+    ),
+    (Conv2dGw8Params.make(8, 64, 28, 28), WgradConfig(16, 8, 2, 16, 2, 4, tma=True, producer=True)),
+    (Conv2dGw8Params.make(3, 64, 20, 18), WgradConfig(16, 8, 2, 8, 2, 2, 2)),
 ]
 
 
@@ -372,7 +394,8 @@ LANE_CASES = [
     ("params", "config", "field"),
     [(p, c, "producer") for p, c in PRODUCER_CASES]
     + [(p, c, "padded_slabs") for p, c in PADDED_CASES]
-    + [(p, c, "lane_registers") for p, c in LANE_CASES],
+    + [(p, c, "lane_registers") for p, c in LANE_CASES]
+    + [(p, c, "image_sync") for p, c in IMAGE_SYNC_CASES],
     ids=str,
 )
 def test_placed_improvements_give_the_same_bits(

@@ -790,9 +790,14 @@ def test_paired_defaults_are_in_the_space(n: int, r: int) -> None:
             Conv2dGw8Params.make(32, 64, 64, 64),
             WgradConfig(16, 8, 2, 16, 2, 4, image_sync=True, tma=True),
         ),
+        # Their images sync on their own, with short last chunks (14 of 16 rows) and walked.
         (
             Conv2dGw8Params.make(512, 256, 14, 14),
-            WgradConfig(16, 8, 2, 16, 2, 2, 4, tma=True),
+            WgradConfig(16, 8, 2, 16, 2, 2, 4, image_sync=True, tma=True),
+        ),
+        (
+            Conv2dGw8Params.make(32, 64, 56, 56),
+            WgradConfig(16, 8, 2, 16, 2, 4, image_sync=True, tma=True),
         ),
         (Conv2dGw8Params.make(64, 64, 64, 64), WgradConfig(32, 8, 2, 32, 2, 1, tma=True)),
     ],

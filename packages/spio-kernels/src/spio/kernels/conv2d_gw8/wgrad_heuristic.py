@@ -321,6 +321,8 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     On the other campaign layers the rule changes they predict 0.92-1.50x on the H200 (28 of
     215 layers, 1.005x in geometric mean) and 0.99-1.34x on the H100 (24 of 170, 1.012x),
     before the producer warps' 1.06-1.08x on TMA tiles (wgrad.producer_config_on).
+
+    Its images side by side sync on their own (_images_synced), whatever their row chunks.
     """
     if config.block_g != TMA_BLOCK_G // 2 or config.block_q < TILE_Q or params.groups % TMA_BLOCK_G:
         return config
@@ -339,7 +341,27 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
         return config
     if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
         return config
-    return tiled
+    return _images_synced(params, tiled)
+
+
+def _images_synced(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
+    """TMA tile config with image_sync where it has several warp rows: each image's warps
+    then have a producer warp and barriers of their own (wgrad.producer_config_on), so a
+    slow warp holds back only its image's refills. Unlike the cp.async tiles of
+    _with_image_sync, short last row chunks and walked steps gain too.
+
+    H200 (2026-11-29, tools/wgrad_variants_check.py: the launcher's config against the same
+    with image_sync, alternating in one process): 1.34-1.35x where four images of 28 x 28 or
+    56 x 56 met at the block's barrier (32x64x56x56 13.54 -> 10.05 us, 128x64x28x28 13.43 ->
+    9.93, 64x128x28x28, 32x256x28x28), 1.005-1.036x on nine layers of 13-15 pixel images
+    walked two or four steps (512x256x14x14 31.74 -> 30.94 us, 256x512x14x14 31.72 ->
+    30.63, 256x1024x14x14 61.59 -> 59.79, 256x256x15x15 1.005x), none slower; already synced,
+    128x1024x16x16 ran 1.007x faster than without.
+    """
+    if config.image_sync or config.warp_rows == 1:
+        return config
+    synced = dataclasses.replace(config, image_sync=True)
+    return synced if _is_valid(params, synced) else config
 
 
 def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:

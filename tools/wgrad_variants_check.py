@@ -1,0 +1,105 @@
+"""Time the launcher's wgrad config against variants of it named on the command line, per
+layer (GPU).
+
+    python tools/wgrad_variants_check.py --layers 512x256x14x14x3 \
+        --variants image_sync=True "block_n=1,walk_n=8" tma=True
+
+For each layer (--layers' N x C x H x W x K: K x K filters, padding K // 2, or NAMED): the
+config a launch without one runs (wgrad.default_config_on) and, for each variant, that
+config with the variant's fields replaced, then given the kernel improvements the launcher
+would give it (wgrad.improved_config_on: producer warps where its rows come by TMA, ...).
+A variant that cannot run the layer is reported with the reason and left out. Timed in this
+process, alternating three rounds (CUDA-graph replays of the whole pass, the fastest round's
+median), with cuDNN and the copy bandwidth; each variant's registers and blocks per SM are
+printed, and the fastest is checked against the fp32 reference.
+
+The other check tools each compare one field; this one is for a question that is not yet a
+field's rule (which walk, barrier or tile a layer under its target wants).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from wgrad_timing import (
+    layer_name,
+    max_error,
+    named_layers,
+    speed_up,
+    start,
+    time_alternating,
+)
+
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad, wgrad_spec
+from spio.kernels.conv2d_gw8.wgrad import wgrad_launch
+from spio.kernels.conv2d_gw8.wgrad_walks import slots_on
+
+#: The large-batch 3 x 3 layers whose wgrad is under 2.5x cuDNN (thirty-fifth session).
+NAMED = [(512, 256, 14, 14, 3), (128, 1024, 16, 16, 3), (128, 128, 32, 32, 3)]
+
+
+def parse_variant(text: str) -> dict[str, int | bool]:
+    """The fields of a "name=value,name=value" variant (values: integers, True, False)."""
+    names = {field.name for field in dataclasses.fields(WgradConfig)}
+    fields: dict[str, int | bool] = {}
+    for item in text.split(","):
+        name, sep, value = item.partition("=")
+        if not sep or name not in names:
+            raise SystemExit(f"--variants: {item!r} is not name=value of a WgradConfig field")
+        if value in ("True", "False"):
+            fields[name] = value == "True"
+        else:
+            try:
+                fields[name] = int(value)
+            except ValueError:
+                raise SystemExit(f"--variants: {item!r}: the value is not an integer") from None
+    return fields
+
+
+def variants_of(
+    params: Conv2dGw8Params, launched: WgradConfig, texts: list[str]
+) -> dict[str, WgradConfig]:
+    """Each variant text's config as the launcher would place it; those that cannot run
+    params are reported and left out."""
+    variants = {"launched": launched}
+    for text in texts:
+        try:
+            tile = dataclasses.replace(launched, **parse_variant(text))
+            wgrad_spec.check_config(params, tile)
+        except ValueError as error:
+            print(f"  {text}: cannot run: {error}", flush=True)
+            continue
+        variants[text] = wgrad.improved_config_on(params, tile)
+    return variants
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", nargs="+", metavar="NxCxHxWxK", help="instead of NAMED")
+    parser.add_argument("--variants", nargs="+", required=True, metavar="FIELD=VALUE,...")
+    args = parser.parse_args()
+    for text in args.variants:
+        parse_variant(text)  # a typo stops the run before anything compiles
+    copy = start()
+    for params in named_layers(args.layers, NAMED):
+        print(f"{layer_name(params)}:", flush=True)
+        variants = variants_of(params, wgrad.default_config_on(params), args.variants)
+        configs = list(variants.values())
+        times, cudnn_us = time_alternating(params, configs)
+        launched = variants["launched"]
+        for text, config in variants.items():
+            main_kernel = wgrad_launch(params, config).main
+            print(
+                f"  {text}: {times[config]:.2f} us "
+                f"{speed_up(params, times[launched], times[config], copy, cudnn_us)} "
+                f"registers {main_kernel.attributes.registers}, {slots_on(params, config)} "
+                f"blocks at once, grid {wgrad_spec.grid_blocks(params, config)}; {config}",
+                flush=True,
+            )
+        fastest = min(configs, key=times.__getitem__)
+        print(f"  fastest err {max_error(params, fastest):.1e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
