@@ -31,6 +31,18 @@ _TMA = ["block_q=16", "block_g=8", "warp_g=2", "block_p=8", "prefetch=2", "block
 # Segments of the stream of rows over 5 images two at a time (11 per strip of 16 columns),
 # TMA rows on per-image barriers.
 _TMA_SEGMENTS = ["wgrad", "5x64x12x20", "--config", *_TMA, "image_sync=1", "segments=11"]
+# The TMA heuristic's tile on 14 x 14 images (wgrad_heuristic._images_synced): a short last
+# row chunk, two steps walked, the second block's last images past the batch.
+_WALKED_IMAGES = [
+    "wgrad",
+    "6x64x14x14",
+    "--config",
+    *[field for field in _TMA if not field.startswith("block_p=")],
+    "block_p=16",
+    "walk_n=2",
+    "image_sync=1",
+    "producer=1",
+]
 # wgrad with the bias's sums and grad_w rounded to fp16, before the config's fields.
 _BIAS_ROUNDED = ["wgrad", "4x64x12x12", "--bias", "--grad-w-dtype", "float16", "--config"]
 
@@ -124,18 +136,7 @@ CASES = {
         "producer=1",
     ],
     "wgrad-producer-segments-own-barriers": [*_TMA_SEGMENTS, "producer=1"],
-    # The TMA heuristic's tile on 14 x 14 images (wgrad_heuristic._images_synced): a short
-    # last row chunk, two steps walked, the second block's last images past the batch.
-    "wgrad-producer-images-own-barriers-walked": [
-        "wgrad",
-        "6x64x14x14",
-        "--config",
-        *[field for field in _TMA if not field.startswith("block_p=")],
-        "block_p=16",
-        "walk_n=2",
-        "image_sync=1",
-        "producer=1",
-    ],
+    "wgrad-producer-images-own-barriers-walked": _WALKED_IMAGES,
     # Padded slabs of partial sums (wgrad.padded_config_on): the epilogue's shared memory at
     # other addresses, with a 5 x 3 filter and with images on their own barriers.
     "wgrad-padded-slabs-filter": ["wgrad", "3x16x9x7", *_FILTER, "--config", "padded_slabs=1"],
@@ -205,6 +206,8 @@ CASES = {
         "skip_pad_rows=1",
     ],
     "wgrad-skip-pad-rows-producer-segments": [*_TMA_SEGMENTS, "producer=1", "skip_pad_rows=1"],
+    # ... and walks whose steps end before the bottom padding row.
+    "wgrad-skip-pad-rows-walked": [*_WALKED_IMAGES, "skip_pad_rows=1"],
     "wgrad-segments-prefetch3-own-barriers": [
         "wgrad",
         "4x64x12x12",

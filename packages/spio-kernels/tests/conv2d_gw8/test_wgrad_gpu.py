@@ -488,6 +488,19 @@ PAD_ROWS_CASES = [
         WgradConfig(8, 2, 1, 4, 2, 2, 2, tma=True),
     ),
     (Conv2dGw8Params.make(2, 64, 9, 12, padding=(0, 0, 1, 1)), WgradConfig(16, 2, 2, 8, 1, 1)),
+    # Walks that end before the bottom padding: the TMA heuristic's 14 x 14 tile (images on
+    # their own producers, two steps walked), and filter rows split in tiles of 2 whose
+    # last reaches below the image within its chunk's output rows.
+    (
+        Conv2dGw8Params.make(6, 64, 14, 14),
+        WgradConfig(
+            16, 8, 2, 16, 2, 2, 2, image_sync=True, tma=True, producer=True, lane_registers=True
+        ),
+    ),
+    (
+        Conv2dGw8Params.make(2, 64, 10, 12, r=6, s=3, padding=(3, 2, 1, 1)),
+        WgradConfig(16, 4, 1, 4, 2, 1, 1, block_r=2),
+    ),
 ]
 
 
@@ -620,19 +633,32 @@ def test_pad_rows_config_on_leaves_out_padding_rows_of_padded_large_filters_wher
     unpadded_rows = Conv2dGw8Params.make(16, 256, 16, 16, r=5, s=5, padding=(0, 0, 2, 2))
     three = Conv2dGw8Params.make(16, 256, 16, 16)
     assert padded.r >= PAD_ROWS_MIN_R > three.r
-    skipping = dataclasses.replace(tile, skip_pad_rows=True)
-    base, changed = (wgrad_launch(padded, c, device).main for c in (tile, skipping))
-    fits = (
-        grid_slots(changed, wgrad_spec.launch_geometry(padded, skipping))
-        >= grid_slots(base, wgrad_spec.launch_geometry(padded, tile))
-        and changed.attributes.local_mem <= base.attributes.local_mem
-    )
-    assert pad_rows_config_on(padded, tile, device) == (skipping if fits else tile)
+
+    def placed(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
+        # config with the flag where its kernel keeps the blocks per SM without spilling.
+        skipping = dataclasses.replace(config, skip_pad_rows=True)
+        base, changed = (wgrad_launch(params, c, device).main for c in (config, skipping))
+        fits = (
+            grid_slots(changed, wgrad_spec.launch_geometry(params, skipping))
+            >= grid_slots(base, wgrad_spec.launch_geometry(params, config))
+            and changed.attributes.local_mem <= base.attributes.local_mem
+        )
+        return skipping if fits else config
+
+    assert pad_rows_config_on(padded, tile, device) == placed(padded, tile)
     assert pad_rows_config_on(unpadded_rows, tile, device) == tile  # no padding row
-    assert pad_rows_config_on(three, tile, device) == tile  # a 3 x 3 walk waits on its loads
+    # A 3 x 3 walk of one step waits on its loads; walking several steps (tile's two), each
+    # leaves out its row below the image, where there is one.
+    one_step = dataclasses.replace(tile, walk_n=1)
+    assert pad_rows_config_on(three, one_step, device) == one_step
+    assert pad_rows_config_on(three, tile, device) == placed(three, tile)
+    no_bottom = Conv2dGw8Params.make(16, 256, 16, 16, padding=(1, 0, 1, 1))
+    assert pad_rows_config_on(no_bottom, tile, device) == tile
     split = dataclasses.replace(tile, block_r=1)
     assert pad_rows_config_on(padded, split, device) == split  # so does a split one
-    assert improved_config_on(padded, tile, device).skip_pad_rows == fits
+    assert (
+        improved_config_on(padded, tile, device).skip_pad_rows == placed(padded, tile).skip_pad_rows
+    )
 
 
 def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma() -> None:

@@ -812,6 +812,21 @@ def test_tma_tile_takes_eight_groups_and_tma_rows(
 
 
 @pytest.mark.parametrize(
+    "shape",
+    [(n, c, hw) for n in (32, 128, 512) for c in (64, 256, 1024) for hw in (13, 14, 28, 56)],
+    ids=str,
+)
+def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -> None:
+    # Whatever the row chunks and walk: a short last chunk or walked steps included.
+    n, c, hw = shape
+    params = Conv2dGw8Params.make(n, c, hw, hw)
+    config = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params))
+    if config.tma and config.warp_rows > 1:
+        assert config.image_sync
+    assert config in wgrad_spec.config_space(params)
+
+
+@pytest.mark.parametrize(
     "params",
     [
         # Already 8 groups (FULL_LINE_TILE): TMA rows alone did not pay.

@@ -47,6 +47,14 @@
 
 #include "conv2d_gw8_wgrad_sums.cuh"  // the weights' 16-byte cells added, atomically or not
 
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+// WgradConfig.skip_pad_rows leaves the padding rows' products out only where the block walks
+// 5 filter rows or more: a 3 x 3 walk waits on its rows' loads, not its mma, and the branch
+// took its TMA tile from 82 to 96 registers (H200: 32x64x64x64 0.91x, 32x64x56x56 0.93x).
+// Every walk ends its steps before the rows below the image (input_rows, below).
+constexpr bool kSkipPadProducts = kRows >= 5;
+#endif
+
 // The filter column that half `half` of column pair `pair` stands for; past the last column the
 // last one repeats, and that half's result is dropped.
 __device__ __forceinline__ int column_of(int pair, int half) {
@@ -109,7 +117,16 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     // that input row and, for j < rows, grad_y row block_y + j of the step's images: iteration
     // J uses exactly those. Ring slots and accumulator bands follow J. Images past the batch
     // read as zeros, and so add nothing.
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+    // WgradConfig.skip_pad_rows: the input rows below the image past the chunk's output rows
+    // (the last chunk's bottom padding) have no grad_y row and add nothing, so each step of
+    // the walk ends before them, without their loads and barriers. (Never before row `rows`:
+    // a block of split filter rows may reach below the image within them.)
+    const int input_rows =
+        max(rows, min(rows + kRows - 1, Input::size<Y>().get() - input_y0.get()));
+#else
     const int input_rows = rows + kRows - 1;
+#endif
     // With segments: the block's segment [first, end) of its strip's stream (64-bit products:
     // batch x rows x segments may pass 2^31) and its walk, each part's rows plus the R - 1 rows
     // of its halo. (Only with segments: any more code ahead of a walk of row chunks changes
@@ -415,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         // row, which later input rows pair with, is still loaded). The sums stay bitwise as
         // they were: each accumulator starts at +0 and so never holds -0, and adding a product
         // of zeros left it as it was.
-        const bool in_image = Y(0) <= input_y && input_y < Input::size<Y>();
+        const bool in_image = !kSkipPadProducts || (Y(0) <= input_y && input_y < Input::size<Y>());
 #endif
 #ifdef CONV2D_GW8_TMA
         // Row J + kPrefetch goes to the slot of row J - 2, which every warp of the group

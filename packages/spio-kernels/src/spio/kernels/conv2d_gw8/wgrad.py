@@ -322,10 +322,12 @@ def lane_config_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0
 def pad_rows_config_on(
     params: Conv2dGw8Params, config: WgradConfig, device: int = 0
 ) -> WgradConfig:
-    """Return config with the padding rows' products left out (WgradConfig.skip_pad_rows)
-    where the filter has at least PAD_ROWS_MIN_R rows, the layer is padded above or below,
-    the blocks walk every filter row (no block_r), and that kernel fits as many blocks per
-    SM without spilling; else config (memoised; compiles both).
+    """Return config with the padding rows left out (WgradConfig.skip_pad_rows) where the
+    blocks walk every filter row (no block_r), that kernel fits as many blocks per SM
+    without spilling, and either the filter has at least PAD_ROWS_MIN_R rows and the layer is
+    padded above or below (their products left out), or the layer is padded below and the
+    blocks walk several steps of images in row chunks (the rows below the image left out of
+    each step); else config (memoised; compiles both).
 
     From H200 runs (2026-11-29, tools/wgrad_pad_rows_check.py: the launcher's configs without
     and with, alternated in one process). 5 x 5 and 7 x 7 walks are bound by their mma: 10
@@ -337,11 +339,25 @@ def pad_rows_config_on(
     did 3 x 3 walks, bound by their rows' loads: 0.91-1.02x (512x256x14x14 and
     128x1024x16x16 1.003x and 1.000x with 11-12.5% of their rows padding; 32x64x64x64
     0.91x, where the branch took the TMA tile from 82 to 96 registers).
+
+    So the kernel leaves the products out only for filters of PAD_ROWS_MIN_R rows or more,
+    and every walk of row chunks ends each step before the rows below the image, which have
+    no grad_y row: it then loads fewer rows and meets at fewer barriers. 3 x 3 walks, H200
+    (2026-11-29, tools/wgrad_variants_check.py, alternating in one process; the rows left
+    out are 1 of each step's 16-18): walked 2 or 4 steps of 14 x 14 or 16 x 16 images,
+    1.021-1.033x (128x1024x16x16 36.74 -> 35.58 us, 512x256x14x14 30.73 -> 29.95,
+    256x512x14x14 29.76 -> 28.82, 64x1024x14x14, 256x256x14x14), at the same 82 registers;
+    walks of one step, 1 row in 34-66, 0.988-1.000x (32x64x56x56, 32x64x64x64,
+    128x64x64x64), so those are left alone.
     """
-    if config.skip_pad_rows or config.block_r or params.r < PAD_ROWS_MIN_R:
+    if config.skip_pad_rows or config.block_r:
         return config
-    if params.padding[0] == 0 and params.padding[1] == 0:
-        return config  # (no row of the walks is padding)
+    pad_top, pad_bottom = params.padding[:2]
+    if params.r >= PAD_ROWS_MIN_R:
+        if pad_top == 0 and pad_bottom == 0:
+            return config  # (no row of the walks is padding)
+    elif pad_bottom == 0 or config.walk_n == 1 or config.segments:
+        return config  # (no row below the image in each of several steps)
     return _flag_if_it_fits(params, config, "skip_pad_rows", device)
 
 

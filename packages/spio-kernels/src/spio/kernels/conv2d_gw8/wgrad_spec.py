@@ -142,10 +142,11 @@ class WgradConfig:
     + block_p input rows with block_r rows of accumulators and writing its rows of the chunk's
     partial sum: shorter walks and more blocks for the same partial sums, where a layer is
     too small to fill the GPU (wgrad_heuristic.split_walk_tile, which the launcher's default
-    takes). Not with segments. skip_pad_rows (keyword only): the walk leaves out the A
-    fragments and mma of the input rows in the zero padding above and below the image, which
-    add nothing (the same bits; wgrad.pad_rows_config_on gives it where the layer is padded
-    vertically). The walk's rows, loads and barriers stay as they were.
+    takes). Not with segments. skip_pad_rows (keyword only): the walk leaves out the padding
+    rows, which add nothing (the same bits; wgrad.pad_rows_config_on gives it): with filters
+    of 5 rows or more, the A fragments and mma of the input rows in the zero padding above
+    and below the image (those rows' loads and barriers stay); and in walks of row chunks,
+    each step's input rows below the image past its output rows, loads and barriers too.
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
