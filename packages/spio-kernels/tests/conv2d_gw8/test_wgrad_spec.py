@@ -237,6 +237,15 @@ def test_skip_pad_rows_is_a_placement_field_that_only_the_walk_reads() -> None:
         WgradConfig(skip_pad_rows=1)  # type: ignore[arg-type]
 
 
+def test_the_walk_leaves_products_out_from_the_launchers_filter_rows() -> None:
+    # The kernel's threshold for leaving the padding rows' products out is the one the
+    # launcher's rule gives the flag by (below it, only the rows below the image go).
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    threshold = f"constexpr bool kSkipPadProducts = kRows >= {wgrad.PAD_ROWS_MIN_R};"
+    assert threshold in wgrad.kernel_source()
+
+
 @pytest.mark.parametrize(
     ("config", "discarded"),
     [

@@ -49,9 +49,10 @@
 
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
 // WgradConfig.skip_pad_rows leaves the padding rows' products out only where the block walks
-// 5 filter rows or more: a 3 x 3 walk waits on its rows' loads, not its mma, and the branch
-// took its TMA tile from 82 to 96 registers (H200: 32x64x64x64 0.91x, 32x64x56x56 0.93x).
-// Every walk ends its steps before the rows below the image (input_rows, below).
+// 5 filter rows or more (wgrad.PAD_ROWS_MIN_R, the launcher's rule for them): a 3 x 3 walk
+// waits on its rows' loads, not its mma, and the branch took its TMA tile from 82 to 96
+// registers (H200: 32x64x64x64 0.91x, 32x64x56x56 0.93x). Every walk ends its steps before
+// the rows below the image (input_rows, below).
 constexpr bool kSkipPadProducts = kRows >= 5;
 #endif
 
