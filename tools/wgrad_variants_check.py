@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from typing import Any
 
 from wgrad_timing import (
     layer_name,
@@ -39,10 +40,11 @@ from spio.kernels.conv2d_gw8.wgrad_walks import slots_on
 NAMED = [(512, 256, 14, 14, 3), (128, 1024, 16, 16, 3), (128, 128, 32, 32, 3)]
 
 
-def parse_variant(text: str) -> dict[str, int | bool]:
-    """The fields of a "name=value,name=value" variant (values: integers, True, False)."""
+def parse_variant(text: str) -> dict[str, Any]:
+    """The fields of a "name=value,name=value" variant (values: integers, True, False; each
+    field's own check in WgradConfig rejects a value of the wrong kind)."""
     names = {field.name for field in dataclasses.fields(WgradConfig)}
-    fields: dict[str, int | bool] = {}
+    fields: dict[str, Any] = {}
     for item in text.split(","):
         name, sep, value = item.partition("=")
         if not sep or name not in names:
