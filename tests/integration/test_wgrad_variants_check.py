@@ -1,0 +1,48 @@
+"""tools/wgrad_variants_check.py: the variants named on its command line, before any GPU work."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from tool_module import ROOT, load_tool
+
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig
+
+sys.path.insert(0, str(ROOT / "tools"))  # the tool imports its sibling wgrad_timing
+tool = load_tool("wgrad_variants_check")
+
+
+def test_a_variant_is_fields_and_values() -> None:
+    assert tool.parse_variant("image_sync=True,walk_n=4,tma=False") == {
+        "image_sync": True,
+        "walk_n": 4,
+        "tma": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("walks=4", "'walks=4' is not name=value of a WgradConfig field"),
+        ("walk_n", "'walk_n' is not name=value"),
+        ("walk_n=four", "'walk_n=four': the value is not an integer"),
+    ],
+)
+def test_a_variant_that_names_no_field_stops_the_run(text: str, match: str) -> None:
+    with pytest.raises(SystemExit, match=match):
+        tool.parse_variant(text)
+
+
+def test_variants_that_cannot_run_the_layer_are_reported_and_left_out(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Placing a variant compiles its kernel for the GPU: here it stays as it is.
+    monkeypatch.setattr(tool.wgrad, "improved_config_on", lambda params, config: config)
+    params = Conv2dGw8Params.make(8, 64, 14, 14)
+    launched = WgradConfig(16, 8, 2, 16, 2, 2, 2, image_sync=True, tma=True)
+    variants = tool.variants_of(params, launched, ["prefetch=1", "block_n=1", "walk_n=1"])
+    assert list(variants) == ["launched", "prefetch=1", "walk_n=1"]
+    assert variants["prefetch=1"] == WgradConfig(16, 8, 2, 16, 1, 2, 2, image_sync=True, tma=True)
+    report = capsys.readouterr().out
+    assert "block_n=1: cannot run: image_sync=True needs several warp rows" in report
