@@ -118,7 +118,7 @@ def _placed(
     if config.lane_registers != choice.config.lane_registers:
         placed.append("keeps its lanes' addresses in registers")
     if config.skip_pad_rows != choice.config.skip_pad_rows:
-        placed.append("leaves out its padding rows' products")
+        placed.append("leaves out its padding rows")
     if config.discard_partials != choice.config.discard_partials:
         placed.append("drops its partial sums from L2 once added up")
     reason = f"{choice.reason}; on this GPU its tile {' and '.join(placed)} (balanced_config_on)"

@@ -257,7 +257,7 @@ def generate_types(params: Conv2dGw8Params, config: WgradConfig) -> str:
         )
     if config.skip_pad_rows:
         text += (
-            "// the walk leaves out the padding rows' products\n"
+            "// the walk leaves out the padding rows (WgradConfig.skip_pad_rows)\n"
             "#define CONV2D_GW8_SKIP_PAD_ROWS 1\n"
         )
     if config.discard_partials:
