@@ -7,7 +7,9 @@ layer (GPU).
 For each layer (--layers' N x C x H x W x K: K x K filters, padding K // 2, or NAMED): the
 config a launch without one runs (wgrad.default_config_on) and, for each variant, that
 config with the variant's fields replaced, then given the kernel improvements the launcher
-would give it (wgrad.improved_config_on: producer warps where its rows come by TMA, ...).
+would give it (wgrad.improved_config_on: producer warps where its rows come by TMA, ...),
+except the placement fields the variant names, which keep its values (skip_pad_rows=False
+times the launcher's config without that flag).
 A variant that cannot run the layer is reported with the reason and left out. Timed in this
 process, alternating three rounds (CUDA-graph replays of the whole pass, the fastest round's
 median), with cuDNN and the copy bandwidth; each variant's registers and blocks per SM are
@@ -62,17 +64,21 @@ def parse_variant(text: str) -> dict[str, Any]:
 def variants_of(
     params: Conv2dGw8Params, launched: WgradConfig, texts: list[str]
 ) -> dict[str, WgradConfig]:
-    """Each variant text's config as the launcher would place it; those that cannot run
-    params are reported and left out."""
+    """Each variant text's config as the launcher would place it, the placement fields it
+    names kept as it names them; those that cannot run params are reported and left out."""
     variants = {"launched": launched}
     for text in texts:
+        fields = parse_variant(text)
+        pinned = {k: v for k, v in fields.items() if k in WgradConfig.PLACEMENT_FIELDS}
         try:
-            tile = dataclasses.replace(launched, **parse_variant(text))
+            tile = dataclasses.replace(launched, **fields)
             wgrad_spec.check_config(params, tile)
+            placed = dataclasses.replace(wgrad.improved_config_on(params, tile), **pinned)
+            wgrad_spec.check_config(params, placed)
         except ValueError as error:
             print(f"  {text}: cannot run: {error}", flush=True)
             continue
-        variants[text] = wgrad.improved_config_on(params, tile)
+        variants[text] = placed
     return variants
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import pytest
@@ -46,3 +47,21 @@ def test_variants_that_cannot_run_the_layer_are_reported_and_left_out(
     assert variants["prefetch=1"] == WgradConfig(16, 8, 2, 16, 1, 2, 2, image_sync=True, tma=True)
     report = capsys.readouterr().out
     assert "block_n=1: cannot run: image_sync=True needs several warp rows" in report
+
+
+def test_a_placement_field_a_variant_names_keeps_its_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The launcher's placement would turn the flag back on (as improved_config_on does on a
+    # GPU); the variant that turns it off is timed without it.
+    monkeypatch.setattr(
+        tool.wgrad,
+        "improved_config_on",
+        lambda params, config: dataclasses.replace(config, skip_pad_rows=True, producer=True),
+    )
+    params = Conv2dGw8Params.make(8, 64, 14, 14)
+    launched = WgradConfig(16, 8, 2, 16, 2, 2, 2, image_sync=True, tma=True, skip_pad_rows=True)
+    variants = tool.variants_of(params, launched, ["skip_pad_rows=False", "prefetch=1"])
+    assert not variants["skip_pad_rows=False"].skip_pad_rows
+    assert variants["skip_pad_rows=False"].producer  # (not named: placed)
+    assert variants["prefetch=1"].skip_pad_rows

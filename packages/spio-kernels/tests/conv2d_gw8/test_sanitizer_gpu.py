@@ -206,8 +206,18 @@ CASES = {
         "skip_pad_rows=1",
     ],
     "wgrad-skip-pad-rows-producer-segments": [*_TMA_SEGMENTS, "producer=1", "skip_pad_rows=1"],
-    # ... and walks whose steps end before the bottom padding row.
+    # ... walks whose steps end before the bottom padding row and, after the first, start
+    # below the top one (TMA rows); and the same by cp.async, with the bias's sums.
     "wgrad-skip-pad-rows-walked": [*_WALKED_IMAGES, "skip_pad_rows=1"],
+    "wgrad-skip-pad-rows-walked-cp-async-bias": [
+        "wgrad",
+        "5x64x10x12",
+        "--bias",
+        "--config",
+        *["block_q=16", "block_g=4", "warp_g=2", "block_p=16", "prefetch=2", "block_n=2"],
+        *["walk_n=3", "image_sync=0", "tma=0", "producer=0", "segments=0", "block_r=0"],
+        "skip_pad_rows=1",
+    ],
     "wgrad-segments-prefetch3-own-barriers": [
         "wgrad",
         "4x64x12x12",

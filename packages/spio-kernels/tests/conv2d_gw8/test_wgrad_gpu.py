@@ -501,6 +501,36 @@ PAD_ROWS_CASES = [
         Conv2dGw8Params.make(2, 64, 10, 12, r=6, s=3, padding=(3, 2, 1, 1)),
         WgradConfig(16, 4, 1, 4, 2, 1, 1, block_r=2),
     ),
+    # Walks whose steps after the first start below the top padding row, its grad_y row 0
+    # carried by the step before: the TMA tile walking 4 steps (the second block's last six
+    # images past the batch); cp.async with the bias's sums; images on their own barriers,
+    # padded above only; a 5 x 5 filter (the second padding row walked, its products left
+    # out); row chunks, only the top one starting below; steps of 2 image rows with a bias;
+    # narrow images paired in each K step, bf16.
+    (
+        Conv2dGw8Params.make(10, 64, 14, 14),
+        WgradConfig(
+            16, 8, 2, 16, 2, 2, 4, image_sync=True, tma=True, producer=True, lane_registers=True
+        ),
+    ),
+    (Conv2dGw8Params.make(7, 64, 12, 10, has_bias=True), WgradConfig(16, 4, 2, 16, 2, 2, 3)),
+    (
+        Conv2dGw8Params.make(6, 64, 9, 12, padding=(1, 0, 1, 1)),
+        WgradConfig(16, 2, 2, 16, 2, 2, 3, image_sync=True),
+    ),
+    (
+        Conv2dGw8Params.make(6, 64, 10, 10, r=5, s=5, padding=2),
+        WgradConfig(16, 4, 1, 16, 2, 1, 3),
+    ),
+    (Conv2dGw8Params.make(4, 64, 20, 16), WgradConfig(16, 4, 2, 8, 2, 1, 4, tma=True)),
+    (
+        Conv2dGw8Params.make(5, 64, 2, 16, has_bias=True),
+        WgradConfig(16, 2, 2, 4, 1, 1, 4, lane_registers=True),
+    ),
+    (
+        Conv2dGw8Params.make(9, 64, 6, 8, dtype="bfloat16"),
+        WgradConfig(8, 2, 1, 8, 2, 4, 3, tma=True, image_sync=True),
+    ),
 ]
 
 
@@ -648,12 +678,14 @@ def test_pad_rows_config_on_leaves_out_padding_rows_of_padded_large_filters_wher
     assert pad_rows_config_on(padded, tile, device) == placed(padded, tile)
     assert pad_rows_config_on(unpadded_rows, tile, device) == tile  # no padding row
     # A 3 x 3 walk of one step waits on its loads; walking several steps (tile's two), each
-    # leaves out its row below the image, where there is one.
+    # leaves out its row below the image and the second its row above, where there are.
     one_step = dataclasses.replace(tile, walk_n=1)
     assert pad_rows_config_on(three, one_step, device) == one_step
     assert pad_rows_config_on(three, tile, device) == placed(three, tile)
-    no_bottom = Conv2dGw8Params.make(16, 256, 16, 16, padding=(1, 0, 1, 1))
-    assert pad_rows_config_on(no_bottom, tile, device) == tile
+    top_only = Conv2dGw8Params.make(16, 256, 16, 16, padding=(1, 0, 1, 1))
+    assert pad_rows_config_on(top_only, tile, device) == placed(top_only, tile)
+    no_rows = Conv2dGw8Params.make(16, 256, 16, 16, padding=(0, 0, 1, 1))
+    assert pad_rows_config_on(no_rows, tile, device) == tile
     split = dataclasses.replace(tile, block_r=1)
     assert pad_rows_config_on(padded, split, device) == split  # so does a split one
     assert (

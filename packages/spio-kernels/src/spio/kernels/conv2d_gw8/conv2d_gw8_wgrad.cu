@@ -117,7 +117,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     // J / input_rows, whose images are step_n ... step_n + kStepImages - 1. Commit group J holds
     // that input row and, for j < rows, grad_y row block_y + j of the step's images: iteration
     // J uses exactly those. Ring slots and accumulator bands follow J. Images past the batch
-    // read as zeros, and so add nothing.
+    // read as zeros, and so add nothing. (With skip_top, below, each step after the first
+    // starts at input row 1.)
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
     // WgradConfig.skip_pad_rows: the input rows below the image past the chunk's output rows
     // (the last chunk's bottom padding) have no grad_y row and add nothing, so each step of
@@ -125,14 +126,25 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     // a block of split filter rows may reach below the image within them.)
     const int input_rows =
         max(rows, min(rows + kRows - 1, Input::size<Y>().get() - input_y0.get()));
+    // And where a walk of several steps starts each step at the padding row above the image,
+    // each step after the first starts below it: that row's stage carried only grad_y row 0,
+    // which instead rides on the previous step's last row. That row lies below the chunk's
+    // output rows (input_rows > rows), so it has no grad_y row of its own, and its band is the
+    // one the step's input row 1 reads output row 0 from (filter row 1, stream row J - 1).
+    // (Steps of one row left would put stream row 0 in step -1, by the walk's division.)
+    const int skip_top =
+        !kStream && kWalkImages > 1 && input_y0.get() < 0 && input_rows > max(rows, 2) ? 1 : 0;
 #else
     const int input_rows = rows + kRows - 1;
+    constexpr int skip_top = 0;
 #endif
+    // The stream rows of each step after the first (the first has skip_top more).
+    const int step_rows = input_rows - skip_top;
     // With segments: the block's segment [first, end) of its strip's stream (64-bit products:
     // batch x rows x segments may pass 2^31) and its walk, each part's rows plus the R - 1 rows
     // of its halo. (Only with segments: any more code ahead of a walk of row chunks changes
     // what it compiles to.)
-    int walk_rows = kWalkImages * input_rows;
+    int walk_rows = kWalkImages * step_rows + skip_top;
     SegmentWalk segment_walk;
     // With segments, where stream row J + kPrefetch is when row J's products begin: the part
     // loop below sets it from its own place. (Finding it by division at each load held the
@@ -147,6 +159,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                                    static_cast<int>((segment + 1) * kStreamRows / kSegments));
         walk_rows = segment_walk.length();
     }
+    // Whether stream row J, input row j of its step, also brings the next step's grad_y row 0.
+    const auto carries_next_grad_row = [&](int J, int j) {
+        return skip_top != 0 && j == input_rows - 1 && J + 1 < walk_rows;
+    };
     // The warp's row within the block (its images: kWarpImages from warp_n * kWarpImages), and
     // the thread's index among its row's threads.
     const N warp_n = thread.get<N>();
@@ -179,12 +195,21 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                                                                cell.get<X>(), cell.get<G>());
                 spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
             });
-            if (j >= rows) return;
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+            if (j >= rows && !carries_next_grad_row(J, j)) return;
+            // The step's grad_y row j, or the next step's row 0.
+            const bool next = j >= rows;
+            const Y out_y = block_y + Y(next ? 0 : j);
+            const N grad_n = next ? step_n + N(kStepImages) : step_n;
+#else
+            if (j >= rows) return;  // (as before the flag: the form above compiles otherwise)
             const Y out_y = block_y + Y(j);
+            const N grad_n = step_n;
+#endif
             const auto grad_row = smem_grad[RING(J % kGradRing)];
             conv2d_gw8::for_each_cell<GradLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
                 const GradLoadIndex cell(i);
-                const N n = step_n + cell.get<N>();
+                const N n = grad_n + cell.get<N>();
                 const X x = block_x + cell.get<X>();
                 const bool inside = n < GradOutput::size<N>() && x < GradOutput::size<X>();
                 const Element* src = inside ? grad_y[n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
@@ -212,16 +237,26 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                             conv2d_gw8::ring_cell<kSlots>(input_row, cell.get<X>(), cell.get<G>());
                         spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
                     });
-                if (j >= rows) continue;
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+                if (j >= rows && !carries_next_grad_row(J, j)) continue;
+                const bool next = j >= rows;  // the next step's grad_y row 0
+                const Y out_y = block_y + Y(next ? 0 : j);
+                const N grad_n = next ? n + N(kStepImages) : n;
+                const bool grad_inside = grad_n < GradOutput::size<N>();
+#else
+                if (j >= rows) continue;  // (as before the flag: the form above compiles otherwise)
                 const Y out_y = block_y + Y(j);
+                const N grad_n = n;
+                const bool grad_inside = image_inside;
+#endif
                 const auto grad_row = smem_grad[RING(J % kGradRing)][image];
                 conv2d_gw8::for_each_cell<ImageGradLoadIndex::size(), kRowThreads>(
                     row_thread, [&](int i) {
                         const ImageGradLoadIndex cell(i);
                         const X x = block_x + cell.get<X>();
-                        const bool inside = image_inside && x < GradOutput::size<X>();
+                        const bool inside = grad_inside && x < GradOutput::size<X>();
                         const Element* src =
-                            inside ? grad_y[n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
+                            inside ? grad_y[grad_n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
                         const auto dst =
                             conv2d_gw8::ring_cell<kSlots>(grad_row, cell.get<X>(), cell.get<G>());
                         spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
@@ -243,8 +278,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         if constexpr (kStream) {
             return segment_row(J < kPrefetch ? segment_walk.at(J) : ahead);
         } else {
-            const int step = kWalkImages == 1 ? 0 : J / input_rows;
-            return PartRow{J - step * input_rows,
+            const int step = kWalkImages == 1 ? 0 : (J - skip_top) / step_rows;
+            return PartRow{J - step * step_rows,
                            rows,
                            block_n + N(step * kStepImages),
                            input_y0,
@@ -291,7 +326,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                                        Y block_y, X block_x) {
         const int slot = J % kInputRing;
         unsigned long long* const bar = &bars[sync_group * kInputRing + slot];
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+        const bool next = j >= rows;  // with a grad_y row: the next step's row 0
+        const bool grad = !next || carries_next_grad_row(J, j);
+#else
+        constexpr bool next = false;  // (as before the flag: the form above compiles otherwise)
         const bool grad = j < rows;
+#endif
         spio::arch::mbarrier_arrive_expect_tx(
             bar, kProducerImages * (kInputBoxBytes + (grad ? kGradBoxBytes : 0)));
 #pragma unroll
@@ -302,7 +343,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                                  input_x0.get(), input_y0.get() + j, n);
             if (grad) {
                 spio::arch::tma_load(smem_grad[RING(slot)][image].get(), &grad_map, bar, channel0,
-                                     block_x.get(), block_y.get() + j, n);
+                                     block_x.get(), block_y.get() + (next ? 0 : j),
+                                     next ? n + kStepImages : n);
             }
         }
     };
@@ -422,11 +464,26 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         }
 #endif
     };
+#ifdef CONV2D_GW8_SKIP_PAD_ROWS
+    // The input row j of each step that carries the next step's grad_y row 0, if any.
+    const int carried_j = skip_top != 0 ? input_rows - 1 : -1;
+#endif
     // Stream row J: input row j of its part (of `rows` output rows), into band t = j mod R.
     // Output row j - r of a part pairs with its input row j at filter row r; both are in the
     // same part, so their stream rows differ by r as well. input_y: that input row's place
     // in the image (read only with kSkipPadRows).
     const auto walk_row = [&](int J, int j, int t, int rows, Y input_y) {
+#if defined(CONV2D_GW8_SKIP_PAD_ROWS) && defined(CONV2D_GW8_BIAS_GRAD)
+        // Whether the row also reads the next step's grad_y row 0 into band t.
+        const bool carries = carries_next_grad_row(J, j);
+#elif defined(CONV2D_GW8_SKIP_PAD_ROWS)
+        // Without bias sums, whose sums would add it, the walk's last row reads the slot of
+        // the row it would carry were there a next step, which no product reads: checking J
+        // against the walk's end took the 14 x 14 TMA tile from 82 to 94 registers.
+        const bool carries = j == carried_j;
+#else
+        constexpr bool carries = false;
+#endif
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
         // WgradConfig.skip_pad_rows: a row of the zero padding above or below the image
         // multiplies nothing but zeros, so its A fragments and mma are left out (its grad_y
@@ -459,8 +516,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         TapFrag a[kGroupsPerWarp][kColumnPairs];
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
-            // grad_y row j, band t, serves this input row and the next R - 1.
-            if (j < rows) {
+            // grad_y row j (or the next step's row 0), band t, serves this input row and the
+            // next R - 1.
+            if (j < rows || carries) {
                 grad_band[BAND(t)][g]->load_trans(grad_row + b_lanes[g.get()]);
 #ifdef CONV2D_GW8_BIAS_GRAD
                 add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
@@ -490,8 +548,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         const auto grad_row = smem_grad[RING(J % kGradRing)][b_image];
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
-            // grad_y row j, band t, serves this input row and the next R - 1.
-            if (j < rows) {
+            // grad_y row j (or the next step's row 0), band t, serves this input row and the
+            // next R - 1.
+            if (j < rows || carries) {
                 grad_band[BAND(t)][g]->load_trans(
                     conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
 #ifdef CONV2D_GW8_BIAS_GRAD
@@ -522,7 +581,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
             for (int t = 0; t < kRows; ++t) {
                 const int J = J0 + t;
                 if (J >= walk_rows) break;
-                const int j = kWalkImages == 1 ? J : J % input_rows;
+                // (With skip_top, stream row 0 is the first step's row 0: -1 % step_rows is -1.)
+                const int j = kWalkImages == 1 ? J : (J - skip_top) % step_rows + skip_top;
                 walk_row(J, j, t, rows, input_y0 + Y(j));
             }
         }

@@ -324,10 +324,11 @@ def pad_rows_config_on(
 ) -> WgradConfig:
     """Return config with the padding rows left out (WgradConfig.skip_pad_rows) where the
     blocks walk every filter row (no block_r), that kernel fits as many blocks per SM
-    without spilling, and either the filter has at least PAD_ROWS_MIN_R rows and the layer is
-    padded above or below (their products left out), or the layer is padded below and the
-    blocks walk several steps of images in row chunks (the rows below the image left out of
-    each step); else config (memoised; compiles both).
+    without spilling, the layer is padded above or below, and either the filter has at
+    least PAD_ROWS_MIN_R rows (the padding rows' products left out) or the blocks walk
+    several steps of images in row chunks (each step's rows below the image left out, and
+    each step after the first starting below the padding row above it); else config
+    (memoised; compiles both).
 
     From H200 runs (2026-11-29, tools/wgrad_pad_rows_check.py: the launcher's configs without
     and with, alternated in one process). 5 x 5 and 7 x 7 walks are bound by their mma: 10
@@ -348,16 +349,19 @@ def pad_rows_config_on(
     1.021-1.033x (128x1024x16x16 36.74 -> 35.58 us, 512x256x14x14 30.73 -> 29.95,
     256x512x14x14 29.76 -> 28.82, 64x1024x14x14, 256x256x14x14), at the same 82 registers;
     walks of one step, 1 row in 34-66, 0.988-1.000x (32x64x56x56, 32x64x64x64,
-    128x64x64x64), so those are left alone.
+    128x64x64x64), so those are left alone. Each step after the first then also starts below
+    the padding row above the image (its grad_y row 0 carried by the step before): with
+    both, against neither, H200 (2026-11-29, the same tool): 1.041-1.054x on the five
+    walked layers (512x256x14x14 31.02 -> 29.79 us, 128x1024x16x16 36.84 -> 35.32,
+    256x256x14x14 17.29 -> 16.41), still 82 registers.
     """
     if config.skip_pad_rows or config.block_r:
         return config
     pad_top, pad_bottom = params.padding[:2]
-    if params.r >= PAD_ROWS_MIN_R:
-        if pad_top == 0 and pad_bottom == 0:
-            return config  # (no row of the walks is padding)
-    elif pad_bottom == 0 or config.walk_n == 1 or config.segments:
-        return config  # (no row below the image in each of several steps)
+    if pad_top == 0 and pad_bottom == 0:
+        return config  # (no row of the walks is padding)
+    if params.r < PAD_ROWS_MIN_R and (config.walk_n == 1 or config.segments):
+        return config  # (no padding row in each of several steps)
     return _flag_if_it_fits(params, config, "skip_pad_rows", device)
 
 

@@ -146,7 +146,9 @@ class WgradConfig:
     rows, which add nothing (the same bits; wgrad.pad_rows_config_on gives it): with filters
     of 5 rows or more, the A fragments and mma of the input rows in the zero padding above
     and below the image (those rows' loads and barriers stay); and in walks of row chunks,
-    each step's input rows below the image past its output rows, loads and barriers too.
+    each step's input rows below the image past its output rows, loads and barriers too,
+    and in walks of several steps, each later step's padding row above the image (its
+    grad_y row 0 then arrives with the step before's last row).
     """
 
     #: Fields no config space varies: the launchers set them on a chosen config for the GPU
