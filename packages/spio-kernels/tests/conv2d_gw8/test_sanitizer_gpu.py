@@ -209,6 +209,15 @@ CASES = {
     # ... walks whose steps end before the bottom padding row and, after the first, start
     # below the top one (TMA rows); and the same by cp.async, with the bias's sums.
     "wgrad-skip-pad-rows-walked": [*_WALKED_IMAGES, "skip_pad_rows=1"],
+    # ... with four images a step (wgrad_heuristic._four_images), six of them past the batch.
+    "wgrad-skip-pad-rows-walked-four-images": [
+        "wgrad",
+        "10x64x14x14",
+        "--config",
+        *[field for field in _WALKED_IMAGES[3:] if not field.startswith("block_n=")],
+        "block_n=4",
+        "skip_pad_rows=1",
+    ],
     "wgrad-skip-pad-rows-walked-cp-async-bias": [
         "wgrad",
         "5x64x10x12",

@@ -506,7 +506,8 @@ PAD_ROWS_CASES = [
     # images past the batch); cp.async with the bias's sums; images on their own barriers,
     # padded above only; a 5 x 5 filter (the second padding row walked, its products left
     # out); row chunks, only the top one starting below; steps of 2 image rows with a bias;
-    # narrow images paired in each K step, bf16.
+    # narrow images paired in each K step, bf16; and the TMA heuristic's four-image steps
+    # (wgrad_heuristic._four_images), the second block's last ten images past the batch.
     (
         Conv2dGw8Params.make(10, 64, 14, 14),
         WgradConfig(
@@ -530,6 +531,12 @@ PAD_ROWS_CASES = [
     (
         Conv2dGw8Params.make(9, 64, 6, 8, dtype="bfloat16"),
         WgradConfig(8, 2, 1, 8, 2, 4, 3, tma=True, image_sync=True),
+    ),
+    (
+        Conv2dGw8Params.make(22, 64, 14, 14),
+        WgradConfig(
+            16, 8, 2, 16, 2, 4, 4, image_sync=True, tma=True, producer=True, lane_registers=True
+        ),
     ),
 ]
 

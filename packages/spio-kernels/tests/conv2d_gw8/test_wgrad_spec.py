@@ -799,10 +799,11 @@ def test_paired_defaults_are_in_the_space(n: int, r: int) -> None:
             Conv2dGw8Params.make(32, 64, 64, 64),
             WgradConfig(16, 8, 2, 16, 2, 4, image_sync=True, tma=True),
         ),
-        # Their images sync on their own, with short last chunks (14 of 16 rows) and walked.
+        # Their images sync on their own, with short last chunks (14 of 16 rows) and walked,
+        # four images a step where the grid stays wide enough.
         (
             Conv2dGw8Params.make(512, 256, 14, 14),
-            WgradConfig(16, 8, 2, 16, 2, 2, 4, image_sync=True, tma=True),
+            WgradConfig(16, 8, 2, 16, 2, 4, 4, image_sync=True, tma=True),
         ),
         (
             Conv2dGw8Params.make(32, 64, 56, 56),
@@ -857,6 +858,34 @@ def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -
 def test_tma_tile_keeps_other_tiles(params: Conv2dGw8Params) -> None:
     default = wgrad_heuristic.default_config(params)
     assert wgrad_heuristic.tma_tile(params, default) == default
+
+
+@pytest.mark.parametrize(
+    ("shape", "sm_count", "block_n"),
+    [
+        ((512, 256, 14), 132, 4),  # 128 blocks of four images, walked four steps
+        ((256, 256, 14), 132, 4),  # 128 blocks, walked two steps
+        ((128, 1024, 16), 132, 4),
+        ((512, 256, 14), 144, 2),  # 128 blocks would leave 16 of 144 SMs idle
+        ((128, 256, 14), 132, 2),  # one step: not walked
+    ],
+    ids=str,
+)
+def test_walked_tma_tiles_take_four_images_where_their_grid_stays_wide(
+    shape: tuple[int, int, int], sm_count: int, block_n: int
+) -> None:
+    n, c, hw = shape
+    params = Conv2dGw8Params.make(n, c, hw, hw)
+    config = wgrad_heuristic.tma_tile(
+        params, wgrad_heuristic.default_config(params, sm_count), sm_count
+    )
+    assert config.tma
+    assert config.image_sync
+    assert config.block_n == block_n
+    if block_n == 4:
+        share = wgrad_heuristic.FOUR_IMAGES_MIN_SM_SHARE
+        assert wgrad_spec.grid_blocks(params, config) >= share * sm_count
+    assert config in wgrad_spec.config_space(params)
 
 
 def test_tma_tile_counts_the_gpus_sms() -> None:

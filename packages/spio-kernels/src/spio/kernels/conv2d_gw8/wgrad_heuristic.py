@@ -322,7 +322,8 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     215 layers, 1.005x in geometric mean) and 0.99-1.34x on the H100 (24 of 170, 1.012x),
     before the producer warps' 1.06-1.08x on TMA tiles (wgrad.producer_config_on).
 
-    Its images side by side sync on their own (_images_synced), whatever their row chunks.
+    Its images side by side sync on their own (_images_synced), whatever their row chunks;
+    walked steps take four images where the grid stays wide enough (_four_images).
     """
     if config.block_g != TMA_BLOCK_G // 2 or config.block_q < TILE_Q or params.groups % TMA_BLOCK_G:
         return config
@@ -341,7 +342,7 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
         return config
     if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
         return config
-    return _images_synced(params, tiled)
+    return _four_images(params, _images_synced(params, tiled), sm_count)
 
 
 def _images_synced(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
@@ -362,6 +363,35 @@ def _images_synced(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
         return config
     synced = dataclasses.replace(config, image_sync=True)
     return synced if _is_valid(params, synced) else config
+
+
+#: The share of the SMs whose each a block of _four_images' grid must reach.
+FOUR_IMAGES_MIN_SM_SHARE = 0.9
+
+
+def _four_images(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> WgradConfig:
+    """TMA tile config with four images a step instead of two where its images sync on their
+    own, it walks several steps, and the grid of the wider blocks, half as many, still
+    reaches FOUR_IMAGES_MIN_SM_SHARE of the sm_count SMs; else config. Each wider block is
+    two of config's side by side, on one SM where two of those fit (the 14 x 14 tile: 82
+    registers, 10 warps or 20), so the walks stay as they were and the partial sums halve.
+
+    H200 (2026-11-29, tools/wgrad_variants_check.py, as the launcher runs them, one process
+    each run): 1.020-1.051x on 128x512x14x14, 256x1024x14x14, 512x512x16x16, 1024x256x14x14
+    (58.29 -> 56.20 us) and 512x512x14x14; 1.008-1.030x in three runs on 512x256x14x14
+    (29.76 -> 28.89 us) and 1.005-1.015x on 256x512x14x14; 128x1024x14x14 1.003x,
+    64x1024x16x16 1.005x, 128x1024x16x16 0.994-1.000x; walked two steps (grids of 128),
+    256x256x14x14 1.008x and 64x1024x14x14 1.024x. Walked four steps there, grids of 64
+    such blocks, half the SMs, lost: 0.765x and 0.749x.
+    """
+    if not config.tma or not config.image_sync or config.walk_n == 1 or config.block_n != 2:
+        return config
+    wider = dataclasses.replace(config, block_n=4)
+    if not (_is_valid(params, wider) and _images_fit(params, wider.images)):
+        return config
+    if grid_blocks(params, wider) < FOUR_IMAGES_MIN_SM_SHARE * sm_count:
+        return config
+    return wider
 
 
 def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
