@@ -10,10 +10,12 @@ that two versions of the sources can be compared before relabelling their timing
 Each run compiles (NVRTC, sm_90, no cache: no GPU needed) 13 configs of each pass on three
 layers (an L2-resident one, an odd-sized bf16 one with a bias, asymmetric padding and a 5 x 3
 filter, and a 14 x 14 one): the pass's default and 12 spread over its space. It prints, per
-pass, each config's cubin SHA-256 and launch geometry, with the sources digests. --compare
-prints how many are identical; where all are, the change leaves the kernels as they were
-and `tools/relabel_timings.py` may move the timings and models to the new digests
-(CONTRIBUTING, "Changing a kernel").
+pass, each config's cubin SHA-256, the SHA-256 of the code in it (code_digest) and its launch
+geometry, with the sources digests. --compare prints how many are identical; where every
+config's code and geometry are, the change leaves the kernels as they run, and
+`tools/relabel_timings.py` may move the timings and models to the new digests (CONTRIBUTING,
+"Changing a kernel"). The whole cubin also names the source's constants and template
+instances, so moving code between functions changes it while the code stays the same.
 """
 
 from __future__ import annotations
@@ -38,13 +40,71 @@ SAMPLE = 12
 PASSES = ("fprop", "dgrad", "wgrad")
 
 
+#: The cubin sections of what the GPU runs: each kernel's machine code, its attributes
+#: (registers, parameters, barriers) and its relocations (by symbol name), and its static
+#: shared memory.
+CODE_SECTIONS = (".text.", ".nv.info.", ".rel.text.", ".rela.text.", ".nv.shared.")
+
+
+def code_digest(cubin: bytes) -> str:
+    """SHA-256 of a cubin's CODE_SECTIONS (an ELF64 file), by name, in name order, with
+    each relocation's symbol index replaced by the symbol's name; not of its symbol table,
+    which also lists the source's unused constants. (A kernel's attributes name its constant
+    bank by section index, so a change that adds a section, a global say, reads as new code.)"""
+    shoff = int.from_bytes(cubin[0x28:0x30], "little")
+    shentsize, shnum, shstrndx = (
+        int.from_bytes(cubin[at : at + 2], "little") for at in (0x3A, 0x3C, 0x3E)
+    )
+    headers = []
+    for index in range(shnum):
+        at = shoff + index * shentsize
+        name, kind = (int.from_bytes(cubin[at + k : at + k + 4], "little") for k in (0, 4))
+        offset, size = (int.from_bytes(cubin[at + k : at + k + 8], "little") for k in (24, 32))
+        link = int.from_bytes(cubin[at + 40 : at + 44], "little")
+        headers.append((name, kind, offset, size, link))
+
+    def text(table: int, at: int) -> str:
+        start = headers[table][2] + at
+        return cubin[start : cubin.index(b"\0", start)].decode()
+
+    def symbol_names(symtab: int) -> list[str]:
+        _, _, offset, size, strtab = headers[symtab]
+        return [
+            text(strtab, int.from_bytes(cubin[at : at + 4], "little"))
+            for at in range(offset, offset + size, 24)
+        ]
+
+    sections = {}
+    for name, kind, offset, size, link in headers:
+        section = text(shstrndx, name)
+        if not section.startswith(CODE_SECTIONS):
+            continue
+        body = cubin[offset : offset + size] if kind != 8 else size.to_bytes(8, "little")
+        if section.startswith((".rel.", ".rela.")):
+            names = symbol_names(link)
+            entry = 16 if section.startswith(".rel.") else 24
+            rows = []
+            for at in range(0, size, entry):
+                row = body[at : at + entry]
+                info = int.from_bytes(row[8:16], "little")
+                rows.append(row[:8] + (info & 0xFFFFFFFF).to_bytes(4, "little") + row[16:])
+                rows.append(names[info >> 32].encode())
+            body = b"".join(rows)
+        sections[section] = body
+    digest = hashlib.sha256()
+    for section in sorted(sections):
+        digest.update(section.encode() + len(sections[section]).to_bytes(8, "little"))
+        digest.update(sections[section])
+    return digest.hexdigest()
+
+
 def _sample(space: list[Any]) -> list[Any]:
     step = max(1, len(space) // SAMPLE)
     return space[::step][:SAMPLE]
 
 
 def hashes() -> dict[str, Any]:
-    """{"digests": {pass: digest}, pass: {"layer|config": [cubin sha, geometry]}}."""
+    """{"digests": {pass: digest}, pass: {"layer|config": [cubin sha, code sha, geometry]}}."""
     import spio.jit
     from spio.kernels.conv2d_gw8 import (
         Conv2dGw8Params,
@@ -78,21 +138,28 @@ def hashes() -> dict[str, Any]:
                     cache=False,
                 )
                 geometry = spec.launch_geometry(params, config)
-                rows[f"{params}|{config}"] = [hashlib.sha256(code.cubin).hexdigest(), str(geometry)]
+                rows[f"{params}|{config}"] = [
+                    hashlib.sha256(code.cubin).hexdigest(),
+                    code_digest(code.cubin),
+                    str(geometry),
+                ]
         out[name] = rows
     return out
 
 
 def compare(old_path: str, new_path: str) -> int:
-    """Print per pass how many sampled configs compile and launch identically; 0 when all."""
+    """Print per pass how many sampled configs compile to the same cubin, and how many to the
+    same code with the same launch geometry; 0 when all of them do the latter."""
     old, new = (json.loads(Path(path).read_text()) for path in (old_path, new_path))
     differing = 0
     for name in PASSES:
-        same = sum(old[name][key] == new[name].get(key) for key in old[name])
-        differing += len(old[name]) - same
+        pairs = [(row, new[name].get(key)) for key, row in old[name].items()]
+        cubins = sum(b is not None and a[0] == b[0] for a, b in pairs)
+        same = sum(b is not None and a[1:] == b[1:] for a, b in pairs)
+        differing += len(pairs) - same
         print(
-            f"{name}: {same} of {len(old[name])} identical "
-            f"({old['digests'][name]} -> {new['digests'][name]})"
+            f"{name}: {same} of {len(pairs)} identical in code and launch geometry, "
+            f"{cubins} in the whole cubin ({old['digests'][name]} -> {new['digests'][name]})"
         )
     return 0 if differing == 0 else 1
 

@@ -35,6 +35,7 @@ from spio.kernels.conv2d_gw8.bench_results import (
     plot_filename,
     read_csv,
     read_json,
+    upgrade_config_times,
     write_bandwidth_plots,
     write_config_times,
     write_csv,
@@ -405,6 +406,35 @@ def test_config_times_refuse_a_file_with_another_header(tmp_path: Path) -> None:
     empty.touch()
     write_config_times("GPU", "fprop", params, {FpropConfig(): 9.0}, empty, timing="graph")
     assert [r["timing"] for r in csv.DictReader(empty.open(newline=""))] == ["graph"]
+
+
+def test_an_older_config_times_file_is_upgraded_before_anything_is_timed(tmp_path: Path) -> None:
+    # Rows written before block_r and skip_pad_rows were WgradConfig fields: they ran with
+    # those fields' defaults, which the upgrade fills in, and new rows append under the header.
+    params = Conv2dGw8Params.make(32, 64, 64, 64)
+    path = tmp_path / "configs.csv"
+    config = WgradConfig(16, 8, 2, 16, 2, 4, image_sync=True, tma=True)
+    write_config_times("GPU", "wgrad", params, {config: 10.0}, path, timing="graph")
+    rows = list(csv.reader(path.open(newline="")))
+    dropped = [rows[0].index("block_r"), rows[0].index("skip_pad_rows")]
+    path.write_text(
+        "".join(",".join(v for i, v in enumerate(row) if i not in dropped) + "\n" for row in rows)
+    )
+    upgrade_config_times(path, config)
+    assert list(csv.reader(path.open(newline=""))) == rows
+    write_config_times("GPU", "wgrad", params, {config: 11.0}, path, timing="graph")
+    assert [r["median_us"] for r in csv.DictReader(path.open(newline=""))] == ["10.000", "11.000"]
+    upgrade_config_times(tmp_path / "missing.csv", config)  # nothing to do
+    assert not (tmp_path / "missing.csv").exists()
+
+
+def test_config_times_of_another_format_stop_the_run_before_timing(tmp_path: Path) -> None:
+    old = tmp_path / "old.csv"
+    old.write_text("gpu,shape,pass_name,block_q,median_us\nGPU,32x64x64x64,fprop,32,9.5\n")
+    before = old.read_text()
+    with pytest.raises(ValueError, match=r"old\.csv.*use a new --out directory"):
+        upgrade_config_times(old, WgradConfig())
+    assert old.read_text() == before
 
 
 def test_config_times_reject_an_unknown_timing_or_launch_and_mixed_config_types(

@@ -74,6 +74,7 @@ from .bench_results import (
     BenchRow,
     contender_rows,
     shape_text,
+    upgrade_config_times,
     write_bandwidth_plots,
     write_config_times,
     write_csv,
@@ -545,6 +546,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             configs = {
                 p: list(dict.fromkeys([defaults[p], *launched[p].values()])) for p in args.passes
             }
+        if args.all_configs and args.out is not None:
+            # (Before any timing: a file that cannot take the rows stops the run here.)
+            for pass_ in args.passes:
+                path = args.out / CONFIGS_CSV_NAME.format(pass_name=pass_)
+                upgrade_config_times(path, defaults[pass_])
         buffers = Buffers(params, args.passes, configs)
         if args.all_configs:
             precompile(params, configs)

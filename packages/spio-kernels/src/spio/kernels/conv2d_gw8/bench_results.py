@@ -247,6 +247,44 @@ def config_times_header(config: Any) -> list[str]:
     return [*CONFIG_TIMES_LAYER_COLUMNS, *dataclasses.asdict(config), "median_us"]
 
 
+def upgrade_config_times(path: str | Path, config: Any) -> None:
+    """Make the CSV at path ready for `write_config_times`' rows of config's dataclass, before
+    anything is timed: nothing to do where it is missing, empty or has their header. A file
+    of an older format, whose header lacks only config fields added since, is rewritten with
+    those columns filled in with the fields' defaults, the values its rows ran with (a
+    campaign then resumes where it stopped). Any other header raises ValueError."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    header = config_times_header(config)
+    if not rows or rows[0] == header:
+        return
+    existing = rows[0]
+    defaults = {
+        field.name: field.default
+        for field in dataclasses.fields(config)
+        if field.default is not dataclasses.MISSING
+    }
+    added = [column for column in header if column not in existing]
+    if [column for column in header if column in existing] != existing or any(
+        column not in defaults for column in added
+    ):
+        raise ValueError(
+            f"{path} has the header {existing}, not {header} (another pass's configs, or a "
+            "format that is not an older one of these): use a new --out directory"
+        )
+    at = {column: index for index, column in enumerate(existing)}
+    upgraded = path.with_name(path.name + ".upgrading")
+    with upgraded.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for row in rows[1:]:
+            writer.writerow([row[at[c]] if c in at else str(defaults[c]) for c in header])
+    upgraded.replace(path)
+
+
 def write_config_times(
     gpu: str,
     pass_name: str,

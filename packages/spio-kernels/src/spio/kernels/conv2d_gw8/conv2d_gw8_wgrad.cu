@@ -616,47 +616,15 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     spio::arch::cp_async_wait_all();
     sync_walkers();  // the rings' memory now holds the accumulators
 
-    // Every warp's accumulators to shared memory in grad_w's order, a slab of the block's
-    // weights per (row, column strip) of warps (the dropped half of an odd S's last pair is
-    // not written); then each thread adds 16-byte cells of 4 input channels over the slabs, in
-    // order, and writes them to the block's partial sum, which is contiguous: 8 threads cover
-    // a 128-byte line. (Scalar stores straight from the fragments' order wrote 4 bytes to
-    // each of 4 sectors per store, and the blocks' stores, all at the end of the walk, took
-    // ~2.5 us.)
-    const auto smem_partials = SmemPartials(reinterpret_cast<float*>(smem));
-    const auto warp_slab = smem_partials[thread];  // its row, column strip and first group
-#pragma unroll
-    for (auto g : spio::range(AccTile::size<G>())) {
-#pragma unroll
-        for (int pair = 0; pair < kPairs; ++pair) {
-#pragma unroll
-            for (int e = 0; e < AccFrag::size(); ++e) {
-                // Row tc of the C fragment is (column of the pair, input channel):
-                // tc = 8 * half + c; its column is the output channel.
-                const int tc = AccFrag::row_index(lane, e);
-                const int s = 2 * (pair % kColumnPairs) + tc / 8;
-                if (s < kCols) {
-                    *warp_slab[g][AccFrag::col(lane, e)][R(pair / kColumnPairs)][S(s)][C(tc % 8)] =
-                        acc[g][PAIR(pair)]->get(e);
-                }
-            }
-        }
-    }
+    store_slabs(smem, acc, thread, lane);
 #ifdef CONV2D_GW8_BIAS_GRAD
-    // The warp's bias sums, after the slabs: each quad of lanes holds one output channel's
-    // (the butterfly leaves the same sum on all four).
-    const auto smem_bias = SmemBias(reinterpret_cast<float*>(smem) + SmemPartials::storage_size());
-    const auto warp_bias = smem_bias[thread];  // its row, column strip and first group
-#pragma unroll
-    for (auto g : spio::range(AccTile::size<G>())) {
-        float sum = bias_sums[g.get()];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        if (lane % 4 == 0) *warp_bias[g][K(lane / 4)] = sum;
-    }
+    store_bias_sums(smem, bias_sums, thread, lane);
 #endif
     sync_walkers();
-
+    // Each thread adds 16-byte cells of 4 input channels over the slabs, in order, and writes
+    // them to the block's partial sum, which is contiguous: 8 threads cover a 128-byte line.
+    // (Spelled out here: as a function of its own it compiled to other code.)
+    const auto smem_partials = SmemPartials(reinterpret_cast<float*>(smem));
 #ifdef CONV2D_GW8_ATOMIC_SUMS
     // One sum of the group slice's weights for all its blocks (conv2d_gw8_wgrad_zero cleared
     // it), which each block adds into.
@@ -696,6 +664,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     // One thread per output channel of the block's groups adds the warps' sums in order.
     // Every filter row tile of a chunk walks the same grad_y rows: the first one's sums serve.
     if (filter_row0 != 0) return;
+    const auto smem_bias = SmemBias(reinterpret_cast<float*>(smem) + SmemPartials::storage_size());
 #ifdef CONV2D_GW8_ATOMIC_SUMS
     const auto bias_partial = BiasPartials(partials_ptr + kWeights)[block.get<BLOCK_G>()];
 #else
