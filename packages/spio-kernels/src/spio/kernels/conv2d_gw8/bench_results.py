@@ -256,12 +256,14 @@ def upgrade_config_times(path: str | Path, config: Any) -> None:
     path = Path(path)
     if not path.exists():
         return
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
     header = config_times_header(config)
-    if not rows or rows[0] == header:
-        return
-    existing = rows[0]
+    with path.open(newline="", encoding="utf-8") as f:
+        # (The header alone where it is current: the benchmark checks before every shape.)
+        reader = csv.reader(f)
+        existing = next(reader, None)
+        if existing is None or existing == header:
+            return
+        rows = list(reader)
     defaults = {
         field.name: field.default
         for field in dataclasses.fields(config)
@@ -280,7 +282,7 @@ def upgrade_config_times(path: str | Path, config: Any) -> None:
     with upgraded.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)
-        for row in rows[1:]:
+        for row in rows:
             writer.writerow([row[at[c]] if c in at else str(defaults[c]) for c in header])
     upgraded.replace(path)
 

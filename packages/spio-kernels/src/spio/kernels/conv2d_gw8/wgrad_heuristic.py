@@ -384,7 +384,7 @@ def _four_images(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) ->
     256x256x14x14 1.008x and 64x1024x14x14 1.024x. Walked four steps there, grids of 64
     such blocks, half the SMs, lost: 0.765x and 0.749x.
     """
-    if not config.tma or not config.image_sync or config.walk_n == 1 or config.block_n != 2:
+    if not config.image_sync or config.walk_n == 1 or config.block_n != 2:
         return config
     wider = dataclasses.replace(config, block_n=4)
     if not (_is_valid(params, wider) and _images_fit(params, wider.images)):
