@@ -49,7 +49,7 @@ ANCHOR_WALK_END = "    sync_walkers();  // the rings' memory now holds the accum
 ANCHOR_SLABS_END = "#ifdef CONV2D_GW8_ATOMIC_SUMS\n    // One sum of the group slice's weights"
 ANCHOR_STORE = "        *reinterpret_cast<float4*>(partial[cell].get()) = sum;"
 ANCHOR_ADD = "        add_atomically(partial[cell].get(), sum);"
-ANCHOR_WALK_ROWS = "    int walk_rows = kWalkImages * input_rows;"
+ANCHOR_WALK_ROWS = "    int walk_rows = kWalkImages * step_rows + skip_top;"
 ANCHOR_END = "    });\n#ifdef CONV2D_GW8_BIAS_GRAD\n    // One thread per output channel"
 
 # A value no sum takes: stores under it keep the compiler from dropping the work before them.
@@ -68,7 +68,9 @@ CUTS: dict[str, list[tuple[str, str]]] = {
     ],
     "slabs_only": [(ANCHOR_SLABS_END, "    return;\n" + ANCHOR_SLABS_END)],
     "walk_only": [(ANCHOR_WALK_END, ANCHOR_WALK_END + _KEEP_ACCUMULATORS + "    return;\n")],
-    "no_walk": [(ANCHOR_WALK_ROWS, ANCHOR_WALK_ROWS.replace("= ", "= 0 * "))],
+    "no_walk": [
+        (ANCHOR_WALK_ROWS, "    int walk_rows = 0 * (kWalkImages * step_rows + skip_top);")
+    ],
     "empty": [(ANCHOR_WAIT, ANCHOR_WAIT + "    if (blockDim.x > 0) return;\n")],
 }
 
