@@ -100,10 +100,16 @@ def test_default_config_on_balances_an_uneven_last_wave(module: Any) -> None:
         assert chosen.block_p < heuristic.block_p, (chosen, before, after)
         assert after > before
     # A launch without a config runs it: the result matches the reference.
-    x = uniform(params.input_shape, params, 0)[:1].expand(params.input_shape).contiguous()
-    w = uniform(params.weight_shape, params, 1)
+    _check_default_launch(module, params)
+
+
+def _check_default_launch(module: Any, params: Conv2dGw8Params) -> None:
+    """A launch of module's pass without a config (default_config_on's) matches the
+    reference: every image the same input, so two images checked stand for all."""
     import torch
 
+    x = uniform(params.input_shape, params, 0)[:1].expand(params.input_shape).contiguous()
+    w = uniform(params.weight_shape, params, 1)
     y = torch.full(params.output_shape, float("nan"), device="cuda", dtype=x.dtype)
     if module is fprop:
         conv2d_gw8_fprop(y, x, w, None, params)
@@ -114,4 +120,23 @@ def test_default_config_on_balances_an_uneven_last_wave(module: Any) -> None:
     torch.cuda.synchronize()
     assert not torch.isnan(y).any()
     assert_close_16bit(y[:2], expected, params, 8 * params.r * params.s)
-    assert torch.equal(y[0], y[-1])  # every image the same input
+    assert torch.equal(y[0], y[-1])
+
+
+@pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
+@pytest.mark.parametrize(("n", "side"), [(128, 48), (128, 64)])
+def test_default_config_on_halves_a_one_wave_grid(module: Any, n: int, side: int) -> None:
+    # 512 blocks of 32-row chunks on 132 SMs (one wave): 48 rows make uneven chunks (32 +
+    # 16), and 3 x 3 filters gain from 16-row ones even where 32 divides the rows
+    # (one_wave.split_one_wave).
+    import spio.jit
+
+    params = Conv2dGw8Params.make(n, 64, side, side)
+    spec = dgrad_spec if module is dgrad else fprop_spec
+    heuristic = spec.default_config(params, spio.jit.device_info(0).sm_count)
+    launch = (dgrad.dgrad_launch if module is dgrad else fprop.fprop_launch)(params, heuristic, 0)
+    if spec.grid_blocks(params, heuristic) > grid_slots(launch.kernel, launch.geometry):
+        pytest.skip("the heuristic's grid is more than one wave on this GPU")
+    assert heuristic.block_p == 32
+    assert module.default_config_on(params, 0) == spec.shorter_walk(params, heuristic)
+    _check_default_launch(module, params)

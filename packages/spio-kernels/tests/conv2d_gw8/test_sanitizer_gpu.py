@@ -63,7 +63,10 @@ CASES = {
     "fprop-filter-bias": ["fprop", "3x16x9x7", *_FILTER, "--bias"],
     # A ring of 8 rows: 6 loading ahead, more than a 4-row block's walk of 6 input rows.
     "fprop-prefetch6-short-walk": ["fprop", _ODD, "--config", "prefetch=6", "block_p=4"],
+    # Row chunks of 16, 16 and 8 rows (one_wave.split_one_wave's walk on 40-row images).
+    "fprop-uneven-chunks": ["fprop", "2x64x40x40", "--config", "block_p=16"],
     "dgrad-default": ["dgrad", _ODD],
+    "dgrad-uneven-chunks": ["dgrad", "2x64x40x40", "--config", "block_p=16"],
     "dgrad-prefetch6-filter": ["dgrad", "3x16x9x7", *_FILTER, "--config", "prefetch=6"],
     "dgrad-filter": ["dgrad", "3x16x9x7", *_FILTER, "--dtype", "bfloat16"],
     "wgrad-default": ["wgrad", _ODD],

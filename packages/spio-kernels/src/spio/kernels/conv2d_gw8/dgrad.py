@@ -18,6 +18,7 @@ from .fprop import (
     types_request,
 )
 from .fprop_spec import FpropConfig
+from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
 
 
@@ -54,6 +55,8 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     config = dgrad_spec.default_config(params, spio.jit.device_info(device).sm_count)
     launch = dgrad_launch(params, config, device)
     slots = resident_slots(launch.kernel, launch.geometry)
+    if dgrad_spec.grid_blocks(params, config) <= slots:
+        return split_one_wave(dgrad_spec.to_fprop_params(params), config)
     return balance_waves(
         config,
         lambda c: dgrad_spec.shorter_walk(params, c),

@@ -20,6 +20,7 @@ from .fprop_spec import (
     shorter_walk,
 )
 from .fprop_spec import launch_geometry as _launch_geometry
+from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
 
 SOURCE_NAME = "conv2d_gw8_fprop.cu"
@@ -142,12 +143,15 @@ def resident_slots(kernel: Any, geometry: Any) -> int:
 def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     """Return the config a launch without one runs on device (memoised): default_config for
     the device's SM count, its walk shortened where more, smaller blocks fill the last wave
-    of the GPU's block slots better (_tiling.balance_waves; the slots are the default's)."""
+    of the GPU's block slots better (_tiling.balance_waves; the slots are the default's), or
+    where its grid is one wave at most, as one_wave.split_one_wave says."""
     import spio.jit
 
     config = default_config(params, spio.jit.device_info(device).sm_count)
     launch = fprop_launch(params, config, device)
     slots = resident_slots(launch.kernel, launch.geometry)
+    if grid_blocks(params, config) <= slots:
+        return split_one_wave(params, config)
     return balance_waves(
         config,
         lambda c: shorter_walk(params, c),
