@@ -34,6 +34,7 @@ from wgrad_timing import (
     time_alternating,
 )
 
+import spio.kernels.conv2d_gw8._tiling as tiling
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad, wgrad_spec
 from spio.kernels.conv2d_gw8.wgrad import wgrad_launch
 from spio.kernels.conv2d_gw8.wgrad_walks import slots_on
@@ -86,7 +87,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", nargs="+", metavar="NxCxHxWxK", help="instead of NAMED")
     parser.add_argument("--variants", nargs="+", required=True, metavar="FIELD=VALUE,...")
+    parser.add_argument(
+        "--shared-mem-cap",
+        type=int,
+        metavar="BYTES",
+        help="the configs' shared-memory limit instead of _tiling.MAX_SHARED_MEM (e.g. 232448, "
+        "sm_90's 227 KiB, for rings deeper than the portable limit allows)",
+    )
     args = parser.parse_args()
+    if args.shared_mem_cap is not None:
+        tiling.MAX_SHARED_MEM = args.shared_mem_cap
     for text in args.variants:
         parse_variant(text)  # a typo stops the run before anything compiles
     copy = start()
