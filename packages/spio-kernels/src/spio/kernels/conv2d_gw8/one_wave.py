@@ -1,15 +1,16 @@
 """Where fprop and dgrad's default, on a grid of one wave at most, walks row chunks half as
-long: the rule default_config_on applies after _tiling.balance_waves, which leaves such grids
-alone (they spread over every SM, so they "fill" it).
+long: the rule default_config_on applies to such grids, which _tiling.balance_waves would
+leave alone (they spread over every SM, so they "fill" it).
 
 A one-wave grid of 32-row chunks (on 132 SMs, the ladder's first tile gives 512 blocks of 4
 warps for 528 slots) ran slower than the same tile's 16-row chunks in two waves in two cases,
 on an H200 (2026-11-29, tools/one_wave_chunks_check.py: alternating in one process, the
-default against its shorter walk, 41 layers of fprop and dgrad):
+default against its shorter walk: the one-wave layers of campaign seeds 0 to 6 and 16
+layers of the tool's own, 44 in all, both passes):
 
 - Uneven chunks. Where 32 does not divide the image's rows, the blocks of each image's last
   chunk walk fewer rows and finish early, and in one wave nothing takes their SMs. 48 rows
-  (32 + 16) and 40 (32 + 8) ran 1.07-1.36x faster in 16-row chunks (48 + 16: three even
+  (32 + 16) and 40 (32 + 8) ran 1.07-1.36x faster in 16-row chunks (48: three even
   ones; 40: 16 + 16 + 8, still uneven, but the blocks now share two waves): 16x512x40x40
   31.8 -> 26.3 us, 64x128x40x40 1 x 1 18.3 -> 13.7, 128x64x48x48 32.5 -> 27.8. Where the
   halving evens the chunks less (56 rows, 32 + 24 against 16 + 16 + 16 + 8: 0.98x; 112 rows,
@@ -19,10 +20,15 @@ default against its shorter walk, 41 layers of fprop and dgrad):
   1.001-1.110x faster in 16-row chunks, on all 11 layers and both passes (128x64x64x64 fprop
   1.001x, dgrad 38.09 -> 37.22 us; 256x128x32x32 1.08x and 1.11x; 64x128x64x64 1.10x).
   1 x 1 filters lost there (0.96-1.00x, no halo to share), 2 x 2 went either way (0.95-1.02x),
-  and no larger filter was measured.
+  and 5 x 5 lost (0.86-0.90x, two layers of the held-out seeds below).
 
 Chunks of 16 rows and fewer keep their walks: halving them to 8 lost 7-19% on every 3 x 3
 layer measured (64x64x64x64, 512x64x16x16, 32x512x32x32).
+
+Held out, on the 31 one-wave layers of campaign seeds 7 to 13, the rule halved two
+(128x64x64x64 1.002x and 1.025x, 32x1024x32x32 bf16 1.010x and 1.035x) and kept every layer
+where halving lost; its choice ran 1.000x and 1.002x the old default's in geometric mean,
+never slower, where halving all of them would have run 0.92x.
 """
 
 from __future__ import annotations
