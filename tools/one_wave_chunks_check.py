@@ -29,7 +29,9 @@ from spio.kernels.conv2d_gw8.one_wave import split_one_wave
 from spio.perfmodel._campaign import campaign_layers
 
 TARGETS = [Conv2dGw8Params.make(n, 64, 64, 64, r=3, s=3, padding=1) for n in (128, 256, 96, 64)]
-#: More blocks than this an SM never fit the ladder's tiles (4 warps each, ~128 registers).
+#: Grids of more blocks than this per SM are passed over before anything compiles: the
+#: ladder's first tiles (4 warps, about 128 registers) fit 4 an SM. A tile that fits more is
+#: left out of the comparison, not mistimed.
 MAX_SLOTS_PER_SM = 4
 #: Layers no campaign seed holds whose default is one wave of 32-row chunks (512 blocks of
 #: the ladder's tile on 132 SMs): filters of 1 to 3 rows, images of 32 to 128 rows, some
@@ -50,6 +52,8 @@ PASSES: dict[str, Any] = {
 
 
 def _layers(seeds: list[int], min_mb: float) -> list[Conv2dGw8Params]:
+    """TARGETS and the seeds' campaign layers whose activations (half fprop's compulsory
+    bytes) hold min_mb MB or more and whose default may be one wave."""
     sampled = [layer for seed in seeds for layer in campaign_layers(44, seed)]
     return [
         layer
