@@ -9,7 +9,9 @@ that two versions of the sources can be compared before relabelling their timing
 
 Each run compiles (NVRTC, sm_90, no cache: no GPU needed) 13 configs of each pass on three
 layers (an L2-resident one, an odd-sized bf16 one with a bias, asymmetric padding and a 5 x 3
-filter, and a 14 x 14 one): the pass's default and 12 spread over its space. It prints, per
+filter, and a 14 x 14 one): the pass's default and 12 spread over its space, and for wgrad
+each of those also as the launcher places tiles (PLACED_FLAGS, producer warps, segments),
+the code that launched rows were timed with. It prints, per
 pass, each config's cubin SHA-256, the SHA-256 of the code in it (code_digest) and its launch
 geometry, with the sources digests. --compare prints how many are identical; where every
 config's code and geometry are, the change leaves the kernels as they run, and
@@ -21,6 +23,7 @@ instances, so moving code between functions changes it while the code stays the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import sys
@@ -38,6 +41,13 @@ LAYERS: tuple[dict[str, Any], ...] = (
 )  # fmt: skip
 SAMPLE = 12
 PASSES = ("fprop", "dgrad", "wgrad")
+#: The placement flags the wgrad launcher gives a tile (wgrad.improved_config_on; producer
+#: warps only to tiles with TMA rows), which the config spaces never hold: launched rows were
+#: timed with them, so each sampled wgrad tile is also hashed with them, and walking segments
+#: of the stream of rows for SEGMENT_SLOTS blocks at once (wgrad_spec.stream_config), as
+#: wgrad._balanced_walk places some tiles.
+PLACED_FLAGS = ("padded_slabs", "lane_registers", "discard_partials")
+SEGMENT_SLOTS = 264
 
 
 #: The cubin sections of what the GPU runs: each kernel's machine code, its attributes
@@ -103,6 +113,38 @@ def _sample(space: list[Any]) -> list[Any]:
     return space[::step][:SAMPLE]
 
 
+def _key(params: Any, config: Any) -> str:
+    """params and the fields of config that differ from their defaults: a key that stays the
+    same across versions of the config that add fields."""
+    fields = ", ".join(
+        f"{field.name}={getattr(config, field.name)!r}"
+        for field in dataclasses.fields(config)
+        if getattr(config, field.name) != field.default
+    )
+    return f"{params}|{type(config).__name__}({fields})"
+
+
+def _placed(params: Any, tiles: list[Any]) -> list[Any]:
+    """Each wgrad tile with PLACED_FLAGS (and producer warps where its rows come by TMA), and
+    that walking segments, where check_config accepts them."""
+    from spio.kernels.conv2d_gw8 import wgrad_spec
+
+    placed = []
+    for tile in tiles:
+        flags = dict.fromkeys(PLACED_FLAGS, True)
+        with_flags = dataclasses.replace(tile, producer=tile.tma, **flags)
+        segmented = dataclasses.replace(
+            wgrad_spec.stream_config(params, tile, SEGMENT_SLOTS), producer=tile.tma, **flags
+        )
+        for config in (with_flags, segmented):
+            try:
+                wgrad_spec.check_config(params, config)
+            except ValueError:
+                continue
+            placed.append(config)
+    return list(dict.fromkeys(placed))
+
+
 def hashes() -> dict[str, Any]:
     """{"digests": {pass: digest}, pass: {"layer|config": [cubin sha, code sha, geometry]}}."""
     import spio.jit
@@ -127,7 +169,9 @@ def hashes() -> dict[str, Any]:
     ):
         rows = {}
         for params in layers:
-            for config in [*_sample(spec.config_space(params)), default_config(params)]:
+            tiles = [*_sample(spec.config_space(params)), default_config(params)]
+            configs = [*tiles, *_placed(params, tiles)] if name == "wgrad" else tiles
+            for config in configs:
                 request = launcher.compile_request(params, config, "sm_90")
                 code = spio.jit.compile(
                     request.source,
@@ -138,7 +182,7 @@ def hashes() -> dict[str, Any]:
                     cache=False,
                 )
                 geometry = spec.launch_geometry(params, config)
-                rows[f"{params}|{config}"] = [
+                rows[_key(params, config)] = [
                     hashlib.sha256(code.cubin).hexdigest(),
                     code_digest(code.cubin),
                     str(geometry),
