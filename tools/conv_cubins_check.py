@@ -128,20 +128,16 @@ def _placed(params: Any, tiles: list[Any]) -> list[Any]:
     """Each wgrad tile with PLACED_FLAGS (and producer warps where its rows come by TMA), and
     that walking segments, where check_config accepts them."""
     from spio.kernels.conv2d_gw8 import wgrad_spec
+    from spio.kernels.conv2d_gw8._tiling import fits
 
     placed = []
     for tile in tiles:
-        flags = dict.fromkeys(PLACED_FLAGS, True)
-        with_flags = dataclasses.replace(tile, producer=tile.tma, **flags)
-        segmented = dataclasses.replace(
-            wgrad_spec.stream_config(params, tile, SEGMENT_SLOTS), producer=tile.tma, **flags
-        )
-        for config in (with_flags, segmented):
-            try:
-                wgrad_spec.check_config(params, config)
-            except ValueError:
-                continue
-            placed.append(config)
+        flags = {"producer": tile.tma, **dict.fromkeys(PLACED_FLAGS, True)}
+        segmented = wgrad_spec.stream_config(params, tile, SEGMENT_SLOTS)
+        for walk in (tile, segmented):
+            config = dataclasses.replace(walk, **flags)
+            if fits(wgrad_spec.check_config, params, config):
+                placed.append(config)
     return list(dict.fromkeys(placed))
 
 
