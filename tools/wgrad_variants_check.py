@@ -5,11 +5,13 @@ layer (GPU).
         --variants image_sync=True "block_n=1,walk_n=8" tma=True
 
 For each layer (--layers' N x C x H x W x K: K x K filters, padding K // 2, or NAMED): the
-config a launch without one runs (wgrad.default_config_on) and, for each variant, that
-config with the variant's fields replaced, then given the kernel improvements the launcher
-would give it (wgrad.improved_config_on: producer warps where its rows come by TMA, ...),
-except the placement fields the variant names, which keep its values (skip_pad_rows=False
-times the launcher's config without that flag).
+config a launch without one runs (wgrad.default_config_on) and, for each variant, the tile
+it places (wgrad.default_tile_on) with the variant's fields replaced, then placed as a
+launch given that tile places it (wgrad.balanced_config_on: walking segments where its
+waves leave SMs idle or fewer partial sums pay, then producer warps where its rows come by
+TMA, ...), except the placement fields the variant names, which keep its values
+(skip_pad_rows=False times the launcher's config without that flag; a variant naming
+segments keeps that walk: segments=0 runs row chunks).
 A variant that cannot run the layer is reported with the reason and left out. Timed in this
 process, alternating three rounds (CUDA-graph replays of the whole pass, the fastest round's
 median), with cuDNN and the copy bandwidth; each variant's registers and blocks per SM are
@@ -63,18 +65,20 @@ def parse_variant(text: str) -> dict[str, Any]:
 
 
 def variants_of(
-    params: Conv2dGw8Params, launched: WgradConfig, texts: list[str]
+    params: Conv2dGw8Params, launched: WgradConfig, tile: WgradConfig, texts: list[str]
 ) -> dict[str, WgradConfig]:
-    """Each variant text's config as the launcher would place it, the placement fields it
-    names kept as it names them; those that cannot run params are reported and left out."""
+    """Each variant text's config as a launch given its tile places it, the placement fields
+    it names kept as it names them; those that cannot run params are reported and left out."""
     variants = {"launched": launched}
     for text in texts:
         fields = parse_variant(text)
         pinned = {k: v for k, v in fields.items() if k in WgradConfig.PLACEMENT_FIELDS}
         try:
-            tile = dataclasses.replace(launched, **fields)
-            wgrad_spec.check_config(params, tile)
-            placed = dataclasses.replace(wgrad.improved_config_on(params, tile), **pinned)
+            varied = dataclasses.replace(tile, **fields)
+            wgrad_spec.check_config(params, varied)
+            # (A walk the variant names is kept: balancing it would replace its segments.)
+            place = wgrad.improved_config_on if "segments" in pinned else wgrad.balanced_config_on
+            placed = dataclasses.replace(place(params, varied), **pinned)
             wgrad_spec.check_config(params, placed)
         except ValueError as error:
             print(f"  {text}: cannot run: {error}", flush=True)
@@ -102,7 +106,9 @@ def main() -> None:
     copy = start()
     for params in named_layers(args.layers, NAMED):
         print(f"{layer_name(params)}:", flush=True)
-        variants = variants_of(params, wgrad.default_config_on(params), args.variants)
+        variants = variants_of(
+            params, wgrad.default_config_on(params), wgrad.default_tile_on(params), args.variants
+        )
         configs = list(variants.values())
         times, cudnn_us = time_alternating(params, configs)
         launched = variants["launched"]

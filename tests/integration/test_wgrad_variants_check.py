@@ -39,10 +39,11 @@ def test_variants_that_cannot_run_the_layer_are_reported_and_left_out(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Placing a variant compiles its kernel for the GPU: here it stays as it is.
-    monkeypatch.setattr(tool.wgrad, "improved_config_on", lambda params, config: config)
+    monkeypatch.setattr(tool.wgrad, "balanced_config_on", lambda params, config: config)
     params = Conv2dGw8Params.make(8, 64, 14, 14)
     launched = WgradConfig(16, 8, 2, 16, 2, 2, 2, image_sync=True, tma=True)
-    variants = tool.variants_of(params, launched, ["prefetch=1", "block_n=1", "walk_n=1"])
+    texts = ["prefetch=1", "block_n=1", "walk_n=1"]
+    variants = tool.variants_of(params, launched, launched, texts)
     assert list(variants) == ["launched", "prefetch=1", "walk_n=1"]
     assert variants["prefetch=1"] == WgradConfig(16, 8, 2, 16, 1, 2, 2, image_sync=True, tma=True)
     report = capsys.readouterr().out
@@ -56,12 +57,37 @@ def test_a_placement_field_a_variant_names_keeps_its_value(
     # GPU); the variant that turns it off is timed without it.
     monkeypatch.setattr(
         tool.wgrad,
-        "improved_config_on",
+        "balanced_config_on",
         lambda params, config: dataclasses.replace(config, skip_pad_rows=True, producer=True),
     )
     params = Conv2dGw8Params.make(8, 64, 14, 14)
-    launched = WgradConfig(16, 8, 2, 16, 2, 2, 2, image_sync=True, tma=True, skip_pad_rows=True)
-    variants = tool.variants_of(params, launched, ["skip_pad_rows=False", "prefetch=1"])
+    tile = WgradConfig(16, 8, 2, 16, 2, 2, 2, image_sync=True, tma=True)
+    launched = dataclasses.replace(tile, skip_pad_rows=True, producer=True)
+    variants = tool.variants_of(params, launched, tile, ["skip_pad_rows=False", "prefetch=1"])
     assert not variants["skip_pad_rows=False"].skip_pad_rows
     assert variants["skip_pad_rows=False"].producer  # (not named: placed)
     assert variants["prefetch=1"].skip_pad_rows
+
+
+def test_variants_start_from_the_tile_and_balance_its_walk_unless_they_name_segments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A launch given a tile walks it in segments where its waves leave SMs idle
+    # (balanced_config_on); a variant naming segments keeps its walk (improved_config_on).
+    monkeypatch.setattr(
+        tool.wgrad,
+        "balanced_config_on",
+        lambda params, config: dataclasses.replace(config, segments=33, producer=True),
+    )
+    monkeypatch.setattr(
+        tool.wgrad,
+        "improved_config_on",
+        lambda params, config: dataclasses.replace(config, producer=True),
+    )
+    params = Conv2dGw8Params.make(128, 512, 28, 28)
+    tile = WgradConfig(16, 8, 2, 32, 2, 2, image_sync=True)
+    launched = dataclasses.replace(tile, segments=16)
+    variants = tool.variants_of(params, launched, tile, ["tma=True", "tma=True,segments=0"])
+    assert variants["launched"] == launched
+    assert variants["tma=True"] == dataclasses.replace(tile, tma=True, segments=33, producer=True)
+    assert variants["tma=True,segments=0"] == dataclasses.replace(tile, tma=True, producer=True)

@@ -92,6 +92,15 @@ CASES = {
     "wgrad-atomic-bias-rounded-tma": [*_BIAS_ROUNDED, *_TMA, "atomic_sums=1"],
     "wgrad-tma": ["wgrad", "3x64x20x18", "--config", *_TMA],
     "wgrad-tma-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_TMA, "image_sync=1"],
+    # A wide filter's tile with TMA rows (wgrad_heuristic._overhang_tma_tile): 4 groups, one
+    # producer, strips of 32 columns overhanging 40, two steps walked.
+    "wgrad-tma-wide-filter-walked": [
+        "wgrad",
+        "4x64x21x40",
+        *["--r", "5", "--s", "5", "--padding", "2", "--config"],
+        *["block_q=32", "block_g=4", "warp_g=1", "block_p=16", "prefetch=2", "block_n=1"],
+        *["walk_n=2", "image_sync=0", "segments=0", "block_r=0", "tma=1", "producer=1"],
+    ],
     # fprop and dgrad with images paired in each A fragment: an odd batch (the last pair
     # half past it), bias, a 5 x 3 filter.
     "fprop-paired": ["fprop", "5x64x8x8", "--bias", "--config", "block_q=8", "warp_q16=1"],

@@ -295,6 +295,9 @@ TMA_CASES = [
     (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, image_sync=True)),
     (Conv2dGw8Params.make(5, 64, 8, 8), WgradConfig(8, 8, 2, 8, 2, 2, 2)),
     (Conv2dGw8Params.make(7, 64, 7, 6), WgradConfig(8, 8, 1, 8, 1, 4, image_sync=True)),
+    # The wide filters' tiles wgrad_heuristic._overhang_tma_tile gives TMA rows: 4 groups
+    # walked two steps over strips overhanging the image.
+    (Conv2dGw8Params.make(4, 64, 21, 40, r=5, s=5, padding=2), WgradConfig(32, 4, 1, 16, 2, 1, 2)),
 ]
 
 
@@ -733,6 +736,34 @@ def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma
         assert balanced_config_on(params, tile, device).producer == placed.producer
     cp_async = WgradConfig(16, 8, 2, 64, 2, 2, image_sync=True)
     assert producer_config_on(params, cp_async, device) == cp_async
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # Full pixel lines in 16-column strips overhanging 28 columns; one group a block of
+        # a 5 x 5 filter (wgrad_heuristic._overhang_tma_tile).
+        Conv2dGw8Params.make(32, 512, 28, 28),
+        Conv2dGw8Params.make(16, 64, 24, 24, r=5, s=5, padding=2),
+    ],
+    ids=str,
+)
+def test_the_default_with_tma_rows_for_overhanging_strips_matches_reference(
+    params: Conv2dGw8Params,
+) -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8.wgrad import default_config_on
+
+    device = torch.cuda.current_device()
+    config = default_config_on(params, device)
+    assert config.tma is (torch.cuda.get_device_capability() >= (9, 0))
+    x = uniform(params.input_shape, params, 21)
+    grad_y = uniform(params.output_shape, params, 22)
+    grad_w = _run(params, config, x, grad_y)
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:

@@ -843,11 +843,8 @@ def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -
         Conv2dGw8Params.make(128, 64, 64, 64),
         # Half the blocks would leave the GPU under MIN_WARPS_PER_SM warps per SM.
         Conv2dGw8Params.make(8, 64, 56, 56),
-        # One group a block (the small grids' tile, 7 x 7 filters).
+        # One group a block (the small grids' tile).
         Conv2dGw8Params.make(16, 128, 28, 28),
-        Conv2dGw8Params.make(16, 64, 56, 56, r=7, s=7, padding=3),
-        # 5 x 5 with 8 groups needs more accumulators than a thread may hold.
-        Conv2dGw8Params.make(128, 256, 16, 16, r=5, s=5, padding=2),
         # 4 groups in all: nothing to widen to.
         Conv2dGw8Params.make(64, 32, 64, 64),
         # Narrow images' tiles (8 columns of each of two images a warp) were not timed so.
@@ -858,6 +855,50 @@ def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -
 def test_tma_tile_keeps_other_tiles(params: Conv2dGw8Params) -> None:
     default = wgrad_heuristic.default_config(params)
     assert wgrad_heuristic.tma_tile(params, default) == default
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # Full pixel lines whose 16-column strips overhang 28, 36 and 56 columns.
+        Conv2dGw8Params.make(128, 512, 28, 28),
+        Conv2dGw8Params.make(96, 128, 36, 36),
+        Conv2dGw8Params.make(256, 64, 56, 56),
+        # Wide filters, whatever their groups and columns: 8 groups would need more
+        # accumulators than a thread may hold; one group a block at 7 x 7.
+        Conv2dGw8Params.make(128, 256, 16, 16, r=5, s=5, padding=2),
+        Conv2dGw8Params.make(64, 128, 48, 48, r=5, s=5, padding=2),
+        Conv2dGw8Params.make(16, 64, 56, 56, r=7, s=7, padding=3),
+    ],
+    ids=str,
+)
+def test_tma_tile_gives_overhanging_lines_and_wide_filters_tma_rows(
+    params: Conv2dGw8Params,
+) -> None:
+    default = wgrad_heuristic.default_config(params)
+    assert not default.tma
+    assert wgrad_heuristic.tma_tile(params, default) == dataclasses.replace(default, tma=True)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # Full lines whose strips fit the image.
+        Conv2dGw8Params.make(128, 128, 32, 32),
+        # 1 x 1 filters: no halo.
+        Conv2dGw8Params.make(512, 128, 28, 28, r=1, s=1, padding=0),
+        # Half lines of 3 x 3 filters, overhanging: small layers' tiles and 12 groups.
+        Conv2dGw8Params.make(32, 128, 28, 28),
+        Conv2dGw8Params.make(128, 96, 40, 40),
+    ],
+    ids=str,
+)
+def test_tma_tile_keeps_cp_async_rows_where_tma_rows_did_not_pay(
+    params: Conv2dGw8Params,
+) -> None:
+    default = wgrad_heuristic.default_config(params)
+    assert wgrad_heuristic.tma_tile(params, default) == default
+    assert not default.tma
 
 
 @pytest.mark.parametrize(

@@ -304,7 +304,9 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     """The heuristic's tile for a GPU with TMA (sm_90 and newer): config, where it has half
     of TMA_BLOCK_G groups a block and warps of TILE_Q columns, with TMA_BLOCK_G groups, two to
     a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
-    a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM; else config.
+    a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM (_eight_group_tile);
+    else config, with its rows by TMA where its filter is wide, or it has TMA_BLOCK_G groups
+    and its column strips overhang the image (_overhang_tma_tile).
 
     From H200 runs (2026-11-28, tools/wgrad_heuristic_check.py: each tile as the launcher
     runs it, producer warps included, alternating in one process; the heuristic's config ->
@@ -325,24 +327,75 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     Its images side by side sync on their own (_images_synced), whatever their row chunks;
     walked steps take four images where the grid stays wide enough (_four_images).
     """
-    if config.block_g != TMA_BLOCK_G // 2 or config.block_q < TILE_Q or params.groups % TMA_BLOCK_G:
+    if config.block_q < TILE_Q or config.block_p < BLOCK_P_VALUES[0]:
+        # Narrow images' tiles, and SHORT_WALK_TILE: measured as they are, never with TMA rows.
         return config
-    if config.block_p < BLOCK_P_VALUES[0]:
-        return config  # SHORT_WALK_TILE: measured as it is, never with TMA rows
+    widened = _eight_group_tile(params, config, sm_count)
+    return widened if widened is not None else _overhang_tma_tile(params, config)
+
+
+def _eight_group_tile(
+    params: Conv2dGw8Params, config: WgradConfig, sm_count: int
+) -> WgradConfig | None:
+    """tma_tile's tile of TMA_BLOCK_G groups for config's of half as many, or None where
+    config has other groups, or that tile is not valid or would leave the GPU under
+    MIN_WARPS_PER_SM warps per SM."""
+    if config.block_g != TMA_BLOCK_G // 2 or params.groups % TMA_BLOCK_G:
+        return None
     for prefetch in dict.fromkeys((max(config.prefetch, 2), config.prefetch)):
         try:
             tiled = dataclasses.replace(
                 config, block_g=TMA_BLOCK_G, warp_g=2, prefetch=prefetch, tma=True
             )
         except ValueError:
-            return config
+            return None
         if _is_valid(params, tiled):
             break
     else:
-        return config
+        return None
     if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
-        return config
+        return None
     return _four_images(params, _images_synced(params, tiled), sm_count)
+
+
+#: Filters at least this wide take TMA rows whatever their tile (_overhang_tma_tile).
+TMA_WIDE_FILTER_S = 5
+
+
+def _overhang_tma_tile(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
+    """config with its rows by TMA (its own groups, walk and images), where it is a cp.async
+    tile and that is a valid config, for filters at least TMA_WIDE_FILTER_S wide, and for
+    narrower filters of more than one column where config has TMA_BLOCK_G groups (whole
+    128-byte pixel lines) and its column strips overhang the image (q not a multiple of
+    block_q); else config. The TMA unit then fills the zero columns past the image and the
+    halo, which each warp of a cp.async tile issues itself.
+
+    H200 (2026-11-29, tools/wgrad_variants_check.py, each as the launcher places it, producer
+    warps included, alternating in one process; cp.async -> TMA rows). Overhanging full
+    lines, 3 x 3: 128x512x28x28 62.81 -> 53.82 us (1.167x), 64x1024x28x28 61.40 -> 52.55
+    (1.168x), 256x128x28x28 1.021x, 128x128x40x40 35.13 -> 30.43 (1.154x), 128x64x56x56
+    1.056x, 32x256x56x56 1.060x. Wide filters: 128x512x28x28 5 x 5 112.75 -> 95.61 (1.179x),
+    128x64x56x56 5 x 5 57.55 -> 48.84 (1.178x), 128x256x16x16 5 x 5 1.048x, 16x64x56x56
+    7 x 7 19.93 -> 18.45 (1.080x), 64x128x32x32 5 x 5 0.996x. Full lines that fit the image
+    stayed even or lost (128x64x64x64 1.003x, 128x128x32x32 0.994x, 256x64x64x64 0.985x),
+    as did 1 x 1 filters (512x128x28x28 0.983x).
+    A second set of layers, not used for the rule above: overhanging full lines 1.032-1.229x
+    (96x128x36x36 25.48 -> 20.73 us, 64x256x40x40 35.36 -> 29.79, 512x128x28x28 61.26 ->
+    52.16, 256x64x56x56 1.032x, 32x512x28x28 1.036x), wide filters 1.004-1.206x
+    (64x128x48x48 5 x 5 51.13 -> 42.37 us, 256x64x28x28 5 x 5 30.83 -> 27.21, 32x64x112x112
+    5 x 5 1.024x, 128x64x56x56 7 x 7 1.004x). Half-line and single-group tiles of 3 x 3
+    filters, which the rule first took too, lost 0.77-0.84x (the small layers' 32x128x28x28,
+    16x128x28x28, 8x64x56x56 and 16x256x28x28; 128x96x40x40), so it leaves them.
+    """
+    wide = params.s >= TMA_WIDE_FILTER_S
+    overhanging_lines = config.block_g == TMA_BLOCK_G and params.q % config.block_q != 0
+    if config.tma or params.s == 1 or not (wide or overhanging_lines):
+        return config
+    try:
+        rows_by_tma = dataclasses.replace(config, tma=True)
+    except ValueError:  # block_q not a multiple of TMA_ROW_PIXELS
+        return config
+    return rows_by_tma if _is_valid(params, rows_by_tma) else config
 
 
 def _images_synced(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
