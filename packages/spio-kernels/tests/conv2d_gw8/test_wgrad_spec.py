@@ -860,10 +860,10 @@ def test_tma_tile_keeps_other_tiles(params: Conv2dGw8Params) -> None:
 @pytest.mark.parametrize(
     "params",
     [
-        # Full pixel lines whose 16-column strips overhang 28, 36 and 56 columns.
+        # Full pixel lines whose 16-column strips overhang 28, 36 and 40 columns.
         Conv2dGw8Params.make(128, 512, 28, 28),
         Conv2dGw8Params.make(96, 128, 36, 36),
-        Conv2dGw8Params.make(256, 64, 56, 56),
+        Conv2dGw8Params.make(64, 256, 40, 40),
         # Wide filters, whatever their groups and columns: 8 groups would need more
         # accumulators than a thread may hold; one group a block at 7 x 7.
         Conv2dGw8Params.make(128, 256, 16, 16, r=5, s=5, padding=2),
@@ -899,6 +899,49 @@ def test_tma_tile_keeps_cp_async_rows_where_tma_rows_did_not_pay(
     default = wgrad_heuristic.default_config(params)
     assert wgrad_heuristic.tma_tile(params, default) == default
     assert not default.tma
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        Conv2dGw8Params.make(256, 64, 64, 64),
+        Conv2dGw8Params.make(256, 128, 32, 32),
+        # (Its strips overhang the image too: TMA rows either way.)
+        Conv2dGw8Params.make(256, 64, 56, 56),
+    ],
+    ids=str,
+)
+def test_tma_tile_walks_full_lines_two_steps_where_two_waves_become_one(
+    params: Conv2dGw8Params,
+) -> None:
+    default = wgrad_heuristic.default_config(params)
+    assert (default.block_g, default.block_n, default.walk_n) == (8, 2, 1)
+    config = wgrad_heuristic.tma_tile(params, default)
+    assert config == dataclasses.replace(default, walk_n=2, tma=True)
+    assert config in wgrad_spec.config_space(params)
+    blocks = wgrad_spec.grid_blocks(params, config)
+    assert 2 * blocks == wgrad_spec.grid_blocks(params, default)
+    assert blocks <= wgrad_heuristic.FULL_LINE_BLOCKS_PER_SM * 132
+
+
+@pytest.mark.parametrize(
+    ("params", "sm_count"),
+    [
+        # Walked, the grid would stay two waves (512 blocks).
+        (Conv2dGw8Params.make(512, 64, 64, 64), 132),
+        # Walked, the grid would leave the GPU under MIN_WARPS_PER_SM warps per SM.
+        (Conv2dGw8Params.make(128, 64, 64, 64), 132),
+        (Conv2dGw8Params.make(192, 64, 64, 64), 132),
+        # The same layer as walked above, on a GPU of more SMs.
+        (Conv2dGw8Params.make(256, 64, 64, 64), 160),
+    ],
+    ids=str,
+)
+def test_tma_tile_leaves_full_lines_unwalked_where_the_waves_would_not_become_one(
+    params: Conv2dGw8Params, sm_count: int
+) -> None:
+    default = wgrad_heuristic.default_config(params, sm_count)
+    assert wgrad_heuristic.tma_tile(params, default, sm_count).walk_n == 1
 
 
 @pytest.mark.parametrize(

@@ -305,8 +305,10 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     of TMA_BLOCK_G groups a block and warps of TILE_Q columns, with TMA_BLOCK_G groups, two to
     a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
     a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM (_eight_group_tile);
-    else config, with its rows by TMA where its filter is wide, or it has TMA_BLOCK_G groups
-    and its column strips overhang the image (_overhang_tma_tile).
+    else FULL_LINE_TILE's walking two steps with its rows by TMA where its two waves become
+    one (_walked_full_line_tile); else config, with its rows by TMA where its filter is wide,
+    or it has TMA_BLOCK_G groups and its column strips overhang the image
+    (_overhang_tma_tile).
 
     From H200 runs (2026-11-28, tools/wgrad_heuristic_check.py: each tile as the launcher
     runs it, producer warps included, alternating in one process; the heuristic's config ->
@@ -315,11 +317,11 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     10.23, 128x1024x16x16 38.22 -> 36.89, 256x256x14x14 19.01 -> 17.97 (1.036-1.117x); the
     ladder's one-row prefetch tiles ran faster still with two (32x64x64x64 10.04 us,
     64x128x32x32 10.25). Tiles that already had 8 groups (FULL_LINE_TILE) went 0.98-1.05x
-    with TMA rows, so they stay as they are; grids the extra groups would halve lost
-    (8x64x56x56 8.80 -> 12.15 us, 16x128x28x28 6.89 -> 8.62), SMs left idle. The narrow
-    images' tiles (block_q 8 or 4) were not timed; the shipped models, which know no
-    producer warps, predict 0.80-0.93x for them (256x256x7x7, 512x128x8x8), so they stay too,
-    as do the short walks of small layers (SHORT_WALK_TILE, timed only without TMA rows).
+    with TMA rows alone, so only the walk and overhang rules above give them TMA rows;
+    grids the extra groups would halve lost (8x64x56x56 8.80 -> 12.15 us, 16x128x28x28
+    6.89 -> 8.62), SMs left idle. The narrow images' tiles (block_q 8 or 4) were not timed;
+    the shipped models, which know no producer warps, predict 0.80-0.93x for them
+    (256x256x7x7, 512x128x8x8), so they stay too, as do the short walks of small layers (SHORT_WALK_TILE, timed only without TMA rows).
     On the other campaign layers the rule changes they predict 0.92-1.50x on the H200 (28 of
     215 layers, 1.005x in geometric mean) and 0.99-1.34x on the H100 (24 of 170, 1.012x),
     before the producer warps' 1.06-1.08x on TMA tiles (wgrad.producer_config_on).
@@ -331,7 +333,10 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
         # Narrow images' tiles, and SHORT_WALK_TILE: measured as they are, never with TMA rows.
         return config
     widened = _eight_group_tile(params, config, sm_count)
-    return widened if widened is not None else _overhang_tma_tile(params, config)
+    if widened is not None:
+        return widened
+    walked = _walked_full_line_tile(params, config, sm_count)
+    return walked if walked is not None else _overhang_tma_tile(params, config)
 
 
 def _eight_group_tile(
@@ -356,6 +361,43 @@ def _eight_group_tile(
     if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
         return None
     return _four_images(params, _images_synced(params, tiled), sm_count)
+
+
+#: Blocks of FULL_LINE_TILE an SM holds with TMA rows (82 registers a thread, 8 walking
+#: warps and a producer warp: the registers allow two); _walked_full_line_tile's grid fits one
+#: wave of them.
+FULL_LINE_BLOCKS_PER_SM = 2
+
+
+def _walked_full_line_tile(
+    params: Conv2dGw8Params, config: WgradConfig, sm_count: int
+) -> WgradConfig | None:
+    """config, a cp.async tile of TMA_BLOCK_G groups and two images a step not walked
+    (FULL_LINE_TILE's), walking two steps with its rows by TMA, where that is valid and its
+    grid, half as many blocks, still holds MIN_WARPS_PER_SM warps per SM and fits one wave
+    of FULL_LINE_BLOCKS_PER_SM blocks per SM: two waves of blocks become one wave of walks
+    twice as long. None otherwise.
+
+    H200 (2026-11-29, tools/wgrad_variants_check.py, each as the launcher places it,
+    alternating in one process; the heuristic's tile -> walked with TMA rows): 256x64x64x64
+    71.68 -> 65.27 us (1.098x, 97% of copy; 1.025x walked with cp.async rows, 1.062x in
+    segments with TMA rows), 256x128x32x32 42.18 -> 36.78 (1.147x), 256x64x56x56 (already
+    TMA rows) 60.45 -> 52.79 (1.145x); one group a warp, 256x128x28x28 35.50 -> 30.72
+    (1.156x). Grids that stay two waves walked were left alone: 512x64x64x64 gained 1.085x,
+    but 512x128x28x28 and 128x512x28x28, whose tiles the launcher walks in segments, lost
+    (0.880x and 0.908x); so were grids that walking leaves short of a wave (192x64x64x64
+    1.011x, 128x64x64x64 0.872x, 32x256x56x56 0.890x).
+    """
+    if config.block_g != TMA_BLOCK_G or config.block_n != 2 or config.walk_n != 1 or config.tma:
+        return None
+    walked = dataclasses.replace(config, walk_n=2, tma=True)
+    if not (_images_fit(params, walked.images) and _is_valid(params, walked)):
+        return None
+    if _total_warps(params, walked) < MIN_WARPS_PER_SM * sm_count:
+        return None
+    if grid_blocks(params, walked) > FULL_LINE_BLOCKS_PER_SM * sm_count:
+        return None
+    return walked
 
 
 #: Filters at least this wide take TMA rows whatever their tile (_overhang_tma_tile).
