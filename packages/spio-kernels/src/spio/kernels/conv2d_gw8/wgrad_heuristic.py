@@ -321,10 +321,11 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     grids the extra groups would halve lost (8x64x56x56 8.80 -> 12.15 us, 16x128x28x28
     6.89 -> 8.62), SMs left idle. The narrow images' tiles (block_q 8 or 4) were not timed;
     the shipped models, which know no producer warps, predict 0.80-0.93x for them
-    (256x256x7x7, 512x128x8x8), so they stay too, as do the short walks of small layers (SHORT_WALK_TILE, timed only without TMA rows).
-    On the other campaign layers the rule changes they predict 0.92-1.50x on the H200 (28 of
-    215 layers, 1.005x in geometric mean) and 0.99-1.34x on the H100 (24 of 170, 1.012x),
-    before the producer warps' 1.06-1.08x on TMA tiles (wgrad.producer_config_on).
+    (256x256x7x7, 512x128x8x8), so they stay too, as do the short walks of small layers
+    (SHORT_WALK_TILE, timed only without TMA rows). On the other campaign layers the rule
+    changes they predict 0.92-1.50x on the H200 (28 of 215 layers, 1.005x in geometric mean)
+    and 0.99-1.34x on the H100 (24 of 170, 1.012x), before the producer warps' 1.06-1.08x on
+    TMA tiles (wgrad.producer_config_on).
 
     Its images side by side sync on their own (_images_synced), whatever their row chunks;
     walked steps take four images where the grid stays wide enough (_four_images).
