@@ -849,6 +849,13 @@ def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -
         Conv2dGw8Params.make(64, 32, 64, 64),
         # Narrow images' tiles (8 columns of each of two images a warp) were not timed so.
         Conv2dGw8Params.make(256, 256, 7, 7),
+        # Where TMA rows alone did not pay (_overhang_tma_tile): full lines whose strips fit
+        # the image, 1 x 1 filters, and half lines of 3 x 3 filters overhanging (a small
+        # layer's tile, and 12 groups).
+        Conv2dGw8Params.make(128, 128, 32, 32),
+        Conv2dGw8Params.make(512, 128, 28, 28, r=1, s=1, padding=0),
+        Conv2dGw8Params.make(32, 128, 28, 28),
+        Conv2dGw8Params.make(128, 96, 40, 40),
     ],
     ids=str,
 )
@@ -878,27 +885,6 @@ def test_tma_tile_gives_overhanging_lines_and_wide_filters_tma_rows(
     default = wgrad_heuristic.default_config(params)
     assert not default.tma
     assert wgrad_heuristic.tma_tile(params, default) == dataclasses.replace(default, tma=True)
-
-
-@pytest.mark.parametrize(
-    "params",
-    [
-        # Full lines whose strips fit the image.
-        Conv2dGw8Params.make(128, 128, 32, 32),
-        # 1 x 1 filters: no halo.
-        Conv2dGw8Params.make(512, 128, 28, 28, r=1, s=1, padding=0),
-        # Half lines of 3 x 3 filters, overhanging: small layers' tiles and 12 groups.
-        Conv2dGw8Params.make(32, 128, 28, 28),
-        Conv2dGw8Params.make(128, 96, 40, 40),
-    ],
-    ids=str,
-)
-def test_tma_tile_keeps_cp_async_rows_where_tma_rows_did_not_pay(
-    params: Conv2dGw8Params,
-) -> None:
-    default = wgrad_heuristic.default_config(params)
-    assert wgrad_heuristic.tma_tile(params, default) == default
-    assert not default.tma
 
 
 @pytest.mark.parametrize(
