@@ -407,11 +407,12 @@ TMA_WIDE_FILTER_S = 5
 
 def _overhang_tma_tile(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
     """config with its rows by TMA (its own groups, walk and images), where it is a cp.async
-    tile and that is a valid config, for filters at least TMA_WIDE_FILTER_S wide, and for
-    narrower filters of more than one column where config has TMA_BLOCK_G groups (whole
-    128-byte pixel lines) and its column strips overhang the image (q not a multiple of
-    block_q); else config. The TMA unit then fills the zero columns past the image and the
-    halo, which each warp of a cp.async tile issues itself.
+    tile and that is a valid config, for filters at least TMA_WIDE_FILTER_S wide (but for
+    the small grids' tile, SMALL_GRID_TILE), and for narrower filters of more than one
+    column where config has TMA_BLOCK_G groups (whole 128-byte pixel lines) and its column
+    strips overhang the image (q not a multiple of block_q); else config. (Likely why, not
+    profiled: the TMA unit fills the zero columns past the image and the halo, which each
+    warp of a cp.async tile issues itself.)
 
     H200 (2026-11-29, tools/wgrad_variants_check.py, each as the launcher places it, producer
     warps included, alternating in one process; cp.async -> TMA rows). Overhanging full
@@ -430,7 +431,9 @@ def _overhang_tma_tile(params: Conv2dGw8Params, config: WgradConfig) -> WgradCon
     filters, which the rule first took too, lost 0.77-0.84x (the small layers' 32x128x28x28,
     16x128x28x28, 8x64x56x56 and 16x256x28x28; 128x96x40x40), so it leaves them.
     """
-    wide = params.s >= TMA_WIDE_FILTER_S
+    # (The small grids' tile lost with TMA rows at 3 x 3 and was never timed with them wider.)
+    small_grid = config == _fit_tile(params, SMALL_GRID_TILE)
+    wide = params.s >= TMA_WIDE_FILTER_S and not small_grid
     overhanging_lines = config.block_g == TMA_BLOCK_G and params.q % config.block_q != 0
     if config.tma or params.s == 1 or not (wide or overhanging_lines):
         return config
