@@ -432,8 +432,7 @@ def _overhang_tma_tile(params: Conv2dGw8Params, config: WgradConfig) -> WgradCon
     16x128x28x28, 8x64x56x56 and 16x256x28x28; 128x96x40x40), so it leaves them.
     """
     # (The small grids' tile lost with TMA rows at 3 x 3 and was never timed with them wider.)
-    small_grid = config == _fit_tile(params, SMALL_GRID_TILE)
-    wide = params.s >= TMA_WIDE_FILTER_S and not small_grid
+    wide = params.s >= TMA_WIDE_FILTER_S and config != _fit_tile(params, SMALL_GRID_TILE)
     overhanging_lines = config.block_g == TMA_BLOCK_G and params.q % config.block_q != 0
     if config.tma or params.s == 1 or not (wide or overhanging_lines):
         return config
