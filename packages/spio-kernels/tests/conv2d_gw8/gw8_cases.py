@@ -35,6 +35,18 @@ PAIRED_SHAPES = [
     Conv2dGw8Params.make(5, 32, 3, 3, dtype="bfloat16", has_bias=True),
 ]
 
+# Layers for walks of segments (FpropConfig.segments) that start and end inside images and
+# cross several: one image, odd sizes, asymmetric padding, bias, bf16, a 1 x 7 filter, 5 x
+# 5, and images of two rows, whose parts are shorter than the ring's loads ahead (prefetch
+# 6 reaches three parts on).
+SEGMENT_SHAPES = [
+    Conv2dGw8Params.make(1, 64, 19, 35, has_bias=True),
+    Conv2dGw8Params.make(2, 128, 15, 15, r=3, s=3, padding=(0, 2, 2, 0), dtype="bfloat16"),
+    Conv2dGw8Params.make(3, 8, 9, 17, r=1, s=7, padding=(0, 0, 6, 0), has_bias=True),
+    Conv2dGw8Params.make(4, 32, 10, 16, r=5, s=5, padding=2, dtype="bfloat16"),
+    Conv2dGw8Params.make(7, 16, 2, 17),
+]
+
 #: Shapes whose space is larger than this run a covering subset (every value of every field).
 MAX_CONFIGS = 48
 
@@ -54,6 +66,19 @@ def paired_configs(space: Sequence[Any]) -> list[Any]:
         narrow = [config for config in space if config.block_q == block_q]
         chosen += covering_configs(narrow, narrow[0])
     return chosen
+
+
+def segment_configs(tile: Any, stream_rows: int) -> list[Any]:
+    """tile walking one segment, three, and one per output row of its kernel's stream
+    (stream_rows: n times the rows its kernel writes), each at tile's prefetch and 6 rows
+    ahead."""
+    import dataclasses
+
+    return [
+        dataclasses.replace(tile, segments=segments, prefetch=prefetch)
+        for segments in dict.fromkeys((1, 3, stream_rows))
+        for prefetch in dict.fromkeys((tile.prefetch, 6))
+    ]
 
 
 def uniform(shape: Sequence[int], params: Conv2dGw8Params, salt: int) -> Any:

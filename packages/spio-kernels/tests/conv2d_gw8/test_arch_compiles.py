@@ -9,6 +9,7 @@ from spio.kernels.conv2d_gw8 import (
     Conv2dGw8Params,
     default_config,
     dgrad_spec,
+    fprop_spec,
     wgrad_heuristic,
     wgrad_spec,
 )
@@ -81,3 +82,17 @@ def test_wgrad_compiles_with_the_padding_rows_left_out(
     skipping = compile_wgrad(params, dataclasses.replace(config, skip_pad_rows=True), arch)
     assert skipping.arch == arch
     assert skipping.code != compile_wgrad(params, config, arch).code
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
+def test_fprop_and_dgrad_compile_walking_segments(arch: str, pass_name: str) -> None:
+    spec, compile_pass = {
+        "fprop": (fprop_spec, compile_fprop),
+        "dgrad": (dgrad_spec, compile_dgrad),
+    }[pass_name]
+    tile = spec.default_config(PARAMS)
+    chunks = compile_pass(PARAMS, tile, arch)
+    segments = compile_pass(PARAMS, dataclasses.replace(tile, segments=7), arch)
+    assert segments.arch == arch
+    assert segments.code != chunks.code

@@ -5,10 +5,12 @@ import dataclasses
 import pytest
 from gw8_cases import (
     PAIRED_SHAPES,
+    SEGMENT_SHAPES,
     SHAPES,
     assert_close_16bit,
     covering_configs,
     paired_configs,
+    segment_configs,
     uniform,
 )
 
@@ -18,21 +20,30 @@ from spio.kernels.conv2d_gw8.reference import dgrad_reference
 
 pytestmark = pytest.mark.gpu
 
-CASES = [
-    (params, config)
-    for params in SHAPES
-    for config in covering_configs(
-        dgrad_spec.config_space(params), dgrad_spec.default_config(params)
-    )
-] + [
-    # Paired images (block_q = 8: 8 columns of each of two images per block). dgrad has no
-    # bias.
-    (dataclasses.replace(params, has_bias=False), config)
-    for params in PAIRED_SHAPES
-    for config in paired_configs(
-        dgrad_spec.config_space(dataclasses.replace(params, has_bias=False))
-    )
-]
+CASES = (
+    [
+        (params, config)
+        for params in SHAPES
+        for config in covering_configs(
+            dgrad_spec.config_space(params), dgrad_spec.default_config(params)
+        )
+    ]
+    + [
+        # Paired images (block_q = 8: 8 columns of each of two images per block). dgrad has no
+        # bias.
+        (dataclasses.replace(params, has_bias=False), config)
+        for params in PAIRED_SHAPES
+        for config in paired_configs(
+            dgrad_spec.config_space(dataclasses.replace(params, has_bias=False))
+        )
+    ]
+    + [
+        # Walks of segments of the default's tile (the kernel writes the layer's input rows).
+        (layer, config)
+        for layer in (dataclasses.replace(params, has_bias=False) for params in SEGMENT_SHAPES)
+        for config in segment_configs(dgrad_spec.default_config(layer), layer.n * layer.h)
+    ]
+)
 
 
 @pytest.mark.parametrize(("params", "config"), CASES, ids=str)

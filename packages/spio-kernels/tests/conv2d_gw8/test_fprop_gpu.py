@@ -6,10 +6,12 @@ from typing import Any
 import pytest
 from gw8_cases import (
     PAIRED_SHAPES,
+    SEGMENT_SHAPES,
     SHAPES,
     assert_close_16bit,
     covering_configs,
     paired_configs,
+    segment_configs,
     uniform,
 )
 
@@ -31,16 +33,25 @@ from spio.kernels.conv2d_gw8.reference import dgrad_reference, fprop_reference
 
 pytestmark = pytest.mark.gpu
 
-CASES = [
-    (params, config)
-    for params in SHAPES
-    for config in covering_configs(config_space(params), default_config(params))
-] + [
-    # Paired images (block_q = 8: 8 columns of each of two images per block).
-    (params, config)
-    for params in PAIRED_SHAPES
-    for config in paired_configs(config_space(params))
-]
+CASES = (
+    [
+        (params, config)
+        for params in SHAPES
+        for config in covering_configs(config_space(params), default_config(params))
+    ]
+    + [
+        # Paired images (block_q = 8: 8 columns of each of two images per block).
+        (params, config)
+        for params in PAIRED_SHAPES
+        for config in paired_configs(config_space(params))
+    ]
+    + [
+        # Walks of segments of the default's tile.
+        (params, config)
+        for params in SEGMENT_SHAPES
+        for config in segment_configs(default_config(params), params.n * params.p)
+    ]
+)
 
 
 @pytest.mark.parametrize(("params", "config"), CASES, ids=str)
@@ -90,7 +101,7 @@ def test_default_config_on_balances_an_uneven_last_wave(module: Any) -> None:
     params = Conv2dGw8Params.make(192, 64, 64, 64)
     spec = dgrad_spec if module is dgrad else fprop_spec
     heuristic = spec.default_config(params, spio.jit.device_info(0).sm_count)
-    chosen = module.default_config_on(params, 0)
+    chosen = module.chunks_config_on(params, 0)
     launch = (dgrad.dgrad_launch if module is dgrad else fprop.fprop_launch)(params, heuristic, 0)
     slots = grid_slots(launch.kernel, launch.geometry)
     before = wave_fill(spec.grid_blocks(params, heuristic), slots)
@@ -138,5 +149,44 @@ def test_default_config_on_halves_a_one_wave_grid(module: Any, n: int, side: int
     if spec.grid_blocks(params, heuristic) > grid_slots(launch.kernel, launch.geometry):
         pytest.skip("the heuristic's grid is more than one wave on this GPU")
     assert heuristic.block_p == 32
-    assert module.default_config_on(params, 0) == spec.shorter_walk(params, heuristic)
+    assert module.chunks_config_on(params, 0) == spec.shorter_walk(params, heuristic)
     _check_default_launch(module, params)
+
+
+@pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
+@pytest.mark.parametrize(
+    ("n", "side", "segments"),
+    [
+        (80, 64, True),  # 640 blocks of 16-row chunks: a second wave a fifth full
+        (64, 48, True),  # 5 x 5, 48 rows in chunks of 32 (uneven), two waves
+        (128, 64, False),  # 1024 blocks of 16-row chunks fill two waves
+        (256, 16, False),  # images of 16 rows keep their chunks
+    ],
+)
+def test_default_config_on_walks_segments_where_the_chunks_leave_the_waves_uneven(
+    module: Any, n: int, side: int, segments: bool
+) -> None:
+    import spio.jit
+    from spio.kernels.conv2d_gw8.fprop_segments import walks_segments
+
+    k = 5 if side == 48 else 3
+    params = Conv2dGw8Params.make(
+        n, 128 if side == 48 else 64, side, side, r=k, s=k, padding=k // 2
+    )
+    kernel_params = dgrad_spec.to_fprop_params(params) if module is dgrad else params
+    launch = dgrad.dgrad_launch if module is dgrad else fprop.fprop_launch
+    spec = dgrad_spec if module is dgrad else fprop_spec
+    chunks = module.chunks_config_on(params, 0)
+    slots = grid_slots(launch(params, chunks, 0).kernel, spec.launch_geometry(params, chunks))
+    if spio.jit.device_info(0).sm_count != 132:
+        pytest.skip("the cases are an H100 or H200's waves (132 SMs)")
+    chosen = module.default_config_on(params, 0)
+    assert walks_segments(kernel_params, chunks, slots) is segments
+    if segments:
+        assert chosen == fprop_spec.stream_config(
+            kernel_params, dataclasses.replace(chunks, segments=1), slots
+        )
+        assert spec.grid_blocks(params, chosen) == slots
+        _check_default_launch(module, params)
+    else:
+        assert chosen == chunks

@@ -165,7 +165,17 @@ def test_nvrtc_compiles(params: Conv2dGw8Params, config: FpropConfig, arch: str)
     assert code.code
 
 
-@pytest.mark.parametrize(("params", "config"), COMPILE_CASES[:6], ids=str)
+#: Walks of segments (FpropConfig.segments): their parts share one walk of the rows.
+SEGMENT_CASES = [
+    (Conv2dGw8Params.make(128, 64, 64, 64), FpropConfig(32, 8, 2, 2, 32, 2, 16, segments=264)),
+    (
+        Conv2dGw8Params.make(3, 32, 9, 17, r=5, s=3, padding=(2, 1), dtype="bfloat16"),
+        FpropConfig(16, 4, 2, 1, 8, 6, 16, segments=5),
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "config"), COMPILE_CASES[:6] + SEGMENT_CASES, ids=str)
 def test_ptx_uses_no_local_memory(params: Conv2dGw8Params, config: FpropConfig) -> None:
     import spio.jit
     from spio.kernels.conv2d_gw8.fprop import compile_request

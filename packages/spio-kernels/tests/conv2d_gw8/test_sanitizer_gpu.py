@@ -5,7 +5,8 @@ tool's summary reports nothing. The sample: each pass's default on a layer with 
 the configs of the covering set that change how blocks load and meet (prefetch, a ring
 deeper than a block's walk, the tensor-core K, images side by side with their own barriers,
 a single partial sum that skips the reduction, TMA rows, images paired in each K step,
-segments of the stream of rows, with the deeper prefetch autotuning times), and
+segments of the stream of rows, with the deeper prefetch autotuning times; fprop and dgrad
+walking segments), and
 a 5 x 3 filter with asymmetric padding and bias. Small layers keep racecheck, which
 serialises the blocks, to seconds per case.
 """
@@ -100,6 +101,18 @@ CASES = {
         *["--r", "5", "--s", "5", "--padding", "2", "--config"],
         *["block_q=32", "block_g=4", "warp_g=1", "block_p=16", "prefetch=2", "block_n=1"],
         *["walk_n=2", "image_sync=0", "segments=0", "block_r=0", "tma=1", "producer=1"],
+    ],
+    # fprop and dgrad walking segments (FpropConfig.segments): 7 per strip over 3 images of
+    # 20 rows, crossing images mid-walk, and 5 per strip of a 5 x 3 filter, 6 rows ahead.
+    "fprop-segments": ["fprop", _ODD, "--bias", "--config", "block_q=16", "segments=7"],
+    "dgrad-segments": [
+        "dgrad",
+        _ODD,
+        *_FILTER,
+        "--config",
+        "block_q=16",
+        "prefetch=6",
+        "segments=5",
     ],
     # fprop and dgrad with images paired in each A fragment: an odd batch (the last pair
     # half past it), bias, a 5 x 3 filter.

@@ -742,9 +742,10 @@ def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma
     "params",
     [
         # Full pixel lines in 16-column strips overhanging 28 columns; one group a block of
-        # a 5 x 5 filter (wgrad_heuristic._overhang_tma_tile).
+        # a 7 x 7 filter (wgrad_heuristic._overhang_tma_tile; the small grids' tile, which
+        # smaller layers of wide filters take, keeps cp.async rows).
         Conv2dGw8Params.make(32, 512, 28, 28),
-        Conv2dGw8Params.make(16, 64, 24, 24, r=5, s=5, padding=2),
+        Conv2dGw8Params.make(8, 64, 56, 56, r=7, s=7, padding=3),
     ],
     ids=str,
 )

@@ -924,6 +924,8 @@ def test_tma_tile_walks_full_lines_two_steps_where_two_waves_become_one(
         (Conv2dGw8Params.make(192, 64, 64, 64), 132),
         # The same layer as walked above, on a GPU of more SMs.
         (Conv2dGw8Params.make(256, 64, 64, 64), 160),
+        # A 1 x 1 filter (its full-line tile walked lost 0.97x).
+        (Conv2dGw8Params.make(512, 128, 16, 16, r=1, s=1, padding=0), 132),
     ],
     ids=str,
 )

@@ -24,6 +24,13 @@
 // pixel lines. With two columns per m16n8k16 and odd S, the last group's second column repeats
 // the last tap's pixels with zero weights.
 //
+// With FpropConfig.segments (kSegments > 0) a block walks, instead of a chunk of one image, one
+// of kSegments equal shares of its strip's output rows of every image, taken as one stream in
+// which output row y of image n is row n * P + y: so that every block of a one-wave grid has
+// the same work, whatever the batch. The walk goes through the stream in parts, one per image
+// it crosses, each read with its R - 1 halo rows; the ring loads ahead across the parts, so a
+// part's first rows are in flight while the previous part finishes (FpropSegment).
+//
 // Images at most 8 wide pair up (types.h defines CONV2D_GW8_PAIRED, FpropConfig.block_q = 8): a
 // block owns 8 columns of each of two images, which its ring rows, staging rows and copies hold
 // side by side (an image dimension N), and each 16-pixel A fragment is 8 columns of the same row
@@ -46,6 +53,9 @@ constexpr int kBlockRows = BLOCK_Y::stride;
 constexpr int kSlots = SmemInput::size<SLOT>().get();  // groups per pixel of a ring row
 constexpr int kTapGroups = WeightTile::size<SG>().get();
 constexpr int kStageRows = SmemOutput::size<BUF>().get();
+#ifndef CONV2D_GW8_SEGMENTS
+#define CONV2D_GW8_SEGMENTS 0  // row chunks
+#endif
 
 static_assert(Input::size<C>().get() == 8 && Output::size<K>().get() == 8,
               "a group is 8 input channels and 8 output channels");
@@ -83,6 +93,63 @@ static_assert(WARP_X::stride % 16 == 0 && WARP_X::stride == ATile::size<X>().get
 static_assert(kStageRows == 2, "one staging row filled while the previous one leaves");
 static_assert(ThreadIndex::size() == kThreads, "the block has one thread per thread index");
 static_assert(kPadTop < kRows && kPadLeft < kCols, "padding is at most the filter extent - 1");
+static_assert(CONV2D_GW8_SEGMENTS == 0 || kBlockRows == Output::size<Y>().get(),
+              "with segments (the block index's N: the segment) a part is at most an image");
+#ifdef CONV2D_GW8_PAIRED
+static_assert(CONV2D_GW8_SEGMENTS == 0, "segments walk one image at a time");
+#endif
+
+// A segment [first, end) of a strip's stream of output rows (row y of image n at n * P + y),
+// walked in parts: the head, from output row y0 of image n0 to the end of the image or the
+// segment, then whole images, the last as far as the segment goes. Part k reads its output
+// rows plus the R - 1 halo rows; its input rows follow the previous part's in the walk's
+// stream of input rows.
+struct FpropSegment {
+    // Output and input rows of an image. (Functions, not constants: a constant is a global of
+    // the module, and a new one changes what the configs without segments compile to.)
+    __device__ static constexpr int output_rows() { return Output::size<Y>().get(); }
+    __device__ static constexpr int input_rows() { return Input::size<Y>().get(); }
+
+    int n0;
+    int y0;
+    int head;   // output rows of the head
+    int parts;  // images the segment crosses
+    int end;
+
+    __device__ __forceinline__ FpropSegment(int first, int end_) {
+        n0 = first / output_rows();
+        y0 = first - n0 * output_rows();
+        end = end_;
+        head = min(output_rows() - y0, end - first);
+        parts = (end - 1) / output_rows() - n0 + 1;
+    }
+
+    // Input rows of the whole walk: every part's output rows and halo.
+    __device__ __forceinline__ int stream_rows() const {
+        return end - (n0 * output_rows() + y0) + parts * (kRows - 1);
+    }
+
+    // Output rows of part k > 0 (whole images but the last).
+    __device__ __forceinline__ int part_rows(int k) const {
+        return min(output_rows(), end - (n0 + k) * output_rows());
+    }
+
+    // The input row (of the stream of rows of the whole batch: image n's row y is n * H + y)
+    // that stream row J of the walk reads, and whether it is inside its image (not padding).
+    __device__ __forceinline__ int input_row(int J, bool& inside) const {
+        constexpr int kPartRows = output_rows() + kRows - 1;
+        const int head_rows = head + kRows - 1;
+        int n = n0;
+        int y = y0 + J - kPadTop;
+        if (J >= head_rows) {
+            const int k = (J - head_rows) / kPartRows;
+            n = n0 + 1 + k;
+            y = J - head_rows - k * kPartRows - kPadTop;
+        }
+        inside = 0 <= y && y < input_rows();
+        return n * input_rows() + y;
+    }
+};
 
 // Filter column `half` of tap group sg (the last column where an odd S runs out: its weights are
 // zero there).
@@ -110,16 +177,21 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const auto smem_output =
         SmemOutput(reinterpret_cast<Element*>(smem) + SmemInput::storage_size());
 
+    // Segments of a strip's stream of rows (FpropConfig.segments; 0: row chunks).
+    constexpr int kSegments = CONV2D_GW8_SEGMENTS;
     const BlockIndex block;
     const ThreadIndex thread;
     const int lane = thread.get<LANE>().get();
 
     // The block's origin: output rows block_y ..., columns block_x ..., groups block_g ... of
-    // image block.get<N>() (and the next one with CONV2D_GW8_PAIRED).
+    // image block.get<N>() (and the next one with CONV2D_GW8_PAIRED). With segments N is the
+    // block's segment and block_y 0; the input and output rows are then the whole batch's,
+    // from image 0's.
     const Y block_y = block.get<BLOCK_Y>().unfold();
     const X block_x = block.get<BLOCK_X>().unfold();
-    const auto input = Input(x_ptr)[block.get<N>()][block.get<BLOCK_G>()];
-    const auto output = Output(y_ptr)[block.get<N>()][block.get<BLOCK_G>()];
+    const N block_n = kSegments > 0 ? N(0) : block.get<N>();
+    const auto input = Input(x_ptr)[block_n][block.get<BLOCK_G>()];
+    const auto output = Output(y_ptr)[block_n][block.get<BLOCK_G>()];
     const Y input_y0 = block_y - Y(kPadTop);
     const X input_x0 = block_x - X(kPadLeft);
 
@@ -140,9 +212,22 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     });
     spio::arch::cp_async_commit_group();
 
-    // Output rows of this block (the last chunk may be short) and the input rows they read.
-    const int rows = min(kBlockRows, Output::size<Y>().get() - block_y.get());
-    const int input_rows = rows + kRows - 1;
+    // Output rows of this block's first part (the last chunk may be short; a chunk is one
+    // part), the input rows of all its parts, and the first output row of the first part.
+    int rows = min(kBlockRows, Output::size<Y>().get() - block_y.get());
+    int walk_rows = rows + kRows - 1;
+    int part_y0 = block_y.get();
+    FpropSegment segment(0, 1);
+    if constexpr (kSegments > 0) {
+        constexpr long long kStreamRows =
+            static_cast<long long>(Output::size<N>().get()) * FpropSegment::output_rows();
+        const long long k = block.get<N>().get();
+        segment = FpropSegment(static_cast<int>(k * kStreamRows / kSegments),
+                               static_cast<int>((k + 1) * kStreamRows / kSegments));
+        rows = segment.head;
+        walk_rows = segment.stream_rows();
+        part_y0 = segment.n0 * FpropSegment::output_rows() + segment.y0;
+    }
 
     // Stage input row input_y0 + j into ring row j % kRing, zeros outside the image. Each
     // thread's cells (column, group, slot) are located once for the whole walk.
@@ -166,15 +251,22 @@ extern "C" __global__ void __launch_bounds__(kThreads)
                 X(0) <= x && x < Input::size<X>());
 #endif
         });
-    const auto load_input_row = [&](int j) {
-        const Y y = input_y0 + Y(j);
-        const bool row_inside = Y(0) <= y && y < Input::size<Y>();
-        input_cells.copy(y, RING(j % kRing), row_inside, x_ptr);
+    // Row J of the walk's stream of input rows.
+    const auto load_input_row = [&](int J) {
+        if constexpr (kSegments > 0) {
+            bool row_inside;
+            const int y = segment.input_row(J, row_inside);
+            input_cells.copy(Y(y), RING(J % kRing), row_inside, x_ptr);
+        } else {
+            const Y y = input_y0 + Y(J);
+            const bool row_inside = Y(0) <= y && y < Input::size<Y>();
+            input_cells.copy(y, RING(J % kRing), row_inside, x_ptr);
+        }
     };
 
     // Prologue: the first kPrefetch rows, one commit group per row.
     for (int j = 0; j < kPrefetch; ++j) {
-        if (j < input_rows) load_input_row(j);
+        if (j < walk_rows) load_input_row(j);
         spio::arch::cp_async_commit_group();
     }
 
@@ -277,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     };
     const auto store_staged_row = [&](int row) {
         const auto stage = smem_output[BUF(row % kStageRows)];
-        const auto output_row = output[block_y + Y(row)][block_x];
+        const auto output_row = output[Y(part_y0 + row)][block_x];
         conv2d_gw8::for_each_cell<StoreIndex::size(), kThreads>(threadIdx.x, [&](int i) {
             const StoreIndex cell(i);
 #ifdef CONV2D_GW8_PAIRED
@@ -303,73 +395,90 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // input rows o ... o + R - 1 in accumulator band o % R, and is complete after row
     // o + R - 1. The walk goes R rows at a time so that every band index is a compile-time
     // constant (registers, not local memory).
-    for (int j0 = 0; j0 < input_rows; j0 += kRows) {
+    // A walk of segments does so part by part: row j of a part is row J0 + j of the walk's
+    // stream, whose loads run ahead into the next part. (The preprocessor leaves the part
+    // loop out of a walk of row chunks: a loop of one part compiles to other code for some
+    // chunks, whose timings the latency models hold.)
+    int J0 = 0;
+#if CONV2D_GW8_SEGMENTS
+    for (int part = 0; part < segment.parts; ++part) {
+#endif
+        const int input_rows = rows + kRows - 1;
+        for (int j0 = 0; j0 < input_rows; j0 += kRows) {
 #pragma unroll
-        for (int t = 0; t < kRows; ++t) {
-            const int j = j0 + t;
-            if (j >= input_rows) break;
-            // Start loading row j + kPrefetch; row j has landed when at most kPrefetch groups
-            // are still in flight.
-            if (j + kPrefetch < input_rows) load_input_row(j + kPrefetch);
-            spio::arch::cp_async_commit_group();
-            spio::arch::cp_async_wait_group<kPrefetch>();
-            __syncthreads();
+            for (int t = 0; t < kRows; ++t) {
+                const int j = j0 + t;
+                if (j >= input_rows) break;
+                const int J = J0 + j;
+                // Start loading row J + kPrefetch; row J has landed when at most kPrefetch groups
+                // are still in flight.
+                if (J + kPrefetch < walk_rows) load_input_row(J + kPrefetch);
+                spio::arch::cp_async_commit_group();
+                spio::arch::cp_async_wait_group<kPrefetch>();
+                __syncthreads();
 
-            // The row staged in the previous iteration goes out.
-            const int staged = j - kRows;
-            if (staged >= 0 && staged < rows) store_staged_row(staged);
+                // The row staged in the previous iteration goes out.
+                const int staged = j - kRows;
+                if (staged >= 0 && staged < rows) store_staged_row(staged);
 
-            // Output row j starts here (tap row 0), in band t.
-            if (j < rows) {
+                // Output row j starts here (tap row 0), in band t.
+                if (j < rows) {
 #pragma unroll
-                for (auto g : spio::range(AccTile::size<G>())) {
+                    for (auto g : spio::range(AccTile::size<G>())) {
 #pragma unroll
-                    for (auto x16 : spio::range(AccTile::size<X16>())) {
-                        *acc[BAND(t)][g][x16] = *bias[g];
+                        for (auto x16 : spio::range(AccTile::size<X16>())) {
+                            *acc[BAND(t)][g][x16] = *bias[g];
+                        }
                     }
                 }
-            }
-            const auto ring_row = smem_input[RING(j % kRing)];
+                const auto ring_row = smem_input[RING(J % kRing)];
 #pragma unroll
-            for (auto sg : spio::range(WeightTile::size<SG>())) {
-                // The filter column this lane's half of the A fragment stands for.
-                const X s(tap_column(sg.get(), lane_half));
+                for (auto sg : spio::range(WeightTile::size<SG>())) {
+                    // The filter column this lane's half of the A fragment stands for.
+                    const X s(tap_column(sg.get(), lane_half));
 #pragma unroll
-                for (auto g : spio::range(AccTile::size<G>())) {
+                    for (auto g : spio::range(AccTile::size<G>())) {
 #pragma unroll
-                    for (auto x16 : spio::range(ATile::size<X16>())) {
-                        // This lane's pixel of A fragment x16 at filter column s, group g.
+                        for (auto x16 : spio::range(ATile::size<X16>())) {
+                            // This lane's pixel of A fragment x16 at filter column s, group g.
 #ifdef CONV2D_GW8_PAIRED
-                        a_tile[x16]->load(conv2d_gw8::ring_cell<kSlots>(ring_row[lane_image],
-                                                                        lane_column + s, warp_g + g)
-                                              .get());
+                            a_tile[x16]->load(conv2d_gw8::ring_cell<kSlots>(
+                                                  ring_row[lane_image], lane_column + s, warp_g + g)
+                                                  .get());
 #else
                         const X x = warp_x + X(16 * x16.get()) + lane_x + s;
                         a_tile[x16]->load(
                             conv2d_gw8::ring_cell<kSlots>(ring_row, x, warp_g + g).get());
 #endif
-                    }
+                        }
 #pragma unroll
-                    for (auto r : spio::range(WeightTile::size<R>())) {
-                        // Output row j - r, in band (t - r) mod R, reads this row at tap row r.
-                        const int row = j - r.get();
-                        if (row < 0 || row >= rows) continue;
-                        const BAND band((t - r.get() + kRows) % kRows);
+                        for (auto r : spio::range(WeightTile::size<R>())) {
+                            // Output row j - r, in band (t - r) mod R, reads this row at tap row r.
+                            const int row = j - r.get();
+                            if (row < 0 || row >= rows) continue;
+                            const BAND band((t - r.get() + kRows) % kRows);
 #pragma unroll
-                        for (auto x16 : spio::range(AccTile::size<X16>())) {
-                            mma(*a_tile[x16], *weights[g][r][sg], *acc[band][g][x16],
-                                *acc[band][g][x16]);
+                            for (auto x16 : spio::range(AccTile::size<X16>())) {
+                                mma(*a_tile[x16], *weights[g][r][sg], *acc[band][g][x16],
+                                    *acc[band][g][x16]);
+                            }
                         }
                     }
                 }
+                // Output row j - (R - 1) has all its taps: band (t + 1) mod R.
+                const int done = j - (kRows - 1);
+                if (done >= 0 && done < rows) stage_row(done, BAND((t + 1) % kRows));
             }
-            // Output row j - (R - 1) has all its taps: band (t + 1) mod R.
-            const int done = j - (kRows - 1);
-            if (done >= 0 && done < rows) stage_row(done, BAND((t + 1) % kRows));
         }
+        // The last row, staged in the last iteration.
+        __syncthreads();
+        store_staged_row(rows - 1);
+#if CONV2D_GW8_SEGMENTS
+        // The next part: the next image from its row 0.
+        J0 += input_rows;
+        part_y0 += FpropSegment::output_rows() - part_y0 % FpropSegment::output_rows();
+        rows = segment.part_rows(part + 1);
     }
-    // The last row, staged in the last iteration.
-    __syncthreads();
-    store_staged_row(rows - 1);
+#endif
     spio::arch::cp_async_wait_all();
 }

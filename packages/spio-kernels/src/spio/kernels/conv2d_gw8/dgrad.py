@@ -17,6 +17,7 @@ from .fprop import (
     resident_slots,
     types_request,
 )
+from .fprop_segments import segments_or_chunks
 from .fprop_spec import FpropConfig
 from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
@@ -50,6 +51,19 @@ def dgrad_launch(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) 
 def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     """Return the dgrad config a launch without one runs on device (memoised), chosen as
     fprop.default_config_on chooses fprop's."""
+
+    def slots_of(config: FpropConfig) -> int:
+        kernel = dgrad_launch(params, config, device).kernel
+        return resident_slots(kernel, dgrad_spec.launch_geometry(params, config))
+
+    chunks = chunks_config_on(params, device)
+    return segments_or_chunks(dgrad_spec.to_fprop_params(params), chunks, slots_of)
+
+
+@functools.cache
+def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
+    """Return the dgrad config walking row chunks, chosen as fprop.chunks_config_on chooses
+    fprop's (memoised)."""
     import spio.jit
 
     config = dgrad_spec.default_config(params, spio.jit.device_info(device).sm_count)

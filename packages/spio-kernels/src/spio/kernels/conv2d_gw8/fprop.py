@@ -10,6 +10,7 @@ from typing import Any
 from .._array_info import resolve_device
 from ._arrays import check_activation, check_params, check_vector, check_weights
 from ._tiling import LaunchGeometry, balance_waves, grid_slots, spread_over_sms, wave_fill
+from .fprop_segments import segments_or_chunks
 from .fprop_spec import (
     KERNEL_NAME,
     FpropConfig,
@@ -141,10 +142,26 @@ def resident_slots(kernel: Any, geometry: Any) -> int:
 
 @functools.cache
 def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
-    """Return the config a launch without one runs on device (memoised): default_config for
-    the device's SM count, its walk shortened where more, smaller blocks fill the last wave
-    of the GPU's block slots better (_tiling.balance_waves; the slots are the default's), or
-    where its grid is one wave at most, as one_wave.split_one_wave says."""
+    """Return the config a launch without one runs on device (memoised): chunks_config_on,
+    or its tile walking segments where fprop_segments' rule says."""
+    return segments_or_chunks(
+        params, chunks_config_on(params, device), lambda c: fprop_slots(params, c, device)
+    )
+
+
+def fprop_slots(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> int:
+    """Blocks of config's fprop that fit on device at once (compiling it)."""
+    return resident_slots(
+        fprop_launch(params, config, device).kernel, _launch_geometry(params, config)
+    )
+
+
+@functools.cache
+def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
+    """Return default_config for the device's SM count walking row chunks (memoised), its
+    walk shortened where more, smaller blocks fill the last wave of the GPU's block slots
+    better (_tiling.balance_waves; the slots are the default's), or where its grid is one
+    wave at most, as one_wave.split_one_wave says."""
     import spio.jit
 
     config = default_config(params, spio.jit.device_info(device).sm_count)

@@ -11,6 +11,12 @@ with ldmatrix once and multiplies it by each filter row's weights for those colu
 (images at most 8 wide) a block owns 8 columns of each of two images side by side: each
 16-pixel A fragment is 8 columns of the same row of both, so that no fragment is half zeros;
 with `block_q` = 4, 4 columns of each of four images.
+
+With `segments` (a placement field: the launcher sets it, config spaces and latency models do
+not vary it) a block walks instead one of that many equal segments of its column strip's
+output rows of every image, taken as one stream (row y of image n at n * p + y), in parts, one
+per image it crosses: a grid of exactly the blocks that fit on the GPU at once then gives every
+SM the same rows to walk, whatever the batch (stream_config).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
+from typing import ClassVar
 
 from spio.dims import (
     CompoundIndex,
@@ -82,8 +89,16 @@ class FpropConfig:
     block_p: output rows a block walks; prefetch: input rows loading ahead of use;
     mma_k: the K of the tensor-core instruction, 8 (m16n8k8, one filter column per mma) or
     16 (m16n8k16, two neighbouring filter columns per mma: half the instructions; with odd S
-    the last mma's second column has zero weights).
+    the last mma's second column has zero weights); segments (keyword only): 0 walks chunks
+    of block_p rows of one image, S >= 1 cuts each column strip and group slice's output rows
+    of every image into S equal segments, one a block (block_p then plays no part; not with
+    images side by side).
     """
+
+    #: Fields no config space varies: the launcher sets them on a config for the GPU it runs
+    #: on (stream_config, fprop.default_config_on), so latency models neither see nor
+    #: choose them.
+    PLACEMENT_FIELDS: ClassVar[tuple[str, ...]] = ("segments",)
 
     block_q: int = 32
     block_g: int = 8
@@ -92,11 +107,21 @@ class FpropConfig:
     block_p: int = 16
     prefetch: int = 2
     mma_k: int = 8
+    segments: int = dataclasses.field(default=0, kw_only=True)
 
     def __post_init__(self) -> None:
         check_positive_fields(
             self, ("block_q", "block_g", "warp_g", "warp_q16", "block_p", "prefetch", "mma_k")
         )
+        if not isinstance(self.segments, int) or isinstance(self.segments, bool):
+            raise TypeError(f"segments must be an int, got {self.segments!r}")
+        if self.segments < 0:
+            raise ValueError(f"segments must be >= 0 (0: row chunks), got {self.segments}")
+        if self.segments and self.block_q < TILE_Q:
+            raise ValueError(
+                f"segments = {self.segments} walks one image at a time, so block_q must be at "
+                f"least {TILE_Q} (not images side by side), got {self.block_q}"
+            )
         if self.mma_k not in MMA_K_VALUES:
             raise ValueError(f"mma_k must be one of {MMA_K_VALUES}, got {self.mma_k}")
         narrow = self.block_q in NARROW_BLOCK_Q and self.warp_q16 == 1
@@ -199,15 +224,32 @@ def shared_mem_bytes(params: Conv2dGw8Params, config: FpropConfig) -> int:
     return _CELL_BYTES * (images * (ring + stage) + weight_cells(params, config))
 
 
+def column_strips(params: Conv2dGw8Params, config: FpropConfig) -> int:
+    """The walks' columns: column strips x group slices."""
+    return ceil_div(params.q, config.block_q) * (params.groups // config.block_g)
+
+
 def grid_blocks(params: Conv2dGw8Params, config: FpropConfig) -> int:
     """Blocks in the grid: images (groups of warp_images of them with block_q below 16) x
-    row chunks x column strips x group slices."""
+    row chunks x column strips x group slices; with segments, segments x column strips x
+    group slices."""
+    if config.segments:
+        return config.segments * column_strips(params, config)
     return (
         ceil_div(params.n, config.warp_images)
         * ceil_div(params.p, config.block_p)
-        * ceil_div(params.q, config.block_q)
-        * (params.groups // config.block_g)
+        * column_strips(params, config)
     )
+
+
+def stream_config(params: Conv2dGw8Params, config: FpropConfig, slots: int) -> FpropConfig:
+    """config's tile walking segments: the `slots` blocks that fit on the GPU at once shared
+    among its column strips and group slices (at least one each, at most one per output row
+    of a strip's stream, n * p), so that every SM walks the same share of rows."""
+    if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+        raise ValueError(f"slots must be an int >= 1 (blocks that fit on the GPU), got {slots!r}")
+    segments = min(params.n * params.p, max(1, slots // column_strips(params, config)))
+    return dataclasses.replace(config, segments=segments)
 
 
 def launch_geometry(params: Conv2dGw8Params, config: FpropConfig) -> LaunchGeometry:
@@ -221,6 +263,11 @@ def check_config(params: Conv2dGw8Params, config: FpropConfig) -> None:
     """Raise ValueError when config cannot run params (it names the failing rule)."""
     if not isinstance(config, FpropConfig):
         raise TypeError(f"config must be an FpropConfig, got {type(config).__name__}")
+    if config.segments > params.n * params.p:
+        raise ValueError(
+            f"segments = {config.segments} must be at most the output rows of a column strip's "
+            f"stream (n * p = {params.n * params.p})"
+        )
     registers = weight_registers(params, config)
     if registers > MAX_WEIGHT_REGISTERS:
         raise ValueError(
@@ -454,10 +501,15 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
     block_images = (
         {"block_n": ceil_div(params.n, side_by_side)} if side_by_side > 1 else {"n": params.n}
     )
+    # With segments the block index's N is the block's segment, and a part of its walk at
+    # most every output row of an image.
+    if config.segments:
+        block_images = {"n": config.segments}
+    block_p = params.p if config.segments else config.block_p
     return [
         # Block and warp tiles: folds of the output's rows (Y), columns (X) and groups (G).
         *([Fold("block_n", "n", side_by_side)] if side_by_side > 1 else []),
-        Fold("block_y", "y", config.block_p),
+        Fold("block_y", "y", block_p),
         Fold("block_x", "x", config.block_q),
         Fold("block_g", "g", config.block_g),
         Fold("warp_x", "x", config.warp_q),
@@ -466,7 +518,7 @@ def _specs(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> list[Sp
             "BlockIndex",
             Dims(
                 **block_images,
-                block_y=ceil_div(params.p, config.block_p),
+                block_y=ceil_div(params.p, block_p),
                 block_x=ceil_div(params.q, config.block_q),
                 block_g=groups // config.block_g,
             ),
@@ -546,6 +598,13 @@ def _constants(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> str
     if config.warp_images > 1:
         # A macro, not a constant, so that the other configs' headers stay as they were.
         lines += ["// images side by side, block_q columns of each", "#define CONV2D_GW8_PAIRED 1"]
+    if config.segments:
+        # A macro too: a constant is a global of the module, which changes what configs
+        # without segments compile to.
+        lines += [
+            "// segments of a strip's stream of rows, one a block",
+            f"#define CONV2D_GW8_SEGMENTS {config.segments}",
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -388,8 +388,19 @@ def _walked_full_line_tile(
     but 512x128x28x28 and 128x512x28x28, whose tiles the launcher walks in segments, lost
     (0.880x and 0.908x); so were grids that walking leaves short of a wave (192x64x64x64
     1.011x, 128x64x64x64 0.872x, 32x256x56x56 0.890x).
+
+    Held out (H200, 2026-11-29, the rule timed on layers it was not
+    written from; walked with TMA rows against one step with TMA rows, and the former
+    default): 128x128x64x64 65.55 us against 70.67 and 72.95, 128x256x32x32 35.68 / 41.16 /
+    41.36, 320x64x40x40 37.15 / 44.99 / 45.01, 512x64x28x28 28.73 / 35.07 / 36.52,
+    128x128x56x56 52.26 / 58.48 / 62.81 (1.12-1.27x over the former default); but the 1 x 1
+    filter of 512x128x16x16 lost, 18.82 against 18.24 and 18.14 us, so 1 x 1 filters keep
+    their tile.
     """
     if config.block_g != TMA_BLOCK_G or config.block_n != 2 or config.walk_n != 1 or config.tma:
+        return None
+    if params.r * params.s == 1:
+        # A 1 x 1 filter's rows share no halo between the steps: 512x128x16x16 lost 0.97x.
         return None
     walked = dataclasses.replace(config, walk_n=2, tma=True)
     if not (_images_fit(params, walked.images) and _is_valid(params, walked)):
