@@ -369,3 +369,38 @@ def test_a_wgrad_layer_with_short_chunks_takes_the_heuristics_short_walk(
         choice = choose_config("wgrad", small, model=model)  # type: ignore[arg-type]
         assert (choice.config, choice.source) == (heuristic, "heuristic")
         assert "short row chunks, which no model has timed" in choice.reason
+
+
+#: A layer whose fprop and dgrad row chunks leave the waves uneven on an H200, so that their
+#: heuristic walks segments (spio-kernels' fprop_segments): 640 blocks of 16-row chunks.
+SEGMENTS_LAYER = Conv2dGw8Params.make(80, 64, 64, 64)
+
+
+@pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
+def test_a_pick_in_row_chunks_does_not_replace_the_heuristics_segments(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, pass_name: str
+) -> None:
+    tile = PASSES[pass_name].default_config(SEGMENTS_LAYER, 132)
+    walked = dataclasses.replace(tile, segments=264)
+    heuristics = {**_select._heuristics(), pass_name: lambda params, device: walked}
+    monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
+    pick = next(c for c in PASSES[pass_name].config_space(SEGMENTS_LAYER) if c != tile)
+    for model in (
+        _StubModel(pick, heuristic_us=12.0, pick_us=10.0),
+        # The measured fastest too: campaigns time row chunks only.
+        _StubModel(pick, heuristic_us=12.0, pick_us=10.0, measured=pick, timed=(tile,)),
+    ):
+        model.pass_name = pass_name
+        choice = choose_config(pass_name, SEGMENTS_LAYER, model=model)  # type: ignore[arg-type]
+        assert (choice.config, choice.source) == (walked, "heuristic")
+        assert choice.reason.endswith(
+            "the heuristic walks 264 segments a strip here, which the models never timed"
+        )
+
+
+def test_a_pick_stays_where_the_heuristic_walks_row_chunks(gpu: SimpleNamespace) -> None:
+    tile = PASSES["fprop"].default_config(SEGMENTS_LAYER, 132)
+    pick = next(c for c in PASSES["fprop"].config_space(SEGMENTS_LAYER) if c != tile)
+    model = _StubModel(pick, heuristic_us=12.0, pick_us=10.0)
+    choice = choose_config("fprop", SEGMENTS_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")

@@ -208,7 +208,7 @@ def _model_or_heuristic(
             timed_layer, heuristic_config(model.pass_name, params, device)
         ):
             choice = ConfigChoice(measured, "measured", f"{why}: measured on this layer")
-            return _unless_tma_tile(choice, model, params, device)
+            return _unless_heuristic_walk(choice, model, params, device)
         # A campaign older than the heuristic's config (a prefetch or a tile the space did
         # not hold then) timed the layer without it: its fastest is no evidence against the
         # heuristic, which ran 5% faster than it on 128 x 1024 x 16 x 16 (H100, fprop).
@@ -221,7 +221,47 @@ def _model_or_heuristic(
         )
         heuristic = heuristic_config(model.pass_name, params, device)
         return ConfigChoice(heuristic, "heuristic", because)
-    return _unless_tma_tile(ConfigChoice(pick, "model", f"{why}{untimed}"), model, params, device)
+    choice = ConfigChoice(pick, "model", f"{why}{untimed}")
+    return _unless_heuristic_walk(choice, model, params, device)
+
+
+def _unless_heuristic_walk(
+    choice: ConfigChoice, model: LatencyModel, params: Conv2dGw8Params, device: int
+) -> ConfigChoice:
+    """choice, or the heuristic's config where it walks in a way model never timed: wgrad's
+    TMA rows (_unless_tma_tile), fprop's and dgrad's segments (_unless_segments)."""
+    if model.pass_name == "wgrad":
+        return _unless_tma_tile(choice, model, params, device)
+    return _unless_segments(choice, model.pass_name, params, device)
+
+
+def _unless_segments(
+    choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, device: int
+) -> ConfigChoice:
+    """choice, or the heuristic's config where that walks segments of the stream of rows
+    (fprop and dgrad: spio-kernels' fprop_segments, where the row chunks leave the waves
+    uneven) and choice's does not: the models were trained on row chunks only (segments
+    are a placement field) and cannot weigh them.
+
+    H200 (2026-11-29, `spio-perfmodel compare` before this rule, in one process): on the 9
+    layer-passes of 16 where a model's pick replaced the heuristic's segments, the picks ran
+    0.850-0.972x on 7 (128x64x40x40 28.21 against 23.99 us, 200x64x56x56 54.47 against
+    47.20, 160x64x64x64 0.929x and 0.972x, 96x64x64x64 dgrad 0.915x) and 1.083x and 1.110x
+    on 100x128x32x32: the segments 1.071x in geometric mean over the nine.
+    """
+    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments
+
+    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
+    if choice.config.segments or not fprop_segments.may_walk_segments(kernel_params):
+        return choice  # (and the heuristic's config, which compiles, is not needed)
+    heuristic = heuristic_config(pass_name, params, device)
+    if not heuristic.segments:
+        return choice
+    because = (
+        f"{choice.reason}; the heuristic walks {heuristic.segments} segments a strip here, "
+        "which the models never timed"
+    )
+    return ConfigChoice(heuristic, "heuristic", because)
 
 
 def _unless_tma_tile(

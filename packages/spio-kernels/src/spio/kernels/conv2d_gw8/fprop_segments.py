@@ -41,11 +41,17 @@ MIN_CHUNK_ROWS = 16
 MIN_SEGMENT_ROWS = 16
 
 
+def may_walk_segments(params: Conv2dGw8Params) -> bool:
+    """Whether walks_segments can hold for any row chunks of params (the kernel's): whether
+    its images have MIN_IMAGE_ROWS rows. Compiles nothing."""
+    return params.p >= MIN_IMAGE_ROWS
+
+
 def walks_segments(params: Conv2dGw8Params, chunks: FpropConfig, slots: int) -> bool:
     """Whether the default walks segments instead of `chunks`, the row chunks it would run
     where `slots` of its blocks fit on the GPU at once (params: the kernel's; for dgrad,
     dgrad_spec.to_fprop_params of the layer)."""
-    if chunks.segments or chunks.block_q < TILE_Q or params.p < MIN_IMAGE_ROWS:
+    if chunks.segments or chunks.block_q < TILE_Q or not may_walk_segments(params):
         return False
     blocks = grid_blocks(params, chunks)
     if blocks <= slots:
