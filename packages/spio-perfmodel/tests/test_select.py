@@ -404,3 +404,21 @@ def test_a_pick_stays_where_the_heuristic_walks_row_chunks(gpu: SimpleNamespace)
     model = _StubModel(pick, heuristic_us=12.0, pick_us=10.0)
     choice = choose_config("fprop", SEGMENTS_LAYER, model=model)  # type: ignore[arg-type]
     assert (choice.config, choice.source) == (pick, "model")
+
+
+@pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
+def test_a_tuning_times_fprop_and_dgrad_configs_in_their_segments_too(
+    monkeypatch: pytest.MonkeyPatch, pass_name: str
+) -> None:
+    from spio.kernels.conv2d_gw8 import fprop_segments
+
+    asked = []
+
+    def walks_on(name: str, params: Conv2dGw8Params, config: object, device: int) -> list[object]:
+        asked.append((name, params, config, device))
+        return [config, "segments"]
+
+    monkeypatch.setattr(fprop_segments, "walks_on", walks_on)
+    tile = PASSES[pass_name].default_config(SEGMENTS_LAYER, 132)
+    assert _select._walks()[pass_name](SEGMENTS_LAYER, tile, 1) == [tile, "segments"]
+    assert asked == [(pass_name, SEGMENTS_LAYER, tile, 1)]

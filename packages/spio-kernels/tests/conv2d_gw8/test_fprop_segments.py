@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, config_space
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, config_space, fprop_segments
 from spio.kernels.conv2d_gw8 import fprop_spec as spec
 from spio.kernels.conv2d_gw8.fprop_segments import segments_or_chunks, walks_segments
 
@@ -112,3 +112,36 @@ def test_segments_keep_the_chunks_where_a_segment_would_walk_few_rows() -> None:
     assert walks_segments(params, chunks, 528)  # 640 blocks: a second wave a fifth full
     # 264 segments a strip of 2560 rows: under MIN_SEGMENT_ROWS each.
     assert segments_or_chunks(params, chunks, lambda config: 528) == chunks
+
+
+@pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
+def test_walks_are_the_config_and_its_tile_in_one_wave_of_segments(
+    monkeypatch: pytest.MonkeyPatch, pass_name: str
+) -> None:
+    asked = []
+
+    def slots_on(name: str, params: Conv2dGw8Params, config: FpropConfig, device: int) -> int:
+        asked.append((name, params, config, device))
+        return 528
+
+    monkeypatch.setattr(fprop_segments, "slots_on", slots_on)
+    walks = fprop_segments.walks_on(pass_name, LAYER, TILE, 2)
+    one = dataclasses.replace(TILE, segments=1)
+    assert walks == [TILE, dataclasses.replace(TILE, segments=264)]
+    assert asked == [(pass_name, LAYER, one, 2)]  # the layer's params: dgrad converts them
+
+
+@pytest.mark.parametrize(
+    "config",
+    [TILE, FpropConfig(8, 8, 2, 1, 16, 2, 16)],  # 16-row images; 8 columns of two images
+    ids=str,
+)
+def test_walks_keep_the_config_alone_where_segments_cannot_pay(config: FpropConfig) -> None:
+    params = Conv2dGw8Params.make(256, 256, 16, 16)
+    # (Nothing compiles: slots_on is never asked.)
+    assert fprop_segments.walks_on("fprop", params, config) == [config]
+
+
+def test_slots_on_names_the_passes_it_knows() -> None:
+    with pytest.raises(ValueError, match="pass_name must be 'fprop' or 'dgrad', got 'wgrad'"):
+        fprop_segments.slots_on("wgrad", LAYER, TILE)

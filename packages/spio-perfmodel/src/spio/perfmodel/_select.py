@@ -88,13 +88,18 @@ def _heuristics() -> dict[str, Callable[[Conv2dGw8Params, int], Any]]:
 def _walks() -> dict[str, Callable[[Conv2dGw8Params, Any, int], list[Any]]]:
     """The configs a tuning times for each shortlisted config of each pass: wgrad's tile in
     its row chunks, its segments and its segments with deeper prefetch (wgrad_walks.walks_on:
-    which is fastest follows no rule across layers); fprop's and dgrad's config alone."""
-    from spio.kernels.conv2d_gw8 import wgrad_walks
+    which is fastest follows no rule across layers); fprop's and dgrad's config in its row
+    chunks and, on images of 32 rows or more, its tile in one wave of segments
+    (fprop_segments.walks_on: the models know row chunks only)."""
+    from spio.kernels.conv2d_gw8 import fprop_segments, wgrad_walks
 
-    def alone(params: Conv2dGw8Params, config: Any, device: int) -> list[Any]:
-        return [config]
+    def fprop_walks(params: Conv2dGw8Params, config: Any, device: int) -> list[Any]:
+        return fprop_segments.walks_on("fprop", params, config, device)
 
-    return {"fprop": alone, "dgrad": alone, "wgrad": wgrad_walks.walks_on}
+    def dgrad_walks(params: Conv2dGw8Params, config: Any, device: int) -> list[Any]:
+        return fprop_segments.walks_on("dgrad", params, config, device)
+
+    return {"fprop": fprop_walks, "dgrad": dgrad_walks, "wgrad": wgrad_walks.walks_on}
 
 
 def _placed(
@@ -372,8 +377,9 @@ def tune_config(
 
     The shortlist (_autotune.candidates): the config measured fastest on this layer where
     the model was trained on it, the model's `count` best-predicted configs, and the
-    heuristic's; for wgrad each of them in each of its walks on the device (row chunks,
-    segments, segments with deeper prefetch: _with_walks), the fastest kept as timed.
+    heuristic's; each of them in each of its walks on the device (_with_walks: for wgrad
+    row chunks, segments, segments with deeper prefetch; for fprop and dgrad row chunks
+    and, on images of 32 rows or more, one wave of segments), the fastest kept as timed.
     model: one of your own (LatencyModel.load), trusted to fit these kernels; None takes
     the shipped model of this GPU, or where none ships, the shipped model of the GPU with
     the nearest SM count (for these kernels) with a shortlist of PROXY_CANDIDATES (held

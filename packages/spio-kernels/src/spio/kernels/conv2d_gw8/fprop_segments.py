@@ -77,3 +77,34 @@ def segments_or_chunks(
     if params.n * params.p < MIN_SEGMENT_ROWS * config.segments:
         return chunks
     return config
+
+
+def slots_on(pass_name: str, params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> int:
+    """Blocks of config's kernel of pass_name ("fprop" or "dgrad") on the layer params that
+    fit on device at once (compiling and loading it)."""
+    from . import dgrad, dgrad_spec, fprop, fprop_spec
+
+    if pass_name == "dgrad":
+        kernel = dgrad.dgrad_launch(params, config, device).kernel
+        return fprop.resident_slots(kernel, dgrad_spec.launch_geometry(params, config))
+    if pass_name == "fprop":
+        kernel = fprop.fprop_launch(params, config, device).kernel
+        return fprop.resident_slots(kernel, fprop_spec.launch_geometry(params, config))
+    raise ValueError(f"pass_name must be 'fprop' or 'dgrad', got {pass_name!r}")
+
+
+def walks_on(
+    pass_name: str, params: Conv2dGw8Params, config: FpropConfig, device: int = 0
+) -> list[FpropConfig]:
+    """config and, where segments could pay (may_walk_segments; one image a block), its tile
+    in one wave of segments on device: the walks a tuning times for each shortlisted config
+    (spio-perfmodel), since the models know row chunks only. params: the layer's (for dgrad,
+    its forward shape); compiles the segments' kernel to count its slots."""
+    from .dgrad_spec import to_fprop_params
+
+    kernel_params = to_fprop_params(params) if pass_name == "dgrad" else params
+    if config.block_q < TILE_Q or not may_walk_segments(kernel_params):
+        return [config]
+    tile = dataclasses.replace(config, segments=1)
+    segments = stream_config(kernel_params, tile, slots_on(pass_name, params, tile, device))
+    return list(dict.fromkeys((config, segments)))
