@@ -29,6 +29,7 @@ from spio.kernels.conv2d_gw8 import (
     dgrad,
     dgrad_spec,
     fprop,
+    fprop_segments,
     fprop_spec,
 )
 from spio.kernels.conv2d_gw8.reference import dgrad_reference, fprop_reference
@@ -75,11 +76,7 @@ def _kernel_params(pass_: str, params: Conv2dGw8Params) -> Conv2dGw8Params:
 def segmented(pass_: str, params: Conv2dGw8Params, tile: Any) -> tuple[Any, int]:
     """tile walking segments for the blocks of it that fit on the GPU at once, and that
     many blocks."""
-    spec, launch, _, _ = PASSES[pass_]
-    one = dataclasses.replace(tile, segments=1)
-    # (The launch spreads a grid smaller than the GPU over every SM: its own geometry would
-    # count one slot an SM.)
-    slots = fprop.resident_slots(launch(params, one).kernel, spec.launch_geometry(params, one))
+    slots = fprop_segments.slots_on(pass_, params, dataclasses.replace(tile, segments=1))
     return fprop_spec.stream_config(_kernel_params(pass_, params), tile, slots), slots
 
 

@@ -17,7 +17,7 @@ from .fprop import (
     resident_slots,
     types_request,
 )
-from .fprop_segments import segments_or_chunks
+from .fprop_segments import segments_or_chunks, slots_on
 from .fprop_spec import FpropConfig
 from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
@@ -51,13 +51,10 @@ def dgrad_launch(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) 
 def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     """Return the dgrad config a launch without one runs on device (memoised), chosen as
     fprop.default_config_on chooses fprop's."""
-
-    def slots_of(config: FpropConfig) -> int:
-        kernel = dgrad_launch(params, config, device).kernel
-        return resident_slots(kernel, dgrad_spec.launch_geometry(params, config))
-
     chunks = chunks_config_on(params, device)
-    return segments_or_chunks(dgrad_spec.to_fprop_params(params), chunks, slots_of)
+    return segments_or_chunks(
+        dgrad_spec.to_fprop_params(params), chunks, lambda c: slots_on("dgrad", params, c, device)
+    )
 
 
 @functools.cache

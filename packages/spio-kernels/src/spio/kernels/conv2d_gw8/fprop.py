@@ -10,7 +10,7 @@ from typing import Any
 from .._array_info import resolve_device
 from ._arrays import check_activation, check_params, check_vector, check_weights
 from ._tiling import LaunchGeometry, balance_waves, grid_slots, spread_over_sms, wave_fill
-from .fprop_segments import segments_or_chunks
+from .fprop_segments import segments_or_chunks, slots_on
 from .fprop_spec import (
     KERNEL_NAME,
     FpropConfig,
@@ -145,14 +145,7 @@ def default_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     """Return the config a launch without one runs on device (memoised): chunks_config_on,
     or its tile walking segments where fprop_segments' rule says."""
     return segments_or_chunks(
-        params, chunks_config_on(params, device), lambda c: fprop_slots(params, c, device)
-    )
-
-
-def fprop_slots(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> int:
-    """Blocks of config's fprop that fit on device at once (compiling it)."""
-    return resident_slots(
-        fprop_launch(params, config, device).kernel, _launch_geometry(params, config)
+        params, chunks_config_on(params, device), lambda c: slots_on("fprop", params, c, device)
     )
 
 
