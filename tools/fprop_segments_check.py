@@ -10,7 +10,9 @@ blocks that fit on the GPU at once (fprop_spec.stream_config), timed in this pro
 alternating rounds (CUDA-graph replays, the fastest round's median), with cuDNN, the copy
 bandwidth, both kernels' registers and blocks a wave, whether the launcher's default
 (fprop_segments' rule) takes the segments, and their largest error against the fp32
-reference. --held-out times HELD_OUT's layers instead of NAMED's.
+reference. --held-out times HELD_OUT's layers instead of NAMED's. --prefetch D ... also
+times the segments of the tile at those prefetch depths (each with its own slots) and the
+row chunks at D rows ahead, in the same rounds.
 """
 
 from __future__ import annotations
@@ -98,11 +100,25 @@ def max_error(pass_: str, params: Conv2dGw8Params, config: Any) -> float:
     return float((out.float() - expected).abs().max() / expected.abs().max())
 
 
+def _deeper(pass_: str, params: Conv2dGw8Params, tile: Any, chunks: Any, depth: int) -> list[Any]:
+    """chunks and tile's segments at `depth` rows ahead, where the tile can hold them."""
+    configs = []
+    for config in (chunks, tile):
+        deeper = dataclasses.replace(config, prefetch=depth)
+        try:
+            PASSES[pass_][0].check_config(params, deeper)
+        except ValueError:
+            continue
+        configs.append(deeper if config is chunks else segmented(pass_, params, deeper)[0])
+    return configs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--layers", nargs="+", metavar="NxCxHxWxK", help="instead of NAMED")
     parser.add_argument("--passes", nargs="+", default=list(PASSES), choices=list(PASSES))
     parser.add_argument("--held-out", action="store_true", help="time HELD_OUT's layers")
+    parser.add_argument("--prefetch", nargs="+", type=int, default=[], metavar="D")
     args = parser.parse_args()
     copy = start()
     sm_count = torch.cuda.get_device_properties(0).multi_processor_count
@@ -116,7 +132,12 @@ def main() -> None:
             chunks = chunks_on(params)
             segments, slots = segmented(pass_, params, tile)
             rule = "takes segments" if default_on(params).segments else "keeps chunks"
-            times, cudnn_us = time_alternating(params, [chunks, segments], pass_)
+            deeper = [
+                config
+                for depth in args.prefetch
+                for config in _deeper(pass_, params, tile, chunks, depth)
+            ]
+            times, cudnn_us = time_alternating(params, [chunks, segments, *deeper], pass_)
             registers = [launch(params, c).kernel.attributes.registers for c in (chunks, segments)]
             blocks = [spec.grid_blocks(params, c) for c in (chunks, segments)]
             nbytes = params.compulsory_bytes(pass_) / 1e3
@@ -131,6 +152,14 @@ def main() -> None:
                 f"{max_error(pass_, params, segments):.1e}",
                 flush=True,
             )
+            for config in deeper:
+                walk = f"{config.segments} segments" if config.segments else "chunks"
+                print(
+                    f"    prefetch {config.prefetch} {walk}: {times[config]:.2f} us "
+                    f"{nbytes / times[config] / copy:.1%}, {times[chunks] / times[config]:.3f}x "
+                    f"the chunks; error {max_error(pass_, params, config):.1e}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -190,3 +190,26 @@ def test_default_config_on_walks_segments_where_the_chunks_leave_the_waves_uneve
         _check_default_launch(module, params)
     else:
         assert chosen == chunks
+
+
+@pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
+@pytest.mark.parametrize(
+    ("shape", "deeper"),
+    [
+        ((8, 128, 32, 32), True),  # 256 blocks of the one-row-ahead tile: two an SM
+        ((100, 256, 14, 14), True),  # 800 blocks: more than one wave
+        ((32, 64, 64, 64), False),  # 512 blocks: one wave of four an SM
+    ],
+)
+def test_default_config_on_loads_two_rows_ahead_where_the_sms_hold_few_blocks(
+    module: Any, shape: tuple[int, int, int, int], deeper: bool
+) -> None:
+    import spio.jit
+
+    if spio.jit.device_info(0).sm_count != 132:
+        pytest.skip("the cases are an H100 or H200's grids (132 SMs)")
+    params = Conv2dGw8Params.make(*shape)
+    spec = dgrad_spec if module is dgrad else fprop_spec
+    assert spec.default_config(params, 132).prefetch == 1
+    assert module.chunks_config_on(params, 0).prefetch == (2 if deeper else 1)
+    _check_default_launch(module, params)

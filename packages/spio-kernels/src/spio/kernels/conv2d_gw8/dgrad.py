@@ -21,6 +21,7 @@ from .fprop_segments import segments_or_chunks, slots_on
 from .fprop_spec import FpropConfig
 from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
+from .ring_depth import deeper_ring
 
 
 def compile_request(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:
@@ -63,16 +64,20 @@ def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     fprop's (memoised)."""
     import spio.jit
 
-    config = dgrad_spec.default_config(params, spio.jit.device_info(device).sm_count)
+    sm_count = spio.jit.device_info(device).sm_count
+    kernel_params = dgrad_spec.to_fprop_params(params)
+    config = dgrad_spec.default_config(params, sm_count)
     launch = dgrad_launch(params, config, device)
     slots = resident_slots(launch.kernel, launch.geometry)
     if dgrad_spec.grid_blocks(params, config) <= slots:
-        return split_one_wave(dgrad_spec.to_fprop_params(params), config)
-    return balance_waves(
-        config,
-        lambda c: dgrad_spec.shorter_walk(params, c),
-        lambda c: wave_fill(dgrad_spec.grid_blocks(params, c), slots),
-    )
+        chunks = split_one_wave(kernel_params, config)
+    else:
+        chunks = balance_waves(
+            config,
+            lambda c: dgrad_spec.shorter_walk(params, c),
+            lambda c: wave_fill(dgrad_spec.grid_blocks(params, c), slots),
+        )
+    return deeper_ring(kernel_params, chunks, slots, sm_count)
 
 
 def get_dgrad_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:

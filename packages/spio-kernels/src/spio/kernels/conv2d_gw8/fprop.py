@@ -23,6 +23,7 @@ from .fprop_spec import (
 from .fprop_spec import launch_geometry as _launch_geometry
 from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
+from .ring_depth import deeper_ring
 
 SOURCE_NAME = "conv2d_gw8_fprop.cu"
 RING_HEADER = "conv2d_gw8_ring.cuh"
@@ -154,19 +155,23 @@ def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     """Return default_config for the device's SM count walking row chunks (memoised), its
     walk shortened where more, smaller blocks fill the last wave of the GPU's block slots
     better (_tiling.balance_waves; the slots are the default's), or where its grid is one
-    wave at most, as one_wave.split_one_wave says."""
+    wave at most, as one_wave.split_one_wave says; loading two rows ahead rather than one
+    where its SMs hold few of its blocks at a time (ring_depth.deeper_ring)."""
     import spio.jit
 
-    config = default_config(params, spio.jit.device_info(device).sm_count)
+    sm_count = spio.jit.device_info(device).sm_count
+    config = default_config(params, sm_count)
     launch = fprop_launch(params, config, device)
     slots = resident_slots(launch.kernel, launch.geometry)
     if grid_blocks(params, config) <= slots:
-        return split_one_wave(params, config)
-    return balance_waves(
-        config,
-        lambda c: shorter_walk(params, c),
-        lambda c: wave_fill(grid_blocks(params, c), slots),
-    )
+        chunks = split_one_wave(params, config)
+    else:
+        chunks = balance_waves(
+            config,
+            lambda c: shorter_walk(params, c),
+            lambda c: wave_fill(grid_blocks(params, c), slots),
+        )
+    return deeper_ring(params, chunks, slots, sm_count)
 
 
 def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:

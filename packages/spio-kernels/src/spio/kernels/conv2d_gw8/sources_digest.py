@@ -27,8 +27,9 @@ SHARED_FILES = ("conv2d_gw8_ring.cuh", "_tiling.py", "params.py", "fprop.py")
 #: config space; wgrad's types header in a file of its own) and its launcher (launch
 #: geometry, which kernels run). dgrad is fprop's kernel on flipped weights, so fprop's
 #: source and spec shape it too. wgrad's heuristic (wgrad_heuristic.py) and fprop and
-#: dgrad's one-wave and segments rules (one_wave.py, fprop_segments.py) are left out: they
-#: decide which config runs, not what a config compiles to.
+#: dgrad's one-wave, ring-depth and segments rules (one_wave.py, ring_depth.py,
+#: fprop_segments.py) are left out: they decide which config runs, not what a config compiles
+#: to.
 PASS_FILES: dict[str, tuple[str, ...]] = {
     "fprop": ("conv2d_gw8_fprop.cu", "fprop_spec.py"),
     "dgrad": ("conv2d_gw8_fprop.cu", "fprop_spec.py", "dgrad_spec.py", "dgrad.py"),
