@@ -252,7 +252,11 @@ def _unless_segments(
     layer-passes of 16 where a model's pick replaced the heuristic's segments, the picks ran
     0.850-0.972x on 7 (128x64x40x40 28.21 against 23.99 us, 200x64x56x56 54.47 against
     47.20, 160x64x64x64 0.929x and 0.972x, 96x64x64x64 dgrad 0.915x) and 1.083x and 1.110x
-    on 100x128x32x32: the segments 1.071x in geometric mean over the nine.
+    on 100x128x32x32: the segments 1.071x in geometric mean over the nine. Since the
+    heuristic's tile there loads two rows ahead (spio-kernels' ring_depth), its segments run
+    17.45 us (fprop, `compare`; the pick 18.42 in another process; forty-first session).
+    Walking the pick's own tile in segments instead was about even with the heuristic's
+    segments over 12 layers (tools/fprop_picks_segments_check.py: 0.905-1.128x).
     """
     from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments
 
