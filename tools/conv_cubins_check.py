@@ -126,7 +126,8 @@ def _key(params: Any, config: Any) -> str:
 
 def _placed(params: Any, tiles: list[Any]) -> list[Any]:
     """Each wgrad tile with PLACED_FLAGS (and producer warps where its rows come by TMA), and
-    that walking segments, where check_config accepts them."""
+    that walking segments, each also leaving out its padding rows, where check_config accepts
+    them."""
     from spio.kernels.conv2d_gw8 import wgrad_spec
     from spio.kernels.conv2d_gw8._tiling import fits
 
@@ -136,8 +137,10 @@ def _placed(params: Any, tiles: list[Any]) -> list[Any]:
         segmented = wgrad_spec.stream_config(params, tile, SEGMENT_SLOTS)
         for walk in (tile, segmented):
             config = dataclasses.replace(walk, **flags)
-            if fits(wgrad_spec.check_config, params, config):
-                placed.append(config)
+            # Also leaving out the padding rows (wgrad.pad_rows_config_on): its own code.
+            for variant in (config, dataclasses.replace(config, skip_pad_rows=True)):
+                if fits(wgrad_spec.check_config, params, variant):
+                    placed.append(variant)
     return list(dict.fromkeys(placed))
 
 

@@ -47,6 +47,8 @@
 
 #include "conv2d_gw8_wgrad_sums.cuh"  // the weights' 16-byte cells added, atomically or not
 
+#include "conv2d_gw8_wgrad_copies.cuh"  // WgradRowCopies: a row's cp.async copies into the rings
+
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
 // WgradConfig.skip_pad_rows leaves the padding rows' products out only where the block walks
 // 5 filter rows or more (wgrad.PAD_ROWS_MIN_R, the launcher's rule for them): a 3 x 3 walk
@@ -167,113 +169,22 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     // the thread's index among its row's threads.
     const N warp_n = thread.get<N>();
     const int row_thread = static_cast<int>(threadIdx.x) - warp_n.get() * kRowThreads;
-    // (Unlike fprop, the cells are located per row here: locating them once per walk, as
-    // conv2d_gw8_ring.cuh's locate_row_cells does, cost 6 us at 256x64x64x64, H200.)
-    // With one step the stream row is the image row, spelled out so that the compiler sees it:
-    // the divisions alone changed the default tile's registers (113 -> 96), so that 5 blocks
-    // fit on an SM instead of 4, which cost 4 us at 128x64x64x64 and 10 us at 256x64x64x64.
-    // The block-wide loads stay as they were beside the per-image ones for the same reason:
-    // the per-image form, used for blocks of one image too, moved the default tile from 113
-    // to 109 registers and 128x64x64x64 from 42 to 53 us.
-    // Loads stream row J: input row j of its part (a step of images from step_n: a part of a
-    // segment, or the block's chunk), whose output rows number `rows` and whose origin is
-    // output row block_y, column block_x (input row input_y0, column input_x0).
-    const auto load_part_row = [&](int J, int j, int rows, N step_n, Y input_y0, X input_x0,
-                                   Y block_y, X block_x) {
-        const Y y = input_y0 + Y(j);
-        const bool row_inside = Y(0) <= y && y < Input::size<Y>();
-        if constexpr (!kSplitImages) {
-            const auto input_row = smem_input[RING(J % kInputRing)];
-            conv2d_gw8::for_each_cell<InputLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
-                const InputLoadIndex cell(i);
-                const N n = step_n + cell.get<N>();
-                const X x = input_x0 + cell.get<X>();
-                const bool inside =
-                    row_inside && n < Input::size<N>() && X(0) <= x && x < Input::size<X>();
-                const Element* src = inside ? input[n][y][x][cell.get<G>()].get() : x_ptr;
-                const auto dst = conv2d_gw8::ring_cell<kSlots>(input_row[cell.get<N>()],
-                                                               cell.get<X>(), cell.get<G>());
-                spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-            });
-#ifdef CONV2D_GW8_SKIP_PAD_ROWS
-            if (j >= rows && !carries_next_grad_row(J, j)) return;
-            // The step's grad_y row j, or the next step's row 0.
-            const bool next = j >= rows;
-            const Y out_y = block_y + Y(next ? 0 : j);
-            const N grad_n = next ? step_n + N(kStepImages) : step_n;
-#else
-            if (j >= rows) return;  // (as before the flag: the form above compiles otherwise)
-            const Y out_y = block_y + Y(j);
-            const N grad_n = step_n;
-#endif
-            const auto grad_row = smem_grad[RING(J % kGradRing)];
-            conv2d_gw8::for_each_cell<GradLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
-                const GradLoadIndex cell(i);
-                const N n = grad_n + cell.get<N>();
-                const X x = block_x + cell.get<X>();
-                const bool inside = n < GradOutput::size<N>() && x < GradOutput::size<X>();
-                const Element* src = inside ? grad_y[n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
-                const auto dst = conv2d_gw8::ring_cell<kSlots>(grad_row[cell.get<N>()],
-                                                               cell.get<X>(), cell.get<G>());
-                spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-            });
-        } else {
-            // Each warp row loads only its images' cells (it waits for them at its own
-            // barrier, sync_row).
-#pragma unroll
-            for (int m = 0; m < kWarpImages; ++m) {
-                const N image(warp_n.get() * kWarpImages + m);
-                const N n = step_n + image;
-                const bool image_inside = n < Input::size<N>();
-                const auto input_row = smem_input[RING(J % kInputRing)][image];
-                conv2d_gw8::for_each_cell<ImageInputLoadIndex::size(), kRowThreads>(
-                    row_thread, [&](int i) {
-                        const ImageInputLoadIndex cell(i);
-                        const X x = input_x0 + cell.get<X>();
-                        const bool inside =
-                            row_inside && image_inside && X(0) <= x && x < Input::size<X>();
-                        const Element* src = inside ? input[n][y][x][cell.get<G>()].get() : x_ptr;
-                        const auto dst =
-                            conv2d_gw8::ring_cell<kSlots>(input_row, cell.get<X>(), cell.get<G>());
-                        spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-                    });
-#ifdef CONV2D_GW8_SKIP_PAD_ROWS
-                if (j >= rows && !carries_next_grad_row(J, j)) continue;
-                const bool next = j >= rows;  // the next step's grad_y row 0
-                const Y out_y = block_y + Y(next ? 0 : j);
-                const N grad_n = next ? n + N(kStepImages) : n;
-                const bool grad_inside = grad_n < GradOutput::size<N>();
-#else
-                if (j >= rows) continue;  // (as before the flag: the form above compiles otherwise)
-                const Y out_y = block_y + Y(j);
-                const N grad_n = n;
-                const bool grad_inside = image_inside;
-#endif
-                const auto grad_row = smem_grad[RING(J % kGradRing)][image];
-                conv2d_gw8::for_each_cell<ImageGradLoadIndex::size(), kRowThreads>(
-                    row_thread, [&](int i) {
-                        const ImageGradLoadIndex cell(i);
-                        const X x = block_x + cell.get<X>();
-                        const bool inside = grad_inside && x < GradOutput::size<X>();
-                        const Element* src =
-                            inside ? grad_y[grad_n][out_y][x][cell.get<G>()].get() : grad_y_ptr;
-                        const auto dst =
-                            conv2d_gw8::ring_cell<kSlots>(grad_row, cell.get<X>(), cell.get<G>());
-                        spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
-                    });
-            }
-        }
-    };
+    // The rows' cp.async copies (conv2d_gw8_wgrad_copies.cuh).
+    const WgradRowCopies<decltype(input), decltype(grad_y)> copy_part_row{
+        smem_input, smem_grad, input, grad_y, x_ptr, grad_y_ptr, warp_n, row_thread};
 
     // With segments: the stream row at `place` (segment_walk.at(J), or the part loop's `ahead`),
-    // as load_part_row takes it.
+    // as copy_part_row takes it.
     const auto segment_row = [&](const SegmentWalk::Place& place) {
         const Y part_y(place.y0);
         return PartRow{
             place.j, place.rows, N(place.step * kStepImages), part_y - Y(kPadTop), input_x0,
             part_y,  block_x};
     };
-    // Where stream row J (< walk_rows) is, as load_part_row takes it.
+    // Where stream row J (< walk_rows) is, as copy_part_row takes it. With one step the stream
+    // row is the image row, spelled out so that the compiler sees it: the divisions alone
+    // changed the default tile's registers (113 -> 96), so that 5 blocks fit on an SM instead
+    // of 4, which cost 4 us at 128x64x64x64 and 10 us at 256x64x64x64.
     const auto place_of = [&](int J) {
         if constexpr (kStream) {
             return segment_row(J < kPrefetch ? segment_walk.at(J) : ahead);
@@ -291,8 +202,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     const auto load_rows = [&](int J) {
         if (J >= walk_rows) return;  // past the walk: an empty commit group
         const PartRow at = place_of(J);
-        load_part_row(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0, at.block_y,
-                      at.block_x);
+        copy_part_row(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0, at.block_y, at.block_x,
+                      carries_next_grad_row);
     };
 
 #ifdef CONV2D_GW8_TMA
@@ -306,53 +217,20 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                               : row_thread == 0 && (kSplitImages || warp_n.get() == 0);
     // With producer warps: the slots' empty barriers, after their full ones.
     auto* const empties = bars + kSyncGroups * kInputRing;
-    constexpr unsigned kGroupWarps = (kSplitImages ? kRowThreads : kThreads) / 32;
-    if (threadIdx.x == 0) {
-        // The swizzles are those of ring_slot only from a 1024-byte boundary, which the
-        // dynamic shared memory of a kernel without static shared memory starts on.
-        if ((spio::arch::shared_address(smem) & 1023) != 0) __trap();
-        for (int i = 0; i < kSyncGroups * kInputRing; ++i) spio::arch::mbarrier_init(&bars[i], 1);
-        if constexpr (kProducerWarps > 0) {
-            for (int i = 0; i < kSyncGroups * kInputRing; ++i) {
-                spio::arch::mbarrier_init(&empties[i], kGroupWarps);
-            }
-        }
-        spio::arch::mbarrier_init_fence();
-    }
-    __syncthreads();
-    const int channel0 = block.get<BLOCK_G>().unfold().get() * 8;
-    // Row J of the walk into its ring slot, for the producer's images.
-    const auto load_part_row_tma = [&](int J, int j, int rows, N step_n, Y input_y0, X input_x0,
-                                       Y block_y, X block_x) {
-        const int slot = J % kInputRing;
-        unsigned long long* const bar = &bars[sync_group * kInputRing + slot];
-#ifdef CONV2D_GW8_SKIP_PAD_ROWS
-        const bool next = j >= rows;  // with a grad_y row: the next step's row 0
-        const bool grad = !next || carries_next_grad_row(J, j);
-#else
-        constexpr bool next = false;  // (as before the flag: the form above compiles otherwise)
-        const bool grad = j < rows;
-#endif
-        spio::arch::mbarrier_arrive_expect_tx(
-            bar, kProducerImages * (kInputBoxBytes + (grad ? kGradBoxBytes : 0)));
-#pragma unroll
-        for (int i = 0; i < kProducerImages; ++i) {
-            const N image(kSplitImages ? sync_group * kWarpImages + i : i);
-            const int n = (step_n + image).get();
-            spio::arch::tma_load(smem_input[RING(slot)][image].get(), &x_map, bar, channel0,
-                                 input_x0.get(), input_y0.get() + j, n);
-            if (grad) {
-                spio::arch::tma_load(smem_grad[RING(slot)][image].get(), &grad_map, bar, channel0,
-                                     block_x.get(), block_y.get() + (next ? 0 : j),
-                                     next ? n + kStepImages : n);
-            }
-        }
-    };
+    init_ring_barriers(bars, empties, smem);
+    // The rows' TMA loads, for the producer's images (conv2d_gw8_wgrad_copies.cuh).
+    const WgradRowTmaLoads load_part_row_tma{smem_input,
+                                             smem_grad,
+                                             &x_map,
+                                             &grad_map,
+                                             bars,
+                                             sync_group,
+                                             block.get<BLOCK_G>().unfold().get() * 8};
     const auto load_rows_tma = [&](int J) {
         if (J >= walk_rows) return;
         const PartRow at = place_of(J);
         load_part_row_tma(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0, at.block_y,
-                          at.block_x);
+                          at.block_x, carries_next_grad_row);
     };
     if constexpr (kProducerWarps > 0) {
         if (producer_warp) {
@@ -373,7 +251,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                         }
                     }();
                     load_part_row_tma(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0,
-                                      at.block_y, at.block_x);
+                                      at.block_y, at.block_x, carries_next_grad_row);
                 }
             }
             return;

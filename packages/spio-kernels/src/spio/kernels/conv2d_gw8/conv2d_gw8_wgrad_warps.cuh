@@ -100,4 +100,27 @@ static_assert(kSyncGroups * kInputRing * 8 * (kProducerWarps > 0 ? 2 : 1) <= kBa
               "the barriers (with producer warps: each slot's full and empty) fit their space");
 static_assert(kProducerWarps == 0 || kProducerWarps == kSyncGroups,
               "a producer warp per sync group");
+
+// Thread 0 sets up each sync group's barriers of the ring slots, in the `bars` space before
+// the rings at smem: each slot's full barrier (one arrival: the producer's, expecting its
+// loads' bytes) and, with producer warps, in `empties` its empty barrier (one arrival from
+// each warp of the group once done with the slot's row); then the block meets.
+__device__ __forceinline__ void init_ring_barriers(unsigned long long* bars,
+                                                   unsigned long long* empties,
+                                                   const unsigned char* smem) {
+    constexpr unsigned kGroupWarps = (kSplitImages ? kRowThreads : kThreads) / 32;
+    if (threadIdx.x == 0) {
+        // The swizzles are those of ring_slot only from a 1024-byte boundary, which the
+        // dynamic shared memory of a kernel without static shared memory starts on.
+        if ((spio::arch::shared_address(smem) & 1023) != 0) __trap();
+        for (int i = 0; i < kSyncGroups * kInputRing; ++i) spio::arch::mbarrier_init(&bars[i], 1);
+        if constexpr (kProducerWarps > 0) {
+            for (int i = 0; i < kSyncGroups * kInputRing; ++i) {
+                spio::arch::mbarrier_init(&empties[i], kGroupWarps);
+            }
+        }
+        spio::arch::mbarrier_init_fence();
+    }
+    __syncthreads();
+}
 #endif

@@ -35,6 +35,7 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
     "dgrad": ("conv2d_gw8_fprop.cu", "fprop_spec.py", "dgrad_spec.py", "dgrad.py"),
     "wgrad": (
         "conv2d_gw8_wgrad.cu",
+        "conv2d_gw8_wgrad_copies.cuh",
         "conv2d_gw8_wgrad_reduce.cuh",
         "conv2d_gw8_wgrad_segments.cuh",
         "conv2d_gw8_wgrad_shape.cuh",

@@ -25,12 +25,14 @@ from .wgrad_spec import WgradConfig
 
 SOURCE_NAME = "conv2d_gw8_wgrad.cu"
 #: The headers of this folder the main source includes: the block's sizes, its warps and the
-#: walks' stream rows, the sums' additions, and at its end the reduce kernels.
+#: walks' stream rows, the sums' additions, the rows' cp.async copies, and at its end the
+#: reduce kernels.
 OWN_HEADERS = (
     "conv2d_gw8_wgrad_shape.cuh",
     "conv2d_gw8_wgrad_warps.cuh",
     "conv2d_gw8_wgrad_segments.cuh",
     "conv2d_gw8_wgrad_sums.cuh",
+    "conv2d_gw8_wgrad_copies.cuh",
     "conv2d_gw8_wgrad_reduce.cuh",
 )
 
