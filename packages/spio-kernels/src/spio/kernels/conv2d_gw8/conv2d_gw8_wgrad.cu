@@ -47,7 +47,7 @@
 
 #include "conv2d_gw8_wgrad_sums.cuh"  // the weights' 16-byte cells added, atomically or not
 
-#include "conv2d_gw8_wgrad_copies.cuh"  // WgradRowCopies: a row's cp.async copies into the rings
+#include "conv2d_gw8_wgrad_copies.cuh"  // a row into the rings: cp.async copies or TMA loads
 
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
 // WgradConfig.skip_pad_rows leaves the padding rows' products out only where the block walks
