@@ -10,7 +10,7 @@ block's own rows in flight set its pace, and a deeper ring pays:
   heuristic's tile at one and two rows ahead (H200 and H100, fprop and dgrad, the tile's own
   walk), two rows ran 1.028x faster in geometric mean over the 83 layer-passes of such grids,
   more than 2% faster on 54 and more than 2% slower on 6 (at worst 0.90x at 8x1024x14x14;
-  up to 1.31x at 2x1024x32x32 5 x 5).
+  up to 1.12x at 32x512x8x8 1 x 1).
 - Grids of more than one wave, whose later blocks start as earlier ones end, a few an SM at
   a time: on an H200 (2026-11-29, tools/fprop_segments_check.py --prefetch 2 4 6, fprop,
   the launcher's chunks) 100x128x32x32 21.66 -> 18.57 us (1.167x), 100x128x28x28 1.104x,
