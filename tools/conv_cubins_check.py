@@ -10,14 +10,15 @@ that two versions of the sources can be compared before relabelling their timing
 Each run compiles (NVRTC, sm_90, no cache: no GPU needed) 13 configs of each pass on three
 layers (an L2-resident one, an odd-sized bf16 one with a bias, asymmetric padding and a 5 x 3
 filter, and a 14 x 14 one): the pass's default and 12 spread over its space, and for wgrad
-each of those also as the launcher places tiles (PLACED_FLAGS, producer warps, segments),
-the code that launched rows were timed with. It prints, per
-pass, each config's cubin SHA-256, the SHA-256 of the code in it (code_digest) and its launch
-geometry, with the sources digests. --compare prints how many are identical; where every
-config's code and geometry are, the change leaves the kernels as they run, and
-`tools/relabel_timings.py` may move the timings and models to the new digests (CONTRIBUTING,
-"Changing a kernel"). The whole cubin also names the source's constants and template
-instances, so moving code between functions changes it while the code stays the same.
+each of those also as the launcher places tiles (PLACED_FLAGS, producer warps, segments,
+each with and without its padding rows left out), the code that launched rows were timed
+with. It prints, per pass, each config's cubin SHA-256, the SHA-256 of the code in it
+(code_digest) and its launch geometry, with the sources digests. --compare prints how many
+are identical; where every config's code and geometry are, the change leaves the kernels as
+they run, and `tools/relabel_timings.py` may move the timings and models to the new
+digests (CONTRIBUTING, "Changing a kernel"). The whole cubin also names the source's
+constants and template instances, so moving code between functions changes it while the
+code stays the same.
 """
 
 from __future__ import annotations
