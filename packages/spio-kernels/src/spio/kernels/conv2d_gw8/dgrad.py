@@ -8,7 +8,7 @@ from typing import Any
 from .._array_info import resolve_device
 from . import dgrad_spec
 from ._arrays import check_activation, check_params, check_weights
-from ._tiling import balance_waves, spread_over_sms, wave_fill
+from ._tiling import spread_over_sms
 from .fprop import (
     SOURCE_NAME,
     ConvLaunch,
@@ -16,12 +16,11 @@ from .fprop import (
     kernel_source,
     resident_slots,
     types_request,
+    walk_chunks,
 )
 from .fprop_segments import segments_or_chunks, slots_on
 from .fprop_spec import FpropConfig
-from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
-from .ring_depth import deeper_ring
 
 
 def compile_request(params: Conv2dGw8Params, config: FpropConfig, arch: str) -> Any:
@@ -65,19 +64,10 @@ def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     import spio.jit
 
     sm_count = spio.jit.device_info(device).sm_count
-    kernel_params = dgrad_spec.to_fprop_params(params)
     config = dgrad_spec.default_config(params, sm_count)
     launch = dgrad_launch(params, config, device)
     slots = resident_slots(launch.kernel, launch.geometry)
-    if dgrad_spec.grid_blocks(params, config) <= slots:
-        chunks = split_one_wave(kernel_params, config)
-    else:
-        chunks = balance_waves(
-            config,
-            lambda c: dgrad_spec.shorter_walk(params, c),
-            lambda c: wave_fill(dgrad_spec.grid_blocks(params, c), slots),
-        )
-    return deeper_ring(kernel_params, chunks, slots, sm_count)
+    return walk_chunks(dgrad_spec.to_fprop_params(params), config, slots, sm_count)
 
 
 def get_dgrad_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:

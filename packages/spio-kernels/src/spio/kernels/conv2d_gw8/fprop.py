@@ -162,7 +162,15 @@ def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     sm_count = spio.jit.device_info(device).sm_count
     config = default_config(params, sm_count)
     launch = fprop_launch(params, config, device)
-    slots = resident_slots(launch.kernel, launch.geometry)
+    return walk_chunks(params, config, resident_slots(launch.kernel, launch.geometry), sm_count)
+
+
+def walk_chunks(
+    params: Conv2dGw8Params, config: FpropConfig, slots: int, sm_count: int
+) -> FpropConfig:
+    """config's row chunks as chunks_config_on places them, where `slots` of its blocks fit
+    on the GPU's sm_count SMs at once (params: the kernel's; for dgrad,
+    dgrad_spec.to_fprop_params of the layer)."""
     if grid_blocks(params, config) <= slots:
         chunks = split_one_wave(params, config)
     else:
