@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 
-from wgrad_timing import layer_name, named_layers, start, time_alternating
+from wgrad_timing import layer_name, named_layers, print_geomean, start, time_alternating
 
 import spio.jit
 from spio.kernels.conv2d_gw8 import (
@@ -78,9 +77,7 @@ def main() -> None:
                 f"cuDNN: {gains[-1]:.3f}x",
                 flush=True,
             )
-    if gains:
-        mean = math.exp(sum(map(math.log, gains)) / len(gains))
-        print(f"{len(gains)} layer-passes: {mean:.3f}x geomean, {min(gains):.3f}-{max(gains):.3f}x")
+    print_geomean(gains)
 
 
 if __name__ == "__main__":

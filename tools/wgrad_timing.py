@@ -1,9 +1,12 @@
-"""What the wgrad comparison tools share: their layer lists and their timing of configs
-against each other (alternating rounds in one process, with cuDNN)."""
+"""What the comparison tools share (wgrad's first, fprop's and dgrad's since): their layer
+lists, variants and timing of configs against each other (alternating rounds in one process,
+with cuDNN)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -59,6 +62,28 @@ def layers_and_copy(
     return named_layers(args.layers, named), copy
 
 
+def parse_variant(text: str, config_class: type) -> dict[str, Any]:
+    """The fields of a "name=value,name=value" variant of a config_class (a config dataclass:
+    WgradConfig, FpropConfig; values: integers, True, False; each field's own check in the
+    config rejects a value of the wrong kind)."""
+    names = {field.name for field in dataclasses.fields(config_class)}
+    fields: dict[str, Any] = {}
+    for item in text.split(","):
+        name, sep, value = item.partition("=")
+        if not sep or name not in names:
+            raise SystemExit(
+                f"--variants: {item!r} is not name=value of a {config_class.__name__} field"
+            )
+        if value in ("True", "False"):
+            fields[name] = value == "True"
+        else:
+            try:
+                fields[name] = int(value)
+            except ValueError:
+                raise SystemExit(f"--variants: {item!r}: the value is not an integer") from None
+    return fields
+
+
 def start() -> float:
     """cuDNN's benchmark mode on; print the GPU and return its copy bandwidth (GB/s)."""
     torch.backends.cudnn.benchmark = True
@@ -98,6 +123,13 @@ def speed_up(
         f"({before_us / after_us:.3f}x; {nbytes / 1e3 / after_us / copy:.1%} of copy, "
         f"{cudnn_us / after_us:.2f}x cuDNN {cudnn_us:.2f} us)"
     )
+
+
+def print_geomean(gains: Sequence[float]) -> None:
+    """Print the geometric mean and range of a check tool's gains (one per layer-pass)."""
+    if gains:
+        mean = math.exp(sum(map(math.log, gains)) / len(gains))
+        print(f"{len(gains)} layer-passes: {mean:.3f}x geomean, {min(gains):.3f}-{max(gains):.3f}x")
 
 
 def layer_name(params: Conv2dGw8Params) -> str:

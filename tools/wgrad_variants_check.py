@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
 
 from wgrad_timing import (
     layer_name,
     max_error,
     named_layers,
+    parse_variant,
     speed_up,
     start,
     time_alternating,
@@ -45,25 +45,6 @@ from spio.kernels.conv2d_gw8.wgrad_walks import slots_on
 NAMED = [(512, 256, 14, 14, 3), (128, 1024, 16, 16, 3), (128, 128, 32, 32, 3)]
 
 
-def parse_variant(text: str) -> dict[str, Any]:
-    """The fields of a "name=value,name=value" variant (values: integers, True, False; each
-    field's own check in WgradConfig rejects a value of the wrong kind)."""
-    names = {field.name for field in dataclasses.fields(WgradConfig)}
-    fields: dict[str, Any] = {}
-    for item in text.split(","):
-        name, sep, value = item.partition("=")
-        if not sep or name not in names:
-            raise SystemExit(f"--variants: {item!r} is not name=value of a WgradConfig field")
-        if value in ("True", "False"):
-            fields[name] = value == "True"
-        else:
-            try:
-                fields[name] = int(value)
-            except ValueError:
-                raise SystemExit(f"--variants: {item!r}: the value is not an integer") from None
-    return fields
-
-
 def variants_of(
     params: Conv2dGw8Params, launched: WgradConfig, tile: WgradConfig, texts: list[str]
 ) -> dict[str, WgradConfig]:
@@ -71,7 +52,7 @@ def variants_of(
     it names kept as it names them; those that cannot run params are reported and left out."""
     variants = {"launched": launched}
     for text in texts:
-        fields = parse_variant(text)
+        fields = parse_variant(text, WgradConfig)
         pinned = {k: v for k, v in fields.items() if k in WgradConfig.PLACEMENT_FIELDS}
         try:
             varied = dataclasses.replace(tile, **fields)
@@ -102,7 +83,7 @@ def main() -> None:
     if args.shared_mem_cap is not None:
         tiling.MAX_SHARED_MEM = args.shared_mem_cap
     for text in args.variants:
-        parse_variant(text)  # a typo stops the run before anything compiles
+        parse_variant(text, WgradConfig)  # a typo stops the run before anything compiles
     copy = start()
     for params in named_layers(args.layers, NAMED):
         print(f"{layer_name(params)}:", flush=True)

@@ -15,7 +15,7 @@ tool = load_tool("wgrad_variants_check")
 
 
 def test_a_variant_is_fields_and_values() -> None:
-    assert tool.parse_variant("image_sync=True,walk_n=4,tma=False") == {
+    assert tool.parse_variant("image_sync=True,walk_n=4,tma=False", WgradConfig) == {
         "image_sync": True,
         "walk_n": 4,
         "tma": False,
@@ -32,7 +32,7 @@ def test_a_variant_is_fields_and_values() -> None:
 )
 def test_a_variant_that_names_no_field_stops_the_run(text: str, match: str) -> None:
     with pytest.raises(SystemExit, match=match):
-        tool.parse_variant(text)
+        tool.parse_variant(text, WgradConfig)
 
 
 def test_variants_that_cannot_run_the_layer_are_reported_and_left_out(

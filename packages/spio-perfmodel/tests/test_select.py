@@ -422,3 +422,60 @@ def test_a_tuning_times_fprop_and_dgrad_configs_in_their_segments_too(
     tile = PASSES[pass_name].default_config(SEGMENTS_LAYER, 132)
     assert _select._walks()[pass_name](SEGMENTS_LAYER, tile, 1) == [tile, "segments"]
     assert asked == [(pass_name, SEGMENTS_LAYER, tile, 1)]
+
+
+#: A layer whose images are 48 wide: fprop's and dgrad's heuristic takes 16-column strips
+#: (spio-kernels' fprop_spec.strip_columns), wgrad's on a GPU with TMA one 48-column strip
+#: (wgrad_heuristic._one_strip_tile).
+STRIPS_LAYER = Conv2dGw8Params.make(128, 64, 48, 48)
+
+
+@pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
+def test_a_wider_pick_does_not_replace_the_heuristics_narrowed_strips(
+    gpu: SimpleNamespace, pass_name: str
+) -> None:
+    heuristic = PASSES[pass_name].default_config(STRIPS_LAYER, 132)
+    assert heuristic.block_q == 16
+    space = PASSES[pass_name].config_space(STRIPS_LAYER)
+    wide = next(c for c in space if c.block_q == 32)
+    for model in (
+        _StubModel(wide, heuristic_us=12.0, pick_us=10.0),
+        _StubModel(wide, heuristic_us=12.0, pick_us=10.0, measured=wide, timed=(heuristic,)),
+    ):
+        model.pass_name = pass_name
+        choice = choose_config(pass_name, STRIPS_LAYER, model=model)  # type: ignore[arg-type]
+        assert (choice.config, choice.source) == (heuristic, "heuristic")
+        assert choice.reason.endswith(
+            "the heuristic's 16-column strips fit the image's 48 columns closer than the pick's 32"
+        )
+    # A pick of 16-column strips stays, and so does any pick where 32 columns fit the image.
+    narrow = next(c for c in space if c.block_q == 16 and c != heuristic)
+    model = _StubModel(narrow, heuristic_us=12.0, pick_us=10.0)
+    model.pass_name = pass_name
+    choice = choose_config(pass_name, STRIPS_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (narrow, "model")
+    wide_fits = next(c for c in PASSES[pass_name].config_space(LAYER) if c.block_q == 32)
+    model = _StubModel(wide_fits, heuristic_us=12.0, pick_us=10.0)
+    model.pass_name = pass_name
+    assert choose_config(pass_name, LAYER, model=model).config == wide_fits  # type: ignore[arg-type]
+
+
+def test_a_wgrad_pick_does_not_replace_the_heuristics_one_strip_tile(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    tile = wgrad.default_tile_on(STRIPS_LAYER)
+    assert (tile.block_q, tile.tma) == (48, True)
+    pick = next(c for c in PASSES["wgrad"].config_space(STRIPS_LAYER) if c.tma and c.block_q == 32)
+    choice = choose_config("wgrad", STRIPS_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (tile, "heuristic")
+    assert choice.reason.endswith(
+        "the heuristic's tile covers the image with one 48-column strip, which the models "
+        "never timed"
+    )
+    # Without TMA the heuristic keeps 32-column strips (the rule is the TMA tiles'): the pick
+    # stays.
+    gpu.arch = "sm_80"
+    choice = choose_config("wgrad", STRIPS_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")

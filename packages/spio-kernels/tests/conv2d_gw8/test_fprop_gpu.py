@@ -135,14 +135,14 @@ def _check_default_launch(module: Any, params: Conv2dGw8Params) -> None:
 
 
 @pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
-@pytest.mark.parametrize(("n", "side"), [(128, 48), (128, 64)])
-def test_default_config_on_halves_a_one_wave_grid(module: Any, n: int, side: int) -> None:
+@pytest.mark.parametrize("rows", [48, 64])
+def test_default_config_on_halves_a_one_wave_grid(module: Any, rows: int) -> None:
     # 512 blocks of 32-row chunks on 132 SMs (one wave): 48 rows make uneven chunks (32 +
     # 16), and 3 x 3 filters gain from 16-row ones even where 32 divides the rows
-    # (one_wave.split_one_wave).
+    # (one_wave.split_one_wave). (64 columns: images 48 wide take 16-column strips.)
     import spio.jit
 
-    params = Conv2dGw8Params.make(n, 64, side, side)
+    params = Conv2dGw8Params.make(128, 64, rows, 64)
     spec = dgrad_spec if module is dgrad else fprop_spec
     heuristic = spec.default_config(params, spio.jit.device_info(0).sm_count)
     launch = (dgrad.dgrad_launch if module is dgrad else fprop.fprop_launch)(params, heuristic, 0)
@@ -190,6 +190,18 @@ def test_default_config_on_walks_segments_where_the_chunks_leave_the_waves_uneve
         _check_default_launch(module, params)
     else:
         assert chosen == chunks
+
+
+@pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
+@pytest.mark.parametrize("shape", [(128, 64, 48, 48), (64, 64, 40, 80), (32, 64, 112, 112)])
+def test_default_config_on_walks_16_column_strips_where_32_overhang_the_image(
+    module: Any, shape: tuple[int, int, int, int]
+) -> None:
+    # fprop_spec.strip_columns: the whole launch, its walk placed as the launcher places
+    # it (row chunks or segments), against the reference.
+    params = Conv2dGw8Params.make(*shape)
+    assert module.default_config_on(params, 0).block_q == 16
+    _check_default_launch(module, params)
 
 
 @pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])

@@ -9,6 +9,7 @@ from spio.kernels.conv2d_gw8 import (
     FpropConfig,
     config_space,
     default_config,
+    dgrad_spec,
     generate_types,
     launch_geometry,
 )
@@ -231,3 +232,34 @@ def test_default_config_deepens_the_ring_of_narrow_tiles_on_long_enough_walks() 
     config = default_config(short)
     assert min(config.block_p, short.p) + short.r - 1 < spec.DEEP_RING_MIN_WALK
     assert config.prefetch != spec.DEEP_PREFETCH
+
+
+@pytest.mark.parametrize(
+    ("q", "block_q", "expected"),
+    [
+        (48, 32, 16),  # 2 strips of 32 cover 64 columns, 3 of 16 cover 48
+        (40, 32, 16),  # 64 against 48
+        (80, 32, 16),
+        (112, 32, 16),
+        (72, 32, 16),  # 96 against 80
+        (64, 32, 32),  # whole strips either way
+        (56, 32, 32),  # 64 either way: the wider strip stays
+        (28, 32, 32),
+        (20, 32, 32),  # one strip of 32 against two of 16: the same 32 columns
+        (48, 16, 16),
+    ],
+)
+def test_strip_columns_takes_narrow_strips_where_they_overhang_less(
+    q: int, block_q: int, expected: int
+) -> None:
+    assert spec.strip_columns(q, block_q) == expected
+
+
+def test_default_config_takes_16_column_strips_where_32_overhang_the_image() -> None:
+    # 48 columns: the ladder's first tile in three strips of 16 (one warp each), six rows
+    # ahead as the 16-column tiles' deeper ring gives (H200: 1.23x over 32-column strips).
+    params = Conv2dGw8Params.make(128, 64, 48, 48)
+    assert default_config(params) == FpropConfig(16, 8, 2, 1, 32, spec.DEEP_PREFETCH, 16)
+    assert dgrad_spec.default_config(params) == default_config(params)
+    # 56 columns are covered by 64 either way: the 32-column tile stays.
+    assert default_config(Conv2dGw8Params.make(128, 64, 56, 56)).block_q == 32

@@ -298,6 +298,8 @@ TMA_CASES = [
     # The wide filters' tiles wgrad_heuristic._overhang_tma_tile gives TMA rows: 4 groups
     # walked two steps over strips overhanging the image.
     (Conv2dGw8Params.make(4, 64, 21, 40, r=5, s=5, padding=2), WgradConfig(32, 4, 1, 16, 2, 1, 2)),
+    # One strip of three warps across an image 44 wide (wgrad_heuristic._one_strip_tile).
+    (Conv2dGw8Params.make(3, 64, 20, 44), WgradConfig(48, 8, 2, 8, 2, 1)),
 ]
 
 
@@ -746,6 +748,8 @@ def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma
         # smaller layers of wide filters take, keeps cp.async rows).
         Conv2dGw8Params.make(32, 512, 28, 28),
         Conv2dGw8Params.make(8, 64, 56, 56, r=7, s=7, padding=3),
+        # One 48-column strip across an image 44 wide (wgrad_heuristic._one_strip_tile).
+        Conv2dGw8Params.make(32, 128, 44, 44),
     ],
     ids=str,
 )

@@ -822,6 +822,29 @@ def test_tma_tile_takes_eight_groups_and_tma_rows(
 
 
 @pytest.mark.parametrize(
+    ("params", "block_q"),
+    [
+        (Conv2dGw8Params.make(128, 64, 48, 48), 48),
+        (Conv2dGw8Params.make(128, 64, 40, 40), 48),
+        (Conv2dGw8Params.make(64, 64, 36, 36), 48),
+        # Images wider than 48 columns keep their 32-column strips.
+        (Conv2dGw8Params.make(64, 64, 64, 64), 32),
+        (Conv2dGw8Params.make(64, 64, 52, 52), 32),
+    ],
+    ids=str,
+)
+def test_tma_tile_covers_images_33_to_48_wide_with_one_strip(
+    params: Conv2dGw8Params, block_q: int
+) -> None:
+    # wgrad_heuristic._one_strip_tile: the 8-group tile's 32-column strips of one image
+    # become one strip of three warps across.
+    config = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params))
+    assert config.block_q == block_q
+    assert (config.block_g, config.block_n, config.tma) == (8, 1, True)
+    wgrad_spec.check_config(params, config)
+
+
+@pytest.mark.parametrize(
     "shape",
     [(n, c, hw) for n in (32, 128, 512) for c in (64, 256, 1024) for hw in (13, 14, 28, 56)],
     ids=str,

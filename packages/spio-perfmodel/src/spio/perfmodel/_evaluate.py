@@ -15,7 +15,7 @@ spec's default may be missing from the data.) The best is the best measured: wit
 configs, the regret against the whole space's best is larger or equal. TARGETS.md asks for
 a median regret within 2% and a p95 within 8% over held-out layers. (On a GPU with TMA,
 choose_config also keeps wgrad's heuristic tile with TMA rows over a pick without them,
-_select._unless_tma_tile: a gain of the producer warps those tiles run with, which rows timed
+_give_way._unless_tma_tile: a gain of the producer warps those tiles run with, which rows timed
 without them cannot show.)
 
 Rows of both launches (_data.ConfigTime.launch) train models with the launch as a feature,

@@ -12,9 +12,9 @@ heuristic's config only where the model predicts it at least MIN_PREDICTED_GAIN 
 Below that the prediction is less certain than the gain: on the H200, on the targets'
 layers (whose heuristics were tuned on measurements), picks predicted 0.1-2.5% faster ran up
 to 4% slower, while on 13 layers no model had seen the same threshold kept the whole
-geometric-mean gain (docs/perfmodel). On a GPU with TMA, a wgrad pick without TMA rows does
-not replace a heuristic tile with them (_unless_tma_tile): the models never timed the
-producer warps that such tiles run with. The environment variable
+geometric-mean gain (docs/perfmodel). A pick does not replace a heuristic config that walks
+or tiles in a way the models never timed (_give_way): wgrad's TMA rows (on a GPU with TMA)
+and one-strip tiles, fprop's and dgrad's segments and narrowed strips. The environment variable
 SPIO_CONFIG_SELECTION=heuristic turns the models off; `model` (the default) uses them where
 they fit; `autotune` times the fitting model's shortlist on the device at a layer's first
 call of each pass and runs the fastest (`tune_config`, _autotune).
@@ -27,8 +27,7 @@ import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from spio.kernels.conv2d_gw8 import placement, wgrad_spec
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
@@ -40,6 +39,8 @@ from ._autotune import (
     candidates,
     time_configs,
 )
+from ._choice import ConfigChoice
+from ._give_way import unless_untimed
 from ._model import LatencyModel
 from ._passes import kernel_pass
 from ._shipped import shipped_model, shipped_models
@@ -49,19 +50,6 @@ SELECTION_ENV = "SPIO_CONFIG_SELECTION"
 #: The predicted speed-up over the heuristic's config a model's pick needs to be used.
 MIN_PREDICTED_GAIN = 0.03
 SELECTIONS = ("model", "heuristic", "autotune")
-
-Source = Literal["measured", "model", "heuristic", "autotune"]
-
-
-@dataclass(frozen=True)
-class ConfigChoice:
-    """A chosen config, who chose it and why: `measured` (the fastest config timed on this
-    very layer, kept with the model), `model` (its prediction), `heuristic`, or `autotune`
-    (the fastest of the model's shortlist, timed on the device)."""
-
-    config: Any
-    source: Source
-    reason: str
 
 
 def selection_mode() -> str:
@@ -213,7 +201,7 @@ def _model_or_heuristic(
             timed_layer, heuristic_config(model.pass_name, params, device)
         ):
             choice = ConfigChoice(measured, "measured", f"{why}: measured on this layer")
-            return _unless_heuristic_walk(choice, model, params, device)
+            return _unless_untimed(choice, model, params, device)
         # A campaign older than the heuristic's config (a prefetch or a tile the space did
         # not hold then) timed the layer without it: its fastest is no evidence against the
         # heuristic, which ran 5% faster than it on 128 x 1024 x 16 x 16 (H100, fprop).
@@ -227,83 +215,19 @@ def _model_or_heuristic(
         heuristic = heuristic_config(model.pass_name, params, device)
         return ConfigChoice(heuristic, "heuristic", because)
     choice = ConfigChoice(pick, "model", f"{why}{untimed}")
-    return _unless_heuristic_walk(choice, model, params, device)
+    return _unless_untimed(choice, model, params, device)
 
 
-def _unless_heuristic_walk(
+def _unless_untimed(
     choice: ConfigChoice, model: LatencyModel, params: Conv2dGw8Params, device: int
 ) -> ConfigChoice:
-    """choice, or the heuristic's config where it walks in a way model never timed: wgrad's
-    TMA rows (_unless_tma_tile), fprop's and dgrad's segments (_unless_segments)."""
-    if model.pass_name == "wgrad":
-        return _unless_tma_tile(choice, model, params, device)
-    return _unless_segments(choice, model.pass_name, params, device)
+    """choice, or the heuristic's config where that walks or tiles in a way model never timed
+    (_give_way.unless_untimed)."""
 
+    def heuristic() -> Any:
+        return heuristic_config(model.pass_name, params, device)
 
-def _unless_segments(
-    choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, device: int
-) -> ConfigChoice:
-    """choice, or the heuristic's config where that walks segments of the stream of rows
-    (fprop and dgrad: spio-kernels' fprop_segments, where the row chunks leave the waves
-    uneven) and choice's does not: the models were trained on row chunks only (segments
-    are a placement field) and cannot weigh them.
-
-    H200 (2026-11-29, `spio-perfmodel compare` before this rule, in one process): on the 9
-    layer-passes of 16 where a model's pick replaced the heuristic's segments, the picks ran
-    0.850-0.972x on 7 (128x64x40x40 28.21 against 23.99 us, 200x64x56x56 54.47 against
-    47.20, 160x64x64x64 0.929x and 0.972x, 96x64x64x64 dgrad 0.915x) and 1.083x and 1.110x
-    on 100x128x32x32: the segments 1.071x in geometric mean over the nine. Since the
-    heuristic's tile there loads two rows ahead (spio-kernels' ring_depth), its segments run
-    17.45 us (fprop, `compare`; the pick 18.42 in another process; forty-first session).
-    Walking the pick's own tile in segments instead was about even with the heuristic's
-    segments over 12 layers (tools/fprop_picks_segments_check.py: 0.905-1.128x).
-    """
-    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments
-
-    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
-    if choice.config.segments or not fprop_segments.may_walk_segments(kernel_params):
-        return choice  # (and the heuristic's config, which compiles, is not needed)
-    heuristic = heuristic_config(pass_name, params, device)
-    if not heuristic.segments:
-        return choice
-    because = (
-        f"{choice.reason}; the heuristic walks {heuristic.segments} segments a strip here, "
-        "which the models never timed"
-    )
-    return ConfigChoice(heuristic, "heuristic", because)
-
-
-def _unless_tma_tile(
-    choice: ConfigChoice, model: LatencyModel, params: Conv2dGw8Params, device: int
-) -> ConfigChoice:
-    """choice, or the heuristic's config where it is a wgrad tile with TMA rows (on a GPU
-    with TMA, wgrad_heuristic.tma_tile) and choice's is not, unless model's rows timed each tile
-    as the launcher runs it (model.launch == "launcher").
-
-    The models were trained on tiles timed without producer warps, which the launcher gives
-    only to TMA tiles and which gain them 1.06-1.08x, so they undervalue TMA tiles. From two
-    H200 runs (2026-11-28, the launcher's default against choose_config's config, each in one
-    process; docs/benchmarks.md, thirty-first session): the picks without TMA rows ran
-    0.89-0.94x of the TMA heuristic at 64x128x32x32, 64x64x64x64, 32x1024x16x16 and
-    128x1024x16x16 and 0.995x and 1.020x at 512x256x14x14; the picks with TMA rows ran
-    1.003x and 1.04-1.07x (32x64x64x64, 256x256x14x14), and stay. With this rule, on an
-    H200 the next day (thirty-second session, `spio-perfmodel compare --passes wgrad`), the
-    choices ran 1.000-1.053x the heuristic's on those seven layers and 1.046x in geometric
-    mean on 16 campaign layers of seed 14 (0.961-1.376x).
-    """
-    from spio.kernels.conv2d_gw8 import wgrad
-
-    pass_name = model.pass_name
-    if pass_name != "wgrad" or choice.config.tma or model.launch == "launcher":
-        return choice
-    tile = wgrad.default_tile_on(params, device)
-    if not tile.tma:
-        return choice
-    because = (
-        f"{choice.reason}; its tile has no TMA rows and the heuristic's has, which the "
-        "models undervalue (they never timed producer warps)"
-    )
-    return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", because)
+    return unless_untimed(choice, model.pass_name, model.launch, params, device, heuristic)
 
 
 def predicted_gain(model: LatencyModel, params: Conv2dGw8Params, default: Any, pick: Any) -> float:

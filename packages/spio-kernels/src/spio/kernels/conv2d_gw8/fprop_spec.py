@@ -399,18 +399,38 @@ def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
 # 16x128x7x7) within 2% either way; four images, 512x512x4x4 8.3 against 13.8 (two) and 24.5.
 
 
+def strip_columns(q: int, block_q: int) -> int:
+    """block_q, or TILE_Q where strips of TILE_Q columns cover an image q columns wide with
+    fewer columns past its edge. 32-column strips of images 40, 48, 72, 80 or 112 wide (q %
+    32 in 1..16) end in a strip of 8 to 24 columns past the edge, which its warps load and
+    multiply all the same: a quarter of the work at 48 columns, where 16-column strips have
+    none.
+
+    From an H200 run (2026-11-29, tools/strip_width_check.py: the launcher's default against
+    the 32-column tile it ran before, each placed as the launcher places it, alternating in
+    one process). On the four layers the rule came from (128x64x48x48, 64x128x48x48,
+    128x64x40x40, 32x256x48x48; fprop and dgrad), 1.206-1.250x: 128x64x48x48 fprop 27.82 ->
+    22.25 us. Held out, on 9 layers of images 40 to 112 wide with 3 x 3, 5 x 5 and 7 x 7
+    filters, 1.121x in geometric mean over 18 layer-passes, 0.966-1.280x: 128x64x48x48 5 x 5
+    1.27x, 256x64x40x40 1.21x, 64x64x80x80 1.10x, 32x64x112x112 1.08-1.10x, 64x32x112x112
+    1.04x; 100x96x48x48 (four groups a block) 0.994x and 0.966x.
+    """
+    if block_q > TILE_Q and ceil_div(q, TILE_Q) * TILE_Q < ceil_div(q, block_q) * block_q:
+        return TILE_Q
+    return block_q
+
+
 def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...], mma_k: int) -> FpropConfig | None:
     """Return the ladder tile `fields` shrunk to params (columns and rows no larger than the
-    image, or 16 / images columns of each of `images_per_fragment` images; groups that divide
-    the
-    layer's, one group per warp where two need too many weight registers), or None where it
-    still does not fit."""
+    image, in strips as strip_columns says, or 16 / images columns of each of
+    `images_per_fragment` images; groups that divide the layer's, one group per warp where
+    two need too many weight registers), or None where it still does not fit."""
     block_q, block_g, warp_g, warp_q16, block_p, prefetch = fields
     images = images_per_fragment(params)
     if images > 1:
         block_q, warp_q16 = TILE_Q // images, 1
     else:
-        block_q = min(block_q, max(TILE_Q, next_power_of_two(params.q)))
+        block_q = strip_columns(params.q, min(block_q, max(TILE_Q, next_power_of_two(params.q))))
         warp_q16 = min(warp_q16, block_q // TILE_Q)
     block_p = min(block_p, max(BLOCK_P_VALUES[0], next_power_of_two(params.p)))
     while params.groups % block_g:

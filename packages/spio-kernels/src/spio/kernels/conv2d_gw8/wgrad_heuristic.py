@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._tiling import first_filling, images_per_fragment, next_power_of_two
+from ._tiling import ceil_div, first_filling, images_per_fragment, next_power_of_two
 from .params import Conv2dGw8Params
 from .wgrad_spec import (
     BLOCK_N_VALUES,
@@ -304,9 +304,10 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     """The heuristic's tile for a GPU with TMA (sm_90 and newer): config, where it has half
     of TMA_BLOCK_G groups a block and warps of TILE_Q columns, with TMA_BLOCK_G groups, two to
     a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
-    a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM (_eight_group_tile);
-    else FULL_LINE_TILE's walking two steps with its rows by TMA where its two waves become
-    one (_walked_full_line_tile); else config, with its rows by TMA where its filter is wide,
+    a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM (_eight_group_tile),
+    its strips one across images 33 to 48 columns wide (_one_strip_tile); else
+    FULL_LINE_TILE's walking two steps with its rows by TMA where its two waves become one
+    (_walked_full_line_tile); else config, with its rows by TMA where its filter is wide,
     or it has TMA_BLOCK_G groups and its column strips overhang the image
     (_overhang_tma_tile).
 
@@ -335,7 +336,7 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
         return config
     widened = _eight_group_tile(params, config, sm_count)
     if widened is not None:
-        return widened
+        return _one_strip_tile(params, widened)
     walked = _walked_full_line_tile(params, config, sm_count)
     return walked if walked is not None else _overhang_tma_tile(params, config)
 
@@ -362,6 +363,33 @@ def _eight_group_tile(
     if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
         return None
     return _four_images(params, _images_synced(params, tiled), sm_count)
+
+
+#: The widest image (columns) _one_strip_tile covers with one strip of 16-column warps: at
+#: most 48, three warps of a warp row.
+ONE_STRIP_MAX_Q = 48
+
+
+def _one_strip_tile(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
+    """config, or where it has 32-column strips of one image and the image is 33 to
+    ONE_STRIP_MAX_Q columns wide, the same tile with one strip as wide as the image's columns
+    rounded up to 16 (three warps across instead of two strips of two), where that is valid:
+    the second 32-column strip of a 48-column image is half past its edge, which its warps
+    load and multiply all the same.
+
+    H200 (2026-11-29, tools/wgrad_variants_check.py, each as the launcher places it,
+    alternating in one process; the 32-column tile -> 48 columns): 128x64x48x48 23.46 ->
+    22.68 us (1.034x), 64x128x48x48 24.07 -> 23.00 (1.046x), 128x64x40x40 19.56 -> 18.56
+    (1.054x). Shorter walks of the 48-column tile lost (32-row chunks 0.75-0.81x; a wave of
+    segments 1.00-1.06x), as did four groups a block (0.89-0.92x); 16-column strips of two
+    images had lost before (0.65-0.99x, thirty-ninth session).
+    """
+    if config.block_q != 2 * TILE_Q or config.block_n != 1:
+        return config
+    if not 2 * TILE_Q < params.q <= ONE_STRIP_MAX_Q:
+        return config
+    one_strip = dataclasses.replace(config, block_q=ceil_div(params.q, TILE_Q) * TILE_Q)
+    return one_strip if _is_valid(params, one_strip) else config
 
 
 #: Blocks of FULL_LINE_TILE an SM holds with TMA rows (82 registers a thread, 8 walking

@@ -1,0 +1,159 @@
+"""Where a model's choice gives way to the heuristic's config: the heuristic runs a walk or a
+tile that the models never timed, so they cannot weigh it against their pick, and it ran
+faster than the picks on the GPU.
+
+- wgrad's TMA rows (_unless_tma_tile) and one-strip tiles (_unless_one_strip);
+- fprop's and dgrad's segments (_unless_segments) and 16-column strips where 32-column ones
+  would overhang the image (_unless_narrow_strips).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+from ._choice import ConfigChoice
+
+#: Computes the heuristic's config (compiling it): called only where a rule needs it.
+Heuristic = Callable[[], Any]
+
+
+def unless_untimed(
+    choice: ConfigChoice,
+    pass_name: str,
+    launch: str,
+    params: Conv2dGw8Params,
+    device: int,
+    heuristic: Heuristic,
+) -> ConfigChoice:
+    """choice, or the heuristic's config where one of the module's rules says. launch: how
+    the model's rows were timed (LatencyModel.launch)."""
+    if pass_name == "wgrad":
+        choice = _unless_tma_tile(choice, launch, params, device, heuristic)
+        return _unless_one_strip(choice, params, device, heuristic)
+    choice = _unless_segments(choice, pass_name, params, heuristic)
+    return _unless_narrow_strips(choice, pass_name, params, device, heuristic)
+
+
+def _given_way(choice: ConfigChoice, heuristic: Any, why: str) -> ConfigChoice:
+    return ConfigChoice(heuristic, "heuristic", f"{choice.reason}; {why}")
+
+
+def _unless_segments(
+    choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, heuristic: Heuristic
+) -> ConfigChoice:
+    """choice, or the heuristic's config where that walks segments of the stream of rows
+    (fprop and dgrad: spio-kernels' fprop_segments, where the row chunks leave the waves
+    uneven) and choice's does not: the models were trained on row chunks only (segments
+    are a placement field) and cannot weigh them.
+
+    H200 (2026-11-29, `spio-perfmodel compare` before this rule, in one process): on the 9
+    layer-passes of 16 where a model's pick replaced the heuristic's segments, the picks ran
+    0.850-0.972x on 7 (128x64x40x40 28.21 against 23.99 us, 200x64x56x56 54.47 against
+    47.20, 160x64x64x64 0.929x and 0.972x, 96x64x64x64 dgrad 0.915x) and 1.083x and 1.110x
+    on 100x128x32x32: the segments 1.071x in geometric mean over the nine. Since the
+    heuristic's tile there loads two rows ahead (spio-kernels' ring_depth), its segments run
+    17.45 us (fprop, `compare`; the pick 18.42 in another process; forty-first session).
+    Walking the pick's own tile in segments instead was about even with the heuristic's
+    segments over 12 layers (tools/fprop_picks_segments_check.py: 0.905-1.128x).
+    """
+    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments
+
+    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
+    if choice.config.segments or not fprop_segments.may_walk_segments(kernel_params):
+        return choice  # (and the heuristic's config, which compiles, is not needed)
+    config = heuristic()
+    if not config.segments:
+        return choice
+    why = (
+        f"the heuristic walks {config.segments} segments a strip here, which the models never timed"
+    )
+    return _given_way(choice, config, why)
+
+
+def _unless_narrow_strips(
+    choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, device: int, heuristic: Heuristic
+) -> ConfigChoice:
+    """choice, or the heuristic's config where that narrows its strips to 16 columns because
+    32-column ones would overhang the image (spio-kernels' fprop_spec.strip_columns: images
+    40, 48, 72, 80 or 112 wide) and choice's strips are wider.
+
+    H200 (2026-11-29, `spio-perfmodel compare` on 14 layers of images 36 to 112 wide, in one
+    process): where the models' pick replaced the narrowed heuristic, it ran 0.876-0.907x of
+    it (128x64x48x48 fprop 25.74 against 22.80 us, dgrad 25.73 against 22.53; 32x128x44x44
+    dgrad 0.907x); the models' campaigns timed few such images, and the 32-column picks
+    they predict fastest there load and multiply the overhang.
+    """
+    import spio.jit
+    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_spec
+
+    spec = dgrad_spec if pass_name == "dgrad" else fprop_spec
+    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
+    narrowed = fprop_spec.strip_columns(kernel_params.q, 2 * fprop_spec.TILE_Q)
+    if narrowed == 2 * fprop_spec.TILE_Q or choice.config.block_q <= narrowed:
+        return choice
+    tile = spec.default_config(params, spio.jit.device_info(device).sm_count)
+    if tile.block_q != narrowed:
+        return choice
+    why = (
+        f"the heuristic's {narrowed}-column strips fit the image's {kernel_params.q} columns "
+        f"closer than the pick's {choice.config.block_q}"
+    )
+    return _given_way(choice, heuristic(), why)
+
+
+def _unless_tma_tile(
+    choice: ConfigChoice, launch: str, params: Conv2dGw8Params, device: int, heuristic: Heuristic
+) -> ConfigChoice:
+    """choice, or the heuristic's config where it is a wgrad tile with TMA rows (on a GPU
+    with TMA, wgrad_heuristic.tma_tile) and choice's is not, unless the model's rows timed
+    each tile as the launcher runs it (launch == "launcher").
+
+    The models were trained on tiles timed without producer warps, which the launcher gives
+    only to TMA tiles and which gain them 1.06-1.08x, so they undervalue TMA tiles. From two
+    H200 runs (2026-11-28, the launcher's default against choose_config's config, each in one
+    process; docs/benchmarks.md, thirty-first session): the picks without TMA rows ran
+    0.89-0.94x of the TMA heuristic at 64x128x32x32, 64x64x64x64, 32x1024x16x16 and
+    128x1024x16x16 and 0.995x and 1.020x at 512x256x14x14; the picks with TMA rows ran
+    1.003x and 1.04-1.07x (32x64x64x64, 256x256x14x14), and stay. With this rule, on an
+    H200 the next day (thirty-second session, `spio-perfmodel compare --passes wgrad`), the
+    choices ran 1.000-1.053x the heuristic's on those seven layers and 1.046x in geometric
+    mean on 16 campaign layers of seed 14 (0.961-1.376x).
+    """
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    if choice.config.tma or launch == "launcher":
+        return choice
+    if not wgrad.default_tile_on(params, device).tma:
+        return choice
+    why = (
+        "its tile has no TMA rows and the heuristic's has, which the models undervalue (they "
+        "never timed producer warps)"
+    )
+    return _given_way(choice, heuristic(), why)
+
+
+def _unless_one_strip(
+    choice: ConfigChoice, params: Conv2dGw8Params, device: int, heuristic: Heuristic
+) -> ConfigChoice:
+    """choice, or the heuristic's config where its wgrad tile covers the image with one strip
+    of a width outside the config space (spio-kernels' wgrad_heuristic._one_strip_tile:
+    48 columns for images 33 to 48 wide), which no model has timed.
+
+    H200 (2026-11-29, `spio-perfmodel compare` on 14 layers, in one process): on the 9
+    layers whose heuristic took the one strip and whose model's pick replaced it, the picks
+    ran 0.886-0.987x of it (16x256x40x40 13.78 against 12.20 us, 32x128x44x44 14.07 against
+    12.64, 128x64x48x48 23.25 against 22.42).
+    """
+    from spio.kernels.conv2d_gw8 import wgrad, wgrad_spec
+
+    tile = wgrad.default_tile_on(params, device)
+    if tile.block_q in wgrad_spec.BLOCK_Q_VALUES or choice.config.block_q == tile.block_q:
+        return choice
+    why = (
+        f"the heuristic's tile covers the image with one {tile.block_q}-column strip, which "
+        "the models never timed"
+    )
+    return _given_way(choice, heuristic(), why)
