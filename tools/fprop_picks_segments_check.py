@@ -4,11 +4,12 @@ picks' own tiles walking segments (GPU).
     python tools/fprop_picks_segments_check.py [--layers NxCxHxWxK ...] [--passes fprop dgrad]
 
 For each layer (K x K filters, padding K // 2; LAYERS where --layers is not given) and pass:
-the config the shipped model chooses before choose_config's segments rule
-(`_select._unless_segments`) replaces it, the heuristic's config (the launcher's default,
-segments where fprop_segments' rule says), the model's tile in one wave of segments
-(fprop_segments.walks_on), and what segments_or_chunks makes of the model's pick; each
-timed alternately in three rounds (CUDA-graph replays, the fastest round of each).
+the config the shipped model chooses before choose_config's rules that give way to the
+heuristic (`_give_way`: its segments, its narrowed strips) replace it, the heuristic's
+config (the launcher's default, segments where fprop_segments' rule says), the model's tile
+in one wave of segments (fprop_segments.walks_on), and what segments_or_chunks makes of the
+model's pick; each timed alternately in three rounds (CUDA-graph replays, the fastest round
+of each).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ def main() -> None:
     args = parser.parse_args()
     shapes = [tuple(int(v) for v in t.split("x")) for t in args.layers] if args.layers else LAYERS
     gpu = spio.jit.device_info(0).name
-    # The model's own pick: choose_config's rule without the segments override.
-    _select._unless_segments = lambda choice, *_: choice
+    # The model's own pick: choose_config's rules without the heuristic's overrides.
+    _select._unless_untimed = lambda choice, *_: choice
     gains: dict[str, list[float]] = {"heuristic": [], "pick in segments": [], "rule on pick": []}
     for n, c, h, w, k in shapes:
         params = Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2)

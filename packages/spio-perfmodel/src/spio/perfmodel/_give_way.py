@@ -78,7 +78,10 @@ def _unless_narrow_strips(
 ) -> ConfigChoice:
     """choice, or the heuristic's config where that narrows its strips to 16 columns because
     32-column ones would overhang the image (spio-kernels' fprop_spec.strip_columns: images
-    40, 48, 72, 80 or 112 wide) and choice's strips are wider.
+    40, 48, 72, 80 or 112 wide) and choice's strips are wider, unless choice was measured
+    fastest on this very layer: 16-column tiles are in the config space, so a campaign that
+    timed the layer (and the heuristic's config, which _model_or_heuristic asks of it) has
+    weighed them.
 
     H200 (2026-11-29, `spio-perfmodel compare` on 14 layers of images 36 to 112 wide, in one
     process): where the models' pick replaced the narrowed heuristic, it ran 0.876-0.907x of
@@ -92,7 +95,9 @@ def _unless_narrow_strips(
     spec = dgrad_spec if pass_name == "dgrad" else fprop_spec
     kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
     narrowed = fprop_spec.strip_columns(kernel_params.q, 2 * fprop_spec.TILE_Q)
-    if narrowed == 2 * fprop_spec.TILE_Q or choice.config.block_q <= narrowed:
+    if choice.source == "measured" or narrowed == 2 * fprop_spec.TILE_Q:
+        return choice
+    if choice.config.block_q <= narrowed:
         return choice
     tile = spec.default_config(params, spio.jit.device_info(device).sm_count)
     if tile.block_q != narrowed:
@@ -140,7 +145,8 @@ def _unless_one_strip(
 ) -> ConfigChoice:
     """choice, or the heuristic's config where its wgrad tile covers the image with one strip
     of a width outside the config space (spio-kernels' wgrad_heuristic._one_strip_tile:
-    48 columns for images 33 to 48 wide), which no model has timed.
+    48 columns for images 33 to 48 wide), which no model has timed: over a config measured
+    fastest on the layer too, since its campaign could not time that tile.
 
     H200 (2026-11-29, `spio-perfmodel compare` on 14 layers, in one process): on the 9
     layers whose heuristic took the one strip and whose model's pick replaced it, the picks
