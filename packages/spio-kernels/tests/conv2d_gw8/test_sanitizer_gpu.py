@@ -44,6 +44,8 @@ _WALKED_IMAGES = [
     "image_sync=1",
     "producer=1",
 ]
+# fprop_spec.strip_columns' tile: 16 columns, 8 groups two to a warp, six rows ahead.
+_NARROWED = ["block_q=16", "block_g=8", "warp_g=2", "warp_q16=1", "block_p=16", "prefetch=6"]
 # wgrad with the bias's sums and grad_w rounded to fp16, before the config's fields.
 _BIAS_ROUNDED = ["wgrad", "4x64x12x12", "--bias", "--grad-w-dtype", "float16", "--config"]
 
@@ -102,6 +104,19 @@ CASES = {
         *["block_q=32", "block_g=4", "warp_g=1", "block_p=16", "prefetch=2", "block_n=1"],
         *["walk_n=2", "image_sync=0", "segments=0", "block_r=0", "tma=1", "producer=1"],
     ],
+    # One strip of three warps across an image 44 wide (wgrad_heuristic._one_strip_tile),
+    # TMA rows from a producer warp.
+    "wgrad-tma-one-strip": [
+        "wgrad",
+        "3x64x20x44",
+        "--config",
+        *["block_q=48", "block_g=8", "warp_g=2", "block_p=16", "prefetch=2", "block_n=1"],
+        *["tma=1", "producer=1"],
+    ],
+    # The tile fprop and dgrad's default gives large images 48 wide: three 16-column strips
+    # (fprop_spec.strip_columns), six rows ahead; here chunks of 16 and 8 rows.
+    "fprop-narrowed-strips": ["fprop", "2x64x24x48", "--bias", "--config", *_NARROWED],
+    "dgrad-narrowed-strips": ["dgrad", "2x64x24x48", "--config", *_NARROWED],
     # fprop and dgrad walking segments (FpropConfig.segments): 7 per strip over 3 images of
     # 20 rows, crossing images mid-walk, and 5 per strip of a 5 x 3 filter, 6 rows ahead.
     "fprop-segments": ["fprop", _ODD, "--bias", "--config", "block_q=16", "segments=7"],

@@ -380,9 +380,12 @@ def _one_strip_tile(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig
     H200 (2026-11-29, tools/wgrad_variants_check.py, each as the launcher places it,
     alternating in one process; the 32-column tile -> 48 columns): 128x64x48x48 23.46 ->
     22.68 us (1.034x), 64x128x48x48 24.07 -> 23.00 (1.046x), 128x64x40x40 19.56 -> 18.56
-    (1.054x). Shorter walks of the 48-column tile lost (32-row chunks 0.75-0.81x; a wave of
-    segments 1.00-1.06x), as did four groups a block (0.89-0.92x); 16-column strips of two
-    images had lost before (0.65-0.99x, thirty-ninth session).
+    (1.054x). The 48-column tile in 32-row chunks lost (0.75-0.81x of the 32-column tile), in
+    a wave of segments it ran about as its whole-image walk (1.00-1.06x), and with four groups
+    a block it lost (0.89-0.92x); 16-column strips of two images had lost before (0.65-0.99x,
+    thirty-ninth session). Held out (the same tool, the default against the 32-column tile):
+    1.037-1.299x on 9 layers, 1.125x in geometric mean (64x64x36x36 15.13 -> 11.64 us,
+    8x512x48x48 1.18x, 128x64x48x48 1 x 1 1.06x).
     """
     if config.block_q != 2 * TILE_Q or config.block_n != 1:
         return config
