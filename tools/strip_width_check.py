@@ -15,15 +15,14 @@ default checked against the fp32 reference; then the geometric mean of the gains
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from unittest import mock
 
 from fprop_segments_check import PASSES, max_error
+from fprop_variants_check import placed
 from wgrad_timing import layer_name, named_layers, print_geomean, start, time_alternating
 
 import spio.jit
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, dgrad_spec, fprop, fprop_spec
-from spio.kernels.conv2d_gw8.fprop_segments import segments_or_chunks, slots_on
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, fprop_spec
 
 #: Layers none of the rule's figures came from, whose images are 40, 48, 72, 80 or 112
 #: columns wide: batches from 8 to 256, 3 x 3, 5 x 5 and 7 x 7 filters.
@@ -38,23 +37,6 @@ def without_rule(spec: object, params: Conv2dGw8Params, sm_count: int) -> FpropC
     """The pass's heuristic tile as it was before strip_columns."""
     with mock.patch.object(fprop_spec, "strip_columns", lambda q, block_q: block_q):
         return spec.default_config(params, sm_count)  # type: ignore[attr-defined]
-
-
-def placed(
-    pass_: str, params: Conv2dGw8Params, tile: FpropConfig, prefetch: int = 0
-) -> FpropConfig:
-    """tile placed as the launcher places its own (fprop.walk_chunks, then segments where
-    fprop_segments says), with `prefetch` rows ahead where given."""
-    kernel_params = dgrad_spec.to_fprop_params(params) if pass_ == "dgrad" else params
-
-    def slots_of(config: FpropConfig) -> int:
-        return slots_on(pass_, params, config)
-
-    sm_count = spio.jit.device_info(0).sm_count
-    chunks = fprop.walk_chunks(kernel_params, tile, slots_of(tile), sm_count)
-    if prefetch:
-        chunks = dataclasses.replace(chunks, prefetch=prefetch)
-    return segments_or_chunks(kernel_params, chunks, slots_of)
 
 
 def main() -> None:
@@ -74,8 +56,8 @@ def main() -> None:
                 print(f"{layer_name(params)} {pass_}: the rule keeps {tile.block_q} columns")
                 continue
             new = default_on(params)
-            two_ahead = placed(pass_, params, tile, prefetch=2)
-            old = placed(pass_, params, old_tile)
+            two_ahead = placed(pass_, params, tile, {"prefetch": 2})
+            old = placed(pass_, params, old_tile, {})
             times, cudnn_us = time_alternating(params, [old, new, two_ahead], pass_)
             nbytes = params.compulsory_bytes(pass_) / 1e3
             gains.append(times[old] / times[new])
