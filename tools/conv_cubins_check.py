@@ -16,9 +16,11 @@ with. It prints, per pass, each config's cubin SHA-256, the SHA-256 of the code 
 (code_digest) and its launch geometry, with the sources digests. --compare prints how many
 are identical; where every config's code and geometry are, the change leaves the kernels as
 they run, and `tools/relabel_timings.py` may move the timings and models to the new
-digests (CONTRIBUTING, "Changing a kernel"). The whole cubin also names the source's
-constants and template instances, so moving code between functions changes it while the
-code stays the same.
+digests (CONTRIBUTING, "Changing a kernel"). With --unless-defining MACRO, --compare checks
+instead that exactly the configs whose new types header defines MACRO changed (the rows
+`relabel_timings.py --unless-defining MACRO` leaves on the old digest). The whole cubin
+also names the source's constants and template instances, so moving code between
+functions changes it while the code stays the same.
 """
 
 from __future__ import annotations
@@ -145,8 +147,14 @@ def _placed(params: Any, tiles: list[Any]) -> list[Any]:
     return list(dict.fromkeys(placed))
 
 
+def _defined_macros(types_h: str) -> list[str]:
+    """The names of the macros a generated types header defines."""
+    return sorted(line.split()[1] for line in types_h.splitlines() if line.startswith("#define "))
+
+
 def hashes() -> dict[str, Any]:
-    """{"digests": {pass: digest}, pass: {"layer|config": [cubin sha, code sha, geometry]}}."""
+    """{"digests": {pass: digest}, pass: {"layer|config": [cubin sha, code sha, geometry,
+    the macros its types header defines]}}."""
     import spio.jit
     from spio.kernels.conv2d_gw8 import (
         Conv2dGw8Params,
@@ -186,34 +194,53 @@ def hashes() -> dict[str, Any]:
                     hashlib.sha256(code.cubin).hexdigest(),
                     code_digest(code.cubin),
                     str(geometry),
+                    _defined_macros(request.headers["types.h"]),
                 ]
         out[name] = rows
     return out
 
 
-def compare(old_path: str, new_path: str) -> int:
+def compare(old_path: str, new_path: str, unless_defining: str | None = None) -> int:
     """Print per pass how many sampled configs compile to the same cubin, and how many to the
-    same code with the same launch geometry; 0 when all of them do the latter."""
+    same code with the same launch geometry; 0 when all of them do the latter. With
+    unless_defining, 0 when exactly the configs whose (new) types header defines that macro
+    differ: what `tools/relabel_timings.py --unless-defining` relabels around."""
     old, new = (json.loads(Path(path).read_text()) for path in (old_path, new_path))
-    differing = 0
+    mismatched = 0
     for name in PASSES:
         pairs = [(row, new[name].get(key)) for key, row in old[name].items()]
         cubins = sum(b is not None and a[0] == b[0] for a, b in pairs)
-        same = sum(b is not None and a[1:] == b[1:] for a, b in pairs)
-        differing += len(pairs) - same
+        kept = [b is not None and a[1:3] == b[1:3] for a, b in pairs]
         print(
-            f"{name}: {same} of {len(pairs)} identical in code and launch geometry, "
+            f"{name}: {sum(kept)} of {len(pairs)} identical in code and launch geometry, "
             f"{cubins} in the whole cubin ({old['digests'][name]} -> {new['digests'][name]})"
         )
-    return 0 if differing == 0 else 1
+        if unless_defining is None:
+            mismatched += kept.count(False)
+            continue
+        marked = [b is not None and unless_defining in b[3] for _, b in pairs]
+        wrong = sum(same == mark for same, mark in zip(kept, marked, strict=True))
+        mismatched += wrong
+        print(
+            f"  {sum(marked)} define {unless_defining}; {wrong} configs break the rule that "
+            "exactly those changed"
+        )
+    return 0 if mismatched == 0 else 1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
+    parser.add_argument(
+        "--unless-defining",
+        metavar="MACRO",
+        help="with --compare: expect exactly the configs whose types header defines MACRO to "
+        "differ",
+    )
     args = parser.parse_args()
     if args.compare:
-        return compare(*args.compare)
+        old, new = args.compare
+        return compare(old, new, args.unless_defining)
     json.dump(hashes(), sys.stdout, indent=1)
     return 0
 

@@ -30,3 +30,22 @@ def test_a_file_whose_columns_moved_is_refused(tmp_path: Path) -> None:
     path.write_text("gpu,kernel,shape,pass_name\nGPU,aaaaaaaaaaaa,2x64x8x8,wgrad\n")
     with pytest.raises(ValueError, match="kernel and pass_name are not neighbouring columns"):
         tool.relabel_csv(path, "wgrad", "aaaaaaaaaaaa", "cccccccccccc")
+
+
+def test_rows_whose_header_defines_the_macro_keep_the_old_digest(tmp_path: Path) -> None:
+    # fprop at 56 rows: chunks of 16 leave a short last one (its header defines
+    # CONV2D_GW8_SHORT_LAST_CHUNK), chunks of 8 do not.
+    header = (
+        "gpu,shape,n,c,h,w,r,s,padding,dtype,timing,kernel,pass_name,"
+        "block_q,block_g,warp_g,warp_q16,block_p,prefetch,mma_k,median_us\n"
+    )
+    layer = "GPU,4x64x56x32,4,64,56,32,3,3,1 1 1 1,float16,graph"
+    short = f"{layer},aaaaaaaaaaaa,fprop,16,8,2,1,16,1,16,9.5\n"
+    whole = f"{layer},aaaaaaaaaaaa,fprop,16,8,2,1,8,1,16,9.9\n"
+    path = tmp_path / "conv2d_gw8_configs_fprop.csv"
+    path.write_text(header + short + whole)
+    moved = tool.relabel_csv(
+        path, "fprop", "aaaaaaaaaaaa", "cccccccccccc", "CONV2D_GW8_SHORT_LAST_CHUNK"
+    )
+    assert moved == 1
+    assert path.read_text() == header + short + whole.replace("aaaaaaaaaaaa", "cccccccccccc")

@@ -15,7 +15,7 @@ from spio.kernels.conv2d_gw8 import (
 )
 from spio.kernels.conv2d_gw8 import fprop_spec as spec
 from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM
-from spio.kernels.conv2d_gw8.fprop import compile_fprop
+from spio.kernels.conv2d_gw8.fprop import compile_fprop, compile_request
 
 SHAPES = [
     Conv2dGw8Params.make(1, 8, 7, 9),
@@ -84,6 +84,48 @@ def test_generate_types_is_deterministic() -> None:
         generate_types(params, dataclasses.replace(config, prefetch=config.prefetch % 2 + 1))
         != first
     )
+
+
+@pytest.mark.parametrize(
+    ("rows", "block_p", "short"),
+    [(56, 16, 8), (56, 8, None), (17, 16, 1), (14, 16, None), (16, 16, None)],
+)
+def test_types_name_a_short_last_chunk(rows: int, block_p: int, short: int | None) -> None:
+    # Only chunks that leave the image a shorter last one compile the walk once for each
+    # chunk's rows; every other config's header (and code) stays as it was.
+    params = Conv2dGw8Params.make(4, 64, rows, 32)
+    config = FpropConfig(block_q=16, block_g=8, warp_g=2, block_p=block_p, prefetch=1, mma_k=16)
+    types_h = generate_types(params, config)
+    if short is None:
+        assert "CONV2D_GW8_SHORT_LAST_CHUNK" not in types_h
+    else:
+        assert f"#define CONV2D_GW8_SHORT_LAST_CHUNK {short}" in types_h
+    segments = generate_types(params, dataclasses.replace(config, segments=12))
+    assert "CONV2D_GW8_SHORT_LAST_CHUNK" not in segments
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_a_short_last_chunk_compiles_the_walk_for_each_chunks_rows(arch: str) -> None:
+    import spio.jit
+
+    # 56 rows in chunks of 16: the walk is inlined twice, for 16 rows and for 8, each with its
+    # loop unrolled over a filter's rows, so the kernel holds twice the mma of a config whose
+    # chunks divide the rows (64).
+    config = FpropConfig(block_q=16, block_g=8, warp_g=2, block_p=16, prefetch=1, mma_k=16)
+
+    def mma_count(rows: int) -> int:
+        request = compile_request(Conv2dGw8Params.make(4, 64, rows, 32), config, arch)
+        code = spio.jit.compile(
+            request.source,
+            headers=request.headers,
+            include_dirs=request.include_dirs,
+            arch=arch,
+            name=request.name,
+            target="ptx",
+        )
+        return code.ptx.count("mma.sync")
+
+    assert mma_count(56) == 2 * mma_count(64) > 0
 
 
 def _covering_configs(params: Conv2dGw8Params) -> list[FpropConfig]:

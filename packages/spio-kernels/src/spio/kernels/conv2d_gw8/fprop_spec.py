@@ -625,6 +625,13 @@ def _constants(params: Conv2dGw8Params, config: FpropConfig, dgrad: bool) -> str
             "// segments of a strip's stream of rows, one a block",
             f"#define CONV2D_GW8_SEGMENTS {config.segments}",
         ]
+    elif params.p > config.block_p and params.p % config.block_p:
+        # A macro as well: only configs whose chunks leave a short last one compile the walk
+        # once for each chunk's rows; the others compile as they did before.
+        lines += [
+            "// the rows of the image's last chunk, shorter than the others",
+            f"#define CONV2D_GW8_SHORT_LAST_CHUNK {params.p % config.block_p}",
+        ]
     return "\n".join(lines) + "\n"
 
 
