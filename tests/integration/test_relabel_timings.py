@@ -42,10 +42,12 @@ def test_rows_whose_header_defines_the_macro_keep_the_old_digest(tmp_path: Path)
     layer = "GPU,4x64x56x32,4,64,56,32,3,3,1 1 1 1,float16,graph"
     short = f"{layer},aaaaaaaaaaaa,fprop,16,8,2,1,16,1,16,9.5\n"
     whole = f"{layer},aaaaaaaaaaaa,fprop,16,8,2,1,8,1,16,9.9\n"
+    refused = f"{layer},aaaaaaaaaaaa,fprop,16,3,2,1,8,1,16,9.9\n"  # 3 groups: no config
     path = tmp_path / "conv2d_gw8_configs_fprop.csv"
-    path.write_text(header + short + whole)
+    path.write_text(header + short + whole + refused)
     moved = tool.relabel_csv(
         path, "fprop", "aaaaaaaaaaaa", "cccccccccccc", "CONV2D_GW8_SHORT_LAST_CHUNK"
     )
     assert moved == 1
-    assert path.read_text() == header + short + whole.replace("aaaaaaaaaaaa", "cccccccccccc")
+    relabelled = whole.replace("aaaaaaaaaaaa", "cccccccccccc")
+    assert path.read_text() == header + short + relabelled + refused
