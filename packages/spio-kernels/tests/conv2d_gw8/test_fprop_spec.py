@@ -1,6 +1,7 @@
 """fprop config, config space, generated types and NVRTC compiles (no GPU needed)."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -113,7 +114,7 @@ def test_a_short_last_chunk_compiles_the_walk_for_each_chunks_rows(arch: str) ->
     # chunks divide the rows (64).
     config = FpropConfig(block_q=16, block_g=8, warp_g=2, block_p=16, prefetch=1, mma_k=16)
 
-    def mma_count(rows: int) -> int:
+    def ptx(rows: int) -> str:
         request = compile_request(Conv2dGw8Params.make(4, 64, rows, 32), config, arch)
         code = spio.jit.compile(
             request.source,
@@ -123,9 +124,13 @@ def test_a_short_last_chunk_compiles_the_walk_for_each_chunks_rows(arch: str) ->
             name=request.name,
             target="ptx",
         )
-        return code.ptx.count("mma.sync")
+        return str(code.ptx)
 
-    assert mma_count(56) == 2 * mma_count(64) > 0
+    short, whole = ptx(56), ptx(64)
+    assert short.count("mma.sync") == 2 * whole.count("mma.sync") > 0
+    # Both copies inlined, the accumulators in registers: no call, no stack frame.
+    assert "__local_depot" not in short
+    assert re.search(r"^\s*call(\.uni)?\s", short, re.MULTILINE) is None
 
 
 def _covering_configs(params: Conv2dGw8Params) -> list[FpropConfig]:
