@@ -26,7 +26,14 @@ import dataclasses
 from typing import Any
 
 from fprop_segments_check import PASSES, max_error
-from wgrad_timing import layer_name, named_layers, parse_variant, start, time_alternating
+from wgrad_timing import (
+    copy_and_cudnn,
+    layer_name,
+    named_layers,
+    parse_variant,
+    start,
+    time_alternating,
+)
 
 import spio.jit
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, dgrad_spec, fprop, fprop_spec
@@ -91,14 +98,13 @@ def main() -> None:
             variants = variants_of(pass_, params, default_on(params), tile, args.variants)
             configs = list(variants.values())
             times, cudnn_us = time_alternating(params, configs, pass_)
-            nbytes = params.compulsory_bytes(pass_) / 1e3
             launched = times[variants["launched"]]
             print(f"{layer_name(params)} {pass_}: cuDNN {cudnn_us:.2f} us", flush=True)
             for text, config in variants.items():
                 us = times[config]
                 print(
-                    f"  {text}: {us:.2f} us, {nbytes / us / copy:.1%} of copy, "
-                    f"{cudnn_us / us:.2f}x cuDNN, {launched / us:.3f}x the launcher's; "
+                    f"  {text}: {us:.2f} us, {copy_and_cudnn(params, pass_, us, copy, cudnn_us)}, "
+                    f"{launched / us:.3f}x the launcher's; "
                     f"registers {launch(params, config).kernel.attributes.registers}, "
                     f"{slots_on(pass_, params, config)} blocks at once, grid "
                     f"{spec.grid_blocks(params, config)}; {config}",

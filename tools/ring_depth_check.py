@@ -16,7 +16,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from wgrad_timing import layer_name, named_layers, print_geomean, start, time_alternating
+from wgrad_timing import (
+    copy_and_cudnn,
+    layer_name,
+    named_layers,
+    print_geomean,
+    start,
+    time_alternating,
+)
 
 import spio.jit
 from spio.kernels.conv2d_gw8 import (
@@ -68,13 +75,12 @@ def main() -> None:
                 kernel_params, dataclasses.replace(chunks, prefetch=1), slots_of
             )
             times, cudnn_us = time_alternating(params, [old, new], pass_)
-            nbytes = params.compulsory_bytes(pass_) / 1e3
             gains.append(times[old] / times[new])
             print(
                 f"{layer_name(params)} {pass_}: one row ahead ({old.segments or 'chunks'}) "
                 f"{times[old]:.2f} us -> two ({new.segments or 'chunks'}) {times[new]:.2f} us, "
-                f"{nbytes / times[new] / copy:.1%} of copy, {cudnn_us / times[new]:.2f}x "
-                f"cuDNN: {gains[-1]:.3f}x",
+                f"{copy_and_cudnn(params, pass_, times[new], copy, cudnn_us)}: "
+                f"{gains[-1]:.3f}x",
                 flush=True,
             )
     print_geomean(gains)

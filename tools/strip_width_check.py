@@ -19,7 +19,14 @@ from unittest import mock
 
 from fprop_segments_check import PASSES, max_error
 from fprop_variants_check import placed
-from wgrad_timing import layer_name, named_layers, print_geomean, start, time_alternating
+from wgrad_timing import (
+    copy_and_cudnn,
+    layer_name,
+    named_layers,
+    print_geomean,
+    start,
+    time_alternating,
+)
 
 import spio.jit
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, fprop_spec
@@ -59,14 +66,13 @@ def main() -> None:
             two_ahead = placed(pass_, params, tile, {"prefetch": 2})
             old = placed(pass_, params, old_tile, {})
             times, cudnn_us = time_alternating(params, [old, new, two_ahead], pass_)
-            nbytes = params.compulsory_bytes(pass_) / 1e3
             gains.append(times[old] / times[new])
             error = max_error(pass_, params, new)
             print(
                 f"{layer_name(params)} {pass_}: {old_tile.block_q} columns "
                 f"({old.segments or 'chunks'}) {times[old]:.2f} us -> {tile.block_q} columns "
                 f"({new.segments or 'chunks'}, {new.prefetch} ahead) {times[new]:.2f} us, "
-                f"{nbytes / times[new] / copy:.1%} of copy, {cudnn_us / times[new]:.2f}x cuDNN: "
+                f"{copy_and_cudnn(params, pass_, times[new], copy, cudnn_us)}: "
                 f"{gains[-1]:.3f}x; two ahead {times[two_ahead]:.2f} us "
                 f"({times[old] / times[two_ahead]:.3f}x); error {error:.1e}",
                 flush=True,

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -113,16 +113,26 @@ def time_alternating(
     return {config: min(runs) for config, runs in times.items()}, min(cudnn)
 
 
+def copy_and_cudnn(
+    params: Conv2dGw8Params,
+    pass_name: Literal["fprop", "dgrad", "wgrad"],
+    us: float,
+    copy: float,
+    cudnn_us: float,
+) -> str:
+    """ "S% of copy, X.XXx cuDNN" for a report line: a time of params' pass as a share of the
+    copy bandwidth (GB/s) and as a speed-up over cuDNN's time."""
+    nbytes = params.compulsory_bytes(pass_name) / 1e3
+    return f"{nbytes / us / copy:.1%} of copy, {cudnn_us / us:.2f}x cuDNN"
+
+
 def speed_up(
     params: Conv2dGw8Params, before_us: float, after_us: float, copy: float, cudnn_us: float
 ) -> str:
     """ "(speed-up; after's share of the copy bandwidth, its speed-up over cuDNN)" for a report
     line comparing two times of params' wgrad pass."""
-    nbytes = params.compulsory_bytes("wgrad")
-    return (
-        f"({before_us / after_us:.3f}x; {nbytes / 1e3 / after_us / copy:.1%} of copy, "
-        f"{cudnn_us / after_us:.2f}x cuDNN {cudnn_us:.2f} us)"
-    )
+    shares = copy_and_cudnn(params, "wgrad", after_us, copy, cudnn_us)
+    return f"({before_us / after_us:.3f}x; {shares} {cudnn_us:.2f} us)"
 
 
 def print_geomean(gains: Sequence[float]) -> None:

@@ -199,10 +199,10 @@ def test_the_models_know_every_config_their_rows_timed(gpu: str, pass_name: str)
     files = sorted((DATA / gpu_folder(gpu)).glob(f"seed*/*_{pass_name}.csv"))
     # (The rows timed the way the model predicts: a model of both launches keeps the
     # measurements of its launched rows, _model.LatencyModel.train.)
-    timed_so = read_config_times(files).select(pass_name, gpu, None, model.launch)
-    layers = by_layer(row for row in timed_so.rows if row.kernel == model.kernel)
+    launch_rows = read_config_times(files).select(pass_name, gpu, None, model.launch).rows
+    layers = by_layer(row for row in launch_rows if row.kernel == model.kernel)
     assert set(layers) == set(model.timed) == set(model.measured)
-    ever = by_layer(row for row in timed_so.rows if row.params in model.timed)
+    ever = by_layer(row for row in launch_rows if row.params in model.timed)
     for layer, layer_rows in layers.items():
         # Every config its rows timed; more only where a change of the kernels left a
         # config's rows on the digest before (tools/relabel_timings.py --unless-defining),
