@@ -18,6 +18,11 @@ out, until a campaign times them again. The shipped models are relabelled whole:
 chose runs as before or, where it is a marked config, faster (what such a change is for),
 and the configs they know as timed on their training layers were timed. Say in the pass's
 notes that their trees' times of the marked configs describe the code before.
+
+--unless-evened relabels only the rows that do not time a tile as launched (the `launch`
+column "launcher") whose chunks the launcher now cuts evenly (even_chunks): for a change of
+the launcher's placement that runs those tiles another way, while every config given to a
+kernel still runs as it did.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_spec, wgrad_types
+from spio.kernels.conv2d_gw8.even_chunks import even_chunks
 from spio.kernels.conv2d_gw8.sources_digest import PASS_FILES, sources_digest
 from spio.perfmodel._data import _row
 from spio.perfmodel._model import LatencyModel
@@ -61,13 +67,30 @@ def defines(record: dict[str, str], macro: str) -> bool:
     )
 
 
+def launched_evened(record: dict[str, str]) -> bool:
+    """Whether a CSV record times its tile as launched and the launcher now cuts that tile's
+    row chunks evenly; True (leave it as it is) for a record whose config today's kernel no
+    longer accepts."""
+    try:
+        row = _row(dict(record))
+    except (KeyError, ValueError):
+        return True
+    params = dgrad_spec.to_fprop_params(row.params) if row.pass_name == "dgrad" else row.params
+    return row.launch == "launcher" and even_chunks(params, row.config) != row.config
+
+
 def relabel_csv(
-    path: Path, pass_name: str, old: str, new: str, unless_defining: str | None = None
+    path: Path,
+    pass_name: str,
+    old: str,
+    new: str,
+    unless_defining: str | None = None,
+    unless_evened: bool = False,
 ) -> int:
     """Rewrite the kernel column of path's rows of pass_name timed with old, but for those
-    whose config's types header defines unless_defining; return how many. Every other byte
-    stays as it was (the kernel and pass_name columns are neighbours, and a digest is hex, so
-    the pair is found as text)."""
+    whose config's types header defines unless_defining and, with unless_evened, those
+    launched_evened says; return how many. Every other byte stays as it was (the kernel and
+    pass_name columns are neighbours, and a digest is hex, so the pair is found as text)."""
     with path.open(newline="") as file:  # keep each line's ending as it is
         lines = file.read().splitlines(keepends=True)
     header = next(csv.reader(io.StringIO(lines[0]))) if lines else []
@@ -78,10 +101,12 @@ def relabel_csv(
     def relabels(line: str) -> bool:
         if before not in line:
             return False
-        if unless_defining is None:
+        if unless_defining is None and not unless_evened:
             return True
         record = dict(zip(header, next(csv.reader(io.StringIO(line))), strict=True))
-        return not defines(record, unless_defining)
+        if unless_evened and launched_evened(record):
+            return False
+        return unless_defining is None or not defines(record, unless_defining)
 
     relabelled = [relabels(line) for line in lines[1:]]
     if any(relabelled):
@@ -104,12 +129,19 @@ def main() -> None:
         metavar="MACRO",
         help="leave the rows whose config's types header defines MACRO on the old digest",
     )
+    parser.add_argument(
+        "--unless-evened",
+        action="store_true",
+        help="leave the rows of tiles timed as launched whose chunks the launcher now evens",
+    )
     args = parser.parse_args()
     new = args.new or sources_digest(args.pass_name)
     if new == args.old:
         raise SystemExit(f"--old and the new digest are both {new}: nothing to relabel")
     for path in sorted(DATA.glob(f"*/seed*/conv2d_gw8_configs_{args.pass_name}.csv")):
-        count = relabel_csv(path, args.pass_name, args.old, new, args.unless_defining)
+        count = relabel_csv(
+            path, args.pass_name, args.old, new, args.unless_defining, args.unless_evened
+        )
         print(f"{path.relative_to(ROOT)}: {count} rows")
     for path in sorted(models_dir().glob(f"*/{args.pass_name}.ubj")):
         model = LatencyModel.load(path)

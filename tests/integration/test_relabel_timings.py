@@ -51,3 +51,25 @@ def test_rows_whose_header_defines_the_macro_keep_the_old_digest(tmp_path: Path)
     assert moved == 1
     relabelled = whole.replace("aaaaaaaaaaaa", "cccccccccccc")
     assert path.read_text() == header + short + relabelled + refused
+
+
+def test_launched_rows_whose_chunks_the_launcher_now_evens_keep_the_old_digest(
+    tmp_path: Path,
+) -> None:
+    # wgrad at 56 rows timed as launched: the launcher now walks a 16-row tile in chunks of
+    # 14; a 64-row tile is one chunk either way, and a tile timed as it is runs as given.
+    header = (
+        "gpu,shape,n,c,h,w,r,s,padding,dtype,timing,launch,kernel,pass_name,block_q,block_g,"
+        "warp_g,block_p,prefetch,block_n,walk_n,image_sync,median_us\n"
+    )
+    layer = "GPU,32x64x56x56,32,64,56,56,3,3,1 1 1 1,float16,graph"
+    tile = "aaaaaaaaaaaa,wgrad,16,8,2,{},2,4,1,False,9.9\n"
+    evened = f"{layer},launcher,{tile.format(16)}"
+    whole = f"{layer},launcher,{tile.format(64)}"
+    as_given = f"{layer},tile,{tile.format(16)}"
+    path = tmp_path / "conv2d_gw8_configs_wgrad.csv"
+    path.write_text(header + evened + whole + as_given)
+    moved = tool.relabel_csv(path, "wgrad", "aaaaaaaaaaaa", "cccccccccccc", unless_evened=True)
+    assert moved == 2
+    relabelled = [row.replace("aaaaaaaaaaaa", "cccccccccccc") for row in (whole, as_given)]
+    assert path.read_text() == header + evened + "".join(relabelled)

@@ -17,6 +17,8 @@ from spio.kernels.conv2d_gw8 import Conv2dGw8Params, placement
 from spio.perfmodel import PASSES, _select, choose_config, shipped_model
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
+#: The launcher's placement itself, which the gpu fixture stands in for (it compiles wgrad's).
+PLACED_CONFIG_ON = placement.placed_config_on
 
 
 @pytest.mark.parametrize("pass_name", sorted(PASSES))
@@ -231,7 +233,7 @@ def test_a_wgrad_choice_takes_its_placement_on_the_device(
     assert placed.source == plain.source
     assert (
         placed.reason
-        == f"{plain.reason}; on this GPU its tile walks 5 segments a strip (balanced_config_on)"
+        == f"{plain.reason}; on this GPU its tile walks 5 segments a strip (placed_config_on)"
     )
     assert choose_config("fprop", LAYER).config.__class__.__name__ == "FpropConfig"
 
@@ -257,7 +259,7 @@ def test_a_wgrad_placement_names_what_it_changed(
         )
         choice = choose_config("wgrad", LAYER)
         assert choice.config == placed_config
-        assert choice.reason == f"{plain.reason}; on this GPU its tile {what} (balanced_config_on)"
+        assert choice.reason == f"{plain.reason}; on this GPU its tile {what} (placed_config_on)"
 
 
 def test_the_h100s_stale_measurement_no_longer_decides(gpu: SimpleNamespace) -> None:
@@ -481,3 +483,22 @@ def test_a_wgrad_pick_does_not_replace_the_heuristics_one_strip_tile(
     gpu.arch = "sm_80"
     choice = choose_config("wgrad", STRIPS_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
     assert (choice.config, choice.source) == (pick, "model")
+
+
+def test_an_fprop_pick_runs_its_rows_in_even_chunks(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A model scores tiles; the launcher walks a 16-row tile's 56 rows in chunks of 14
+    # (fprop's placement compiles nothing).
+    monkeypatch.setattr(placement, "placed_config_on", PLACED_CONFIG_ON)
+    layer = Conv2dGw8Params.make(64, 64, 56, 56)
+    heuristic = PASSES["fprop"].default_config(layer, 132)
+    pick = next(
+        c for c in PASSES["fprop"].config_space(layer) if c.block_p == 16 and c != heuristic
+    )
+    choice = choose_config("fprop", layer, model=_StubModel(pick, 12.0, 10.0))  # type: ignore[arg-type]
+    assert choice.config == dataclasses.replace(pick, block_p=14)
+    assert choice.source == "model"
+    assert choice.reason.endswith(
+        "; on this GPU its tile cuts the image's rows into even chunks of 14 (placed_config_on)"
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, placement, wgrad, wgrad_heuristic
@@ -10,9 +12,19 @@ LAYER = Conv2dGw8Params.make(2, 64, 8, 8)
 
 
 @pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
-def test_fprop_and_dgrad_run_the_config_as_given(pass_name: str) -> None:
+def test_fprop_and_dgrad_run_an_even_walk_as_given(pass_name: str) -> None:
     config = FpropConfig(mma_k=16)
     assert placement.placed_config_on(pass_name, LAYER, config) is config
+
+
+@pytest.mark.parametrize(("pass_name", "even"), [("fprop", 14), ("dgrad", 15)])
+def test_fprop_and_dgrad_cut_their_chunks_evenly(pass_name: str, even: int) -> None:
+    # dgrad walks the rows of its own kernel's output, the layer's input: 58 rows where the
+    # layer (no padding) has 56 output rows.
+    params = Conv2dGw8Params.make(32, 64, 58, 58, padding=0)
+    config = FpropConfig(block_q=16, warp_q16=1, block_p=16, mma_k=16)
+    placed = placement.placed_config_on(pass_name, params, config)
+    assert placed == dataclasses.replace(config, block_p=even)
 
 
 def test_wgrad_runs_the_launchers_balanced_config(monkeypatch: pytest.MonkeyPatch) -> None:

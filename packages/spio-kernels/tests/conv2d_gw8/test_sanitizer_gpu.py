@@ -68,6 +68,8 @@ CASES = {
     "fprop-prefetch6-short-walk": ["fprop", _ODD, "--config", "prefetch=6", "block_p=4"],
     # Row chunks of 16, 16 and 8 rows (one_wave.split_one_wave's walk on 40-row images).
     "fprop-uneven-chunks": ["fprop", "2x64x40x40", "--config", "block_p=16"],
+    # Even chunks of 13 rows and a last one of 11 (even_chunks' walk of 50-row images).
+    "fprop-even-chunks": ["fprop", "2x64x50x50", "--config", "block_p=13"],
     "dgrad-default": ["dgrad", _ODD],
     "dgrad-uneven-chunks": ["dgrad", "2x64x40x40", "--config", "block_p=16"],
     "dgrad-prefetch6-filter": ["dgrad", "3x16x9x7", *_FILTER, "--config", "prefetch=6"],
@@ -89,6 +91,8 @@ CASES = {
         "bfloat16",
     ],
     "wgrad-filter": ["wgrad", "3x16x9x7", *_FILTER],
+    # Two even chunks of 10 rows (even_chunks' walk of 20-row images).
+    "wgrad-even-chunks": ["wgrad", "2x64x20x20", "--config", "block_p=10"],
     # Atomic sums (deterministic=False): the zero kernel, then every block adding into grad_w,
     # or into the workspace that the reduce kernel copies and rounds, with the bias's sums.
     "wgrad-atomic": ["wgrad", _ODD, "--config", "atomic_sums=1"],

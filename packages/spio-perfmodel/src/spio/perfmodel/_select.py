@@ -90,31 +90,38 @@ def _walks() -> dict[str, Callable[[Conv2dGw8Params, Any, int], list[Any]]]:
     return {"fprop": fprop_walks, "dgrad": dgrad_walks, "wgrad": wgrad_walks.walks_on}
 
 
+#: wgrad's placement flags a placed config may set, and what _placed's reason says of each.
+_PLACED_FLAGS = (
+    ("producer", "loads its rows from producer warps"),
+    ("padded_slabs", "pads its slabs of partial sums"),
+    ("lane_registers", "keeps its lanes' addresses in registers"),
+    ("skip_pad_rows", "leaves out its padding rows"),
+    ("discard_partials", "drops its partial sums from L2 once added up"),
+)
+
+
 def _placed(
     choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, device: int
 ) -> ConfigChoice:
     if choice.source == "autotune":
         return choice  # timed on the device walking as it will: no rule overrides that
-    # What the launcher runs for the tile (placement.placed_config_on): wgrad walks segments
-    # where its waves would leave SMs idle and takes the kernel's improvements that no model
-    # knows (a model scores tiles, what it was trained on).
+    # What the launcher runs for the tile (placement.placed_config_on): every pass cuts the
+    # image's rows into even chunks; wgrad walks segments where its waves would leave SMs
+    # idle and takes the kernel's improvements that no model knows (a model scores tiles,
+    # what it was trained on).
     config = placement.placed_config_on(pass_name, params, choice.config, device)
     if config == choice.config:
         return choice
     placed = []
+    if config.block_p != choice.config.block_p and not config.segments:
+        placed.append(f"cuts the image's rows into even chunks of {config.block_p}")
     if config.segments != choice.config.segments:
         placed.append(f"walks {config.segments} segments a strip")
-    if config.producer != choice.config.producer:
-        placed.append("loads its rows from producer warps")
-    if config.padded_slabs != choice.config.padded_slabs:
-        placed.append("pads its slabs of partial sums")
-    if config.lane_registers != choice.config.lane_registers:
-        placed.append("keeps its lanes' addresses in registers")
-    if config.skip_pad_rows != choice.config.skip_pad_rows:
-        placed.append("leaves out its padding rows")
-    if config.discard_partials != choice.config.discard_partials:
-        placed.append("drops its partial sums from L2 once added up")
-    reason = f"{choice.reason}; on this GPU its tile {' and '.join(placed)} (balanced_config_on)"
+    for flag, what in _PLACED_FLAGS:
+        # (wgrad's placement fields; fprop's and dgrad's configs have none of them)
+        if getattr(config, flag, False) != getattr(choice.config, flag, False):
+            placed.append(what)
+    reason = f"{choice.reason}; on this GPU its tile {' and '.join(placed)} (placed_config_on)"
     return ConfigChoice(config, choice.source, reason)
 
 

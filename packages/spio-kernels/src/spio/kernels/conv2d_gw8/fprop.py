@@ -10,6 +10,7 @@ from typing import Any
 from .._array_info import resolve_device
 from ._arrays import check_activation, check_params, check_vector, check_weights
 from ._tiling import LaunchGeometry, balance_waves, grid_slots, spread_over_sms, wave_fill
+from .even_chunks import even_chunks
 from .fprop_segments import segments_or_chunks, slots_on
 from .fprop_spec import (
     KERNEL_NAME,
@@ -156,7 +157,8 @@ def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     walk shortened where more, smaller blocks fill the last wave of the GPU's block slots
     better (_tiling.balance_waves; the slots are the default's), or where its grid is one
     wave at most, as one_wave.split_one_wave says; loading two rows ahead rather than one
-    where its SMs hold few of its blocks at a time (ring_depth.deeper_ring)."""
+    where its SMs hold few of its blocks at a time (ring_depth.deeper_ring); its image's
+    rows cut into even chunks (even_chunks)."""
     import spio.jit
 
     sm_count = spio.jit.device_info(device).sm_count
@@ -179,7 +181,7 @@ def walk_chunks(
             lambda c: shorter_walk(params, c),
             lambda c: wave_fill(grid_blocks(params, c), slots),
         )
-    return deeper_ring(params, chunks, slots, sm_count)
+    return even_chunks(params, deeper_ring(params, chunks, slots, sm_count))
 
 
 def get_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:

@@ -96,15 +96,18 @@ def slots_on(pass_name: str, params: Conv2dGw8Params, config: FpropConfig, devic
 def walks_on(
     pass_name: str, params: Conv2dGw8Params, config: FpropConfig, device: int = 0
 ) -> list[FpropConfig]:
-    """config and, where segments could pay (may_walk_segments; one image a block), its tile
-    in one wave of segments on device: the walks a tuning times for each shortlisted config
-    (spio-perfmodel), since the models know row chunks only. params: the layer's (for dgrad,
-    its forward shape); compiles the segments' kernel to count its slots."""
+    """config's row chunks as the launcher cuts them (even_chunks) and, where segments could
+    pay (may_walk_segments; one image a block), its tile in one wave of segments on device:
+    the walks a tuning times for each shortlisted config (spio-perfmodel), since the models
+    know row chunks only. params: the layer's (for dgrad, its forward shape); compiles the
+    segments' kernel to count its slots."""
     from .dgrad_spec import to_fprop_params
+    from .even_chunks import even_chunks
 
     kernel_params = to_fprop_params(params) if pass_name == "dgrad" else params
+    chunks = even_chunks(kernel_params, config)
     if config.block_q < TILE_Q or not may_walk_segments(kernel_params):
-        return [config]
+        return [chunks]
     tile = dataclasses.replace(config, segments=1)
     segments = stream_config(kernel_params, tile, slots_on(pass_name, params, tile, device))
-    return list(dict.fromkeys((config, segments)))
+    return list(dict.fromkeys((chunks, segments)))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .dgrad_spec import to_fprop_params
+from .even_chunks import even_chunks
 from .params import Conv2dGw8Params
 
 PASSES = ("fprop", "dgrad", "wgrad")
@@ -18,14 +20,16 @@ PASSES = ("fprop", "dgrad", "wgrad")
 def placed_config_on(pass_name: str, params: Conv2dGw8Params, config: Any, device: int = 0) -> Any:
     """The config a launch of pass_name that was given config runs on device.
 
-    wgrad balances the tile's walk and adds the kernel's improvements for the GPU
-    (wgrad.balanced_config_on, which compiles what it compares). fprop and dgrad run the
-    config as given. ValueError names the passes for any other pass_name.
+    Every pass cuts the image's rows into even chunks (even_chunks). wgrad also balances
+    the tile's walk and adds the kernel's improvements for the GPU (wgrad.balanced_config_on,
+    which compiles what it compares). ValueError names the passes for any other pass_name.
     """
     if pass_name == "wgrad":
         from .wgrad import balanced_config_on
 
         return balanced_config_on(params, config, device)
-    if pass_name in PASSES:
-        return config
+    if pass_name == "fprop":
+        return even_chunks(params, config)
+    if pass_name == "dgrad":
+        return even_chunks(to_fprop_params(params), config)
     raise ValueError(f"pass_name must be one of {PASSES}, got {pass_name!r}")

@@ -19,6 +19,7 @@ from ._arrays import (
 )
 from ._tensor_maps import TensorMapCache, device_pointer, has_tma, nhwc_row_map
 from ._tiling import WAVE_FILL, LaunchGeometry, ceil_div, fits, grid_slots, spread_over_sms
+from .even_chunks import even_chunks
 from .fprop import compile_requested, types_request
 from .params import Conv2dGw8Params
 from .wgrad_spec import WgradConfig
@@ -216,9 +217,11 @@ def balanced_config_on(
     params: Conv2dGw8Params, config: WgradConfig, device: int = 0
 ) -> WgradConfig:
     """Return config as it runs best on device by rule (memoised; compiles what it
-    compares): its tile walking segments where _balanced_walk says, then with the kernel's
-    improvements where they fit (improved_config_on)."""
-    return improved_config_on(params, _balanced_walk(params, config, device), device)
+    compares): its image's rows cut into even chunks (even_chunks), its tile walking
+    segments where _balanced_walk says, then with the kernel's improvements where they fit
+    (improved_config_on)."""
+    walk = _balanced_walk(params, even_chunks(params, config), device)
+    return improved_config_on(params, walk, device)
 
 
 def improved_config_on(
@@ -514,11 +517,11 @@ def default_tile_on(params: Conv2dGw8Params, device: int = 0) -> WgradConfig:
 @functools.cache
 def default_config_on(params: Conv2dGw8Params, device: int = 0) -> WgradConfig:
     """Return the wgrad config a launch without one runs on device (memoised): the
-    heuristic's tile (default_tile_on), walking segments where its waves would leave SMs
-    idle, with the kernel's improvements (balanced_config_on). (Unlike fprop's, its walks
-    are not shortened to even out the last wave: on an H200 that was 3-11% slower at 96,
-    160, 300 and 320 images of 64x64x64 and 2% faster at 192, the partial sums doubling
-    with the blocks.)"""
+    heuristic's tile (default_tile_on), its rows in even chunks, walking segments where its
+    waves would leave SMs idle, with the kernel's improvements (balanced_config_on).
+    (Unlike fprop's, its walks are not shortened to even out the last wave: on an H200 that
+    was 3-11% slower at 96, 160, 300 and 320 images of 64x64x64 and 2% faster at 192, the
+    partial sums doubling with the blocks.)"""
     return balanced_config_on(params, default_tile_on(params, device), device)
 
 

@@ -21,6 +21,7 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
 from ._tiling import fits, grid_slots
+from .even_chunks import even_chunks
 from .params import Conv2dGw8Params
 from .wgrad import improved_config_on, stream_config_on, wgrad_launch
 from .wgrad_spec import WgradConfig, check_config, launch_geometry
@@ -31,11 +32,12 @@ MAX_WALK_PREFETCH = 4
 
 
 def walks_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> list[WgradConfig]:
-    """Return config and the other walks of its tile on device, without repeats: its
-    segments (stream_config_on), then its segments with each deeper prefetch up to
-    MAX_WALK_PREFETCH while the kernel still runs the layer (shared memory, rows per step)
-    and fits as many blocks per SM as the segments at config's prefetch; each as the
-    launcher runs it, with the improvements improved_config_on gives it.
+    """Return config (its rows in even chunks, as the launcher cuts them: even_chunks) and
+    the other walks of its tile on device, without repeats: its segments
+    (stream_config_on), then its segments with each deeper prefetch up to MAX_WALK_PREFETCH
+    while the kernel still runs the layer (shared memory, rows per step) and fits as many
+    blocks per SM as the segments at config's prefetch; each as the launcher runs it, with
+    the improvements improved_config_on gives it.
 
     Compiles and loads each walk's kernel (spio.jit's cache); ValueError where config
     cannot run params."""
@@ -54,7 +56,7 @@ def walks_on(params: Conv2dGw8Params, config: WgradConfig, device: int = 0) -> l
             )
         )
     first, deeper = segmented[0], segmented[1:]
-    walks = [config]
+    walks = [even_chunks(params, config)]
     if first is not None:
         walks.append(first)
         slots = slots_on(params, first, device)
