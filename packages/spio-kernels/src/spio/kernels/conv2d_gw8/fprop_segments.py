@@ -17,6 +17,11 @@ heuristic's tile in one wave of segments, alternating in one process, fprop; dgr
   (100x128x32x32 21.54 -> 19.58 us, 1.100x) and chunks uneven on the image (56 rows in
   chunks of 32: 128x64x56x56 5 x 5 60.39 -> 54.70 us, 1.104x).
 
+Since the launcher cuts its chunks evenly (even_chunks), they are uneven only where their
+count does not divide the rows, and those two layers walk even chunks instead: 128x64x56x56
+5 x 5 in two chunks of 28 rows ran 54.12 -> 50.14 us against the segments (1.079x),
+64x128x48x48 5 x 5 in two of 24 1.009x (H200, 2026-11-30, tools/even_chunks_check.py).
+
 So segments replace row chunks of more than one wave, on images of at least
 MIN_IMAGE_ROWS rows, where the chunks are uneven, shorter than MIN_CHUNK_ROWS or fill
 less than WAVE_FILL of their waves, and each segment still walks MIN_SEGMENT_ROWS rows.
