@@ -35,8 +35,8 @@ default's regret (default time / best time - 1). --sample-configs K (with --all-
 times the default and K other configs of the space drawn at random, the same ones on every
 run for a shape and pass (`sample_configs`). --as-launched (with --all-configs) times each
 tile as a launch that chose it runs it on this GPU (`launched_configs`,
-`placement.placed_config_on`: wgrad's walk and kernel improvements; fprop and dgrad run
-their tiles as they are) and writes each tile's row with that time and launch "launcher".
+`placement.placed_config_on`: every pass's rows in even chunks, wgrad's walk and kernel
+improvements) and writes each tile's row with that time and launch "launcher".
 
 Shapes: --shapes takes N x C x H x W; --batch-sweep N ... runs the one layer --layer C x H x W
 (default 64x64x64) at each batch size instead.
