@@ -19,6 +19,7 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from unittest import mock
 
 import fprop_segments_check
 import wgrad_timing
@@ -77,14 +78,19 @@ def uneven_chunks() -> Iterator[None]:
     """The launchers' choices as they were before the rule: fprop.walk_chunks and
     wgrad.balanced_config_on without even_chunks (the memoised choices cleared on the way in
     and out)."""
-    rule = fprop.even_chunks
+
+    def as_given(params: Conv2dGw8Params, config: Any) -> Any:
+        return config
+
     for cached in _CACHED:
         cached.cache_clear()
-    fprop.even_chunks = wgrad.even_chunks = lambda params, config: config
     try:
-        yield
+        with (
+            mock.patch.object(fprop, "even_chunks", as_given),
+            mock.patch.object(wgrad, "even_chunks", as_given),
+        ):
+            yield
     finally:
-        fprop.even_chunks = wgrad.even_chunks = rule
         for cached in _CACHED:
             cached.cache_clear()
 

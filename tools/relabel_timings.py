@@ -53,13 +53,18 @@ GENERATE_TYPES: dict[str, Callable[[Any, Any], str]] = {
 }
 
 
-def defines(record: dict[str, str], macro: str) -> bool:
-    """Whether the config of a CSV record generates a types header that defines macro; True
-    (leave it as it is) for a record whose config today's kernel no longer accepts."""
+def accepted_row(record: dict[str, str]) -> Any:
+    """The ConfigTime of a CSV record, or None where today's kernel no longer accepts its
+    config (such rows are left as they are)."""
     try:
-        row = _row(dict(record))
+        return _row(dict(record))
     except (KeyError, ValueError):
-        return True
+        return None
+
+
+def defines(row: Any, macro: str) -> bool:
+    """Whether the config of a row (accepted_row) generates a types header that defines
+    macro."""
     header = GENERATE_TYPES[row.pass_name](row.params, row.config)
     return any(
         line == f"#define {macro}" or line.startswith(f"#define {macro} ")
@@ -67,14 +72,9 @@ def defines(record: dict[str, str], macro: str) -> bool:
     )
 
 
-def launched_evened(record: dict[str, str]) -> bool:
-    """Whether a CSV record times its tile as launched and the launcher now cuts that tile's
-    row chunks evenly; True (leave it as it is) for a record whose config today's kernel no
-    longer accepts."""
-    try:
-        row = _row(dict(record))
-    except (KeyError, ValueError):
-        return True
+def launched_evened(row: Any) -> bool:
+    """Whether a row (accepted_row) times its tile as launched and the launcher now cuts that
+    tile's row chunks evenly."""
     params = dgrad_spec.to_fprop_params(row.params) if row.pass_name == "dgrad" else row.params
     return row.launch == "launcher" and even_chunks(params, row.config) != row.config
 
@@ -103,10 +103,10 @@ def relabel_csv(
             return False
         if unless_defining is None and not unless_evened:
             return True
-        record = dict(zip(header, next(csv.reader(io.StringIO(line))), strict=True))
-        if unless_evened and launched_evened(record):
+        row = accepted_row(dict(zip(header, next(csv.reader(io.StringIO(line))), strict=True)))
+        if row is None or (unless_evened and launched_evened(row)):
             return False
-        return unless_defining is None or not defines(record, unless_defining)
+        return unless_defining is None or not defines(row, unless_defining)
 
     relabelled = [relabels(line) for line in lines[1:]]
     if any(relabelled):
