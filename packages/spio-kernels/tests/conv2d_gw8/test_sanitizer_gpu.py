@@ -93,6 +93,19 @@ CASES = {
     "wgrad-filter": ["wgrad", "3x16x9x7", *_FILTER],
     # Two even chunks of 10 rows (even_chunks' walk of 20-row images).
     "wgrad-even-chunks": ["wgrad", "2x64x20x20", "--config", "block_p=10"],
+    # The TMA tile of small images a walk would leave SMs without a block
+    # (wgrad_heuristic._walked): four images a step, each with its producer and barriers, in
+    # even chunks of 10 rows; the second block's last two images past the batch.
+    "wgrad-tma-four-images-even-chunks": [
+        "wgrad",
+        "6x64x20x20",
+        "--config",
+        *[field for field in _TMA if field not in ("block_p=8", "block_n=2")],
+        "block_p=10",
+        "block_n=4",
+        "image_sync=1",
+        "producer=1",
+    ],
     # Atomic sums (deterministic=False): the zero kernel, then every block adding into grad_w,
     # or into the workspace that the reduce kernel copies and rounds, with the bias's sums.
     "wgrad-atomic": ["wgrad", _ODD, "--config", "atomic_sums=1"],

@@ -179,7 +179,8 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     on their own (its measured gain needs them to). Else the first tile of TILE_LADDER whose
     grid holds MIN_WARPS_PER_SM warps per SM (where none does, the one with the most warps);
     then, where the partial sums exceed WALK_PARTIALS_SHARE, the most steps of images per
-    block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM. Blocks of
+    block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM and a block
+    per SM (_walked). Blocks of
     several images side by side sync per image (image_sync) where their row chunks cover the
     output rows exactly, or where one chunk covers them and the block walks one step. Where
     the result still leaves the grid under MIN_WARPS_PER_SM warps per SM: for a layer with
@@ -208,7 +209,7 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
             raise ValueError(f"no wgrad config fits {params}")
         return space[0]
     config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
-    config = _with_image_sync(params, _walked(params, config, min_warps))
+    config = _with_image_sync(params, _walked(params, config, sm_count))
     if _total_warps(params, config) < min_warps and has_short_chunks(params):
         short = _short_walk_tile(params)
         if short is not None:
@@ -547,9 +548,25 @@ def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradC
     return config
 
 
-def _walked(params: Conv2dGw8Params, config: WgradConfig, min_warps: int) -> WgradConfig:
-    """config walking the most steps of images that keep min_warps warps in the grid, where
-    the partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes; else config."""
+def _walked(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> WgradConfig:
+    """config walking the most steps of images whose grid keeps MIN_WARPS_PER_SM warps per SM
+    and a block on every one of the sm_count SMs, where the partial sums exceed
+    WALK_PARTIALS_SHARE of the pass's bytes; else config.
+
+    Counting warps alone let the ladder's 16-warp tile walk two steps on grids of 128 blocks,
+    fewer than the SMs: H200 (2026-11-30, tools/wgrad_variants_check.py, alternating in one
+    process; walked two steps -> one step, each image's warps synced, as the launcher then
+    places it): 64x128x24x24 16.13 -> 10.69 us, 32x256x24x24 15.64 -> 10.34, 128x64x20x20
+    12.40 -> 9.24 (1.34-1.51x); and with the step of one image those grids take TMA_BLOCK_G
+    groups by TMA (tma_tile) on an H200: 8.96, 8.63 and 8.64 us (1.43-1.81x). Held out (six
+    layers the rule was not written from, the same tool and day, the launcher's default
+    before -> after): 8x1024x20x20 11.18 -> 7.76 us, 16x512x24x24 15.54 -> 8.28,
+    48x64x40x40 18.56 -> 9.01, 64x128x20x20 11.47 -> 8.28, 128x64x24x24 16.22 -> 9.21,
+    32x256x20x20 11.23 -> 7.93: 1.39-2.06x, 1.64x in geometric mean, 2.06-2.91x cuDNN. The
+    cp.async tile a GPU without TMA runs there gained 1.31-1.53x unwalked (one step, each
+    image's warps meeting at the block's barrier: per-image barriers lost 0.81-0.99x on
+    those even chunks, so _with_image_sync still asks for chunks of block_p rows).
+    """
     if not _partials_call_for_walking(params, config):
         return config
     for walk_n in sorted(WALK_N_VALUES, reverse=True):
@@ -557,7 +574,8 @@ def _walked(params: Conv2dGw8Params, config: WgradConfig, min_warps: int) -> Wgr
         if (
             _images_fit(params, walked.images)
             and _is_valid(params, walked)
-            and _total_warps(params, walked) >= min_warps
+            and _total_warps(params, walked) >= MIN_WARPS_PER_SM * sm_count
+            and grid_blocks(params, walked) >= sm_count
         ):
             return walked
     return config
