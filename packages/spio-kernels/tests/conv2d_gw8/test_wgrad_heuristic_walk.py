@@ -35,9 +35,7 @@ def test_the_same_layer_walks_on_a_gpu_its_walked_grid_fills() -> None:
     assert wgrad_heuristic.default_config(params, 100).walk_n == 2  # 128 blocks on 100 SMs
 
 
-@pytest.mark.parametrize(
-    ("shape", "walk_n"), [((512, 256, 14, 14), 4), ((64, 1024, 16, 16), 2)]
-)
+@pytest.mark.parametrize(("shape", "walk_n"), [((512, 256, 14, 14), 4), ((64, 1024, 16, 16), 2)])
 def test_large_batches_still_walk_to_divide_their_partial_sums(
     shape: tuple[int, int, int, int], walk_n: int
 ) -> None:
