@@ -565,7 +565,11 @@ def _walked(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> Wgra
     32x256x20x20 11.23 -> 7.93: 1.39-2.06x, 1.64x in geometric mean, 2.06-2.91x cuDNN. The
     cp.async tile a GPU without TMA runs there gained 1.31-1.53x unwalked (one step, each
     image's warps meeting at the block's barrier: per-image barriers lost 0.81-0.99x on
-    those even chunks, so _with_image_sync still asks for chunks of block_p rows).
+    those even chunks, so _with_image_sync still asks for chunks of block_p rows). The
+    campaigns' rows agree (tools/wgrad_walk_blocks_data.py, each walked config against the
+    same walking one step): walked grids under 132 blocks ran 0.599x in geometric mean on the
+    H200 (2558 pairs, 5% faster) and 0.613x on the H100 (2270), those of 132 or more 1.151x
+    and 1.175x.
     """
     if not _partials_call_for_walking(params, config):
         return config
