@@ -180,13 +180,12 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     grid holds MIN_WARPS_PER_SM warps per SM (where none does, the one with the most warps);
     then, where the partial sums exceed WALK_PARTIALS_SHARE, the most steps of images per
     block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM and a block
-    per SM (_walked). Blocks of
-    several images side by side sync per image (image_sync) where their row chunks cover the
-    output rows exactly, or where one chunk covers them and the block walks one step. Where
-    the result still leaves the grid under MIN_WARPS_PER_SM warps per SM: for a layer with
-    short chunks in its space (has_short_chunks), SHORT_WALK_TILE; else, where the images are
-    small (SMALL_GRID_MAX_PIXELS), SMALL_GRID_TILE (fitted) if its grid holds as many warps
-    or more.
+    per SM (_walked). Blocks of several images side by side sync per image (image_sync) where
+    their row chunks cover the output rows exactly, or where one chunk covers them and the
+    block walks one step. Where the result still leaves the grid under MIN_WARPS_PER_SM warps
+    per SM: for a layer with short chunks in its space (has_short_chunks), SHORT_WALK_TILE;
+    else, where the images are small (SMALL_GRID_MAX_PIXELS), SMALL_GRID_TILE (fitted) if its
+    grid holds as many warps or more.
     """
     min_warps = MIN_WARPS_PER_SM * sm_count
     full_line = _fit_tile(params, FULL_LINE_TILE)
