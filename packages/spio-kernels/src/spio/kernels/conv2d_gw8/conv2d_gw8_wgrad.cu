@@ -147,7 +147,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     // of its halo. (Only with segments: any more code ahead of a walk of row chunks changes
     // what it compiles to.)
     int walk_rows = kWalkImages * step_rows + skip_top;
-    SegmentWalk segment_walk;
+    SegmentWalk segment_walk{};  // (set below with segments; WalkPlaces copies it)
     // With segments, where stream row J + kPrefetch is when row J's products begin: the part
     // loop below sets it from its own place. (Finding it by division at each load held the
     // TMA producer's warp back at every row's barrier: 128x64x64x64 39.4 -> 41.3 us, H200;
@@ -161,10 +161,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                                    static_cast<int>((segment + 1) * kStreamRows / kSegments));
         walk_rows = segment_walk.length();
     }
-    // Whether stream row J, input row j of its step, also brings the next step's grad_y row 0.
-    const auto carries_next_grad_row = [&](int J, int j) {
-        return skip_top != 0 && j == input_rows - 1 && J + 1 < walk_rows;
-    };
+    // Where each stream row of the walk is (conv2d_gw8_wgrad_segments.cuh).
+    const WalkPlaces walk{rows,     input_rows, skip_top, step_rows, walk_rows,   block_n,
+                          input_y0, input_x0,   block_y,  block_x,   segment_walk};
     // The warp's row within the block (its images: kWarpImages from warp_n * kWarpImages), and
     // the thread's index among its row's threads.
     const N warp_n = thread.get<N>();
@@ -173,37 +172,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     const WgradRowCopies<decltype(input), decltype(grad_y)> copy_part_row{
         smem_input, smem_grad, input, grad_y, x_ptr, grad_y_ptr, warp_n, row_thread};
 
-    // With segments: the stream row at `place` (segment_walk.at(J), or the part loop's `ahead`),
-    // as copy_part_row takes it.
-    const auto segment_row = [&](const SegmentWalk::Place& place) {
-        const Y part_y(place.y0);
-        return PartRow{
-            place.j, place.rows, N(place.step * kStepImages), part_y - Y(kPadTop), input_x0,
-            part_y,  block_x};
-    };
-    // Where stream row J (< walk_rows) is, as copy_part_row takes it. With one step the stream
-    // row is the image row, spelled out so that the compiler sees it: the divisions alone
-    // changed the default tile's registers (113 -> 96), so that 5 blocks fit on an SM instead
-    // of 4, which cost 4 us at 128x64x64x64 and 10 us at 256x64x64x64.
-    const auto place_of = [&](int J) {
-        if constexpr (kStream) {
-            return segment_row(J < kPrefetch ? segment_walk.at(J) : ahead);
-        } else {
-            const int step = kWalkImages == 1 ? 0 : (J - skip_top) / step_rows;
-            return PartRow{J - step * step_rows,
-                           rows,
-                           block_n + N(step * kStepImages),
-                           input_y0,
-                           input_x0,
-                           block_y,
-                           block_x};
-        }
-    };
     const auto load_rows = [&](int J) {
         if (J >= walk_rows) return;  // past the walk: an empty commit group
-        const PartRow at = place_of(J);
-        copy_part_row(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0, at.block_y, at.block_x,
-                      carries_next_grad_row);
+        copy_part_row(J, walk.at(J, ahead), walk);
     };
 
 #ifdef CONV2D_GW8_TMA
@@ -228,9 +199,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                                              block.get<BLOCK_G>().unfold().get() * 8};
     const auto load_rows_tma = [&](int J) {
         if (J >= walk_rows) return;
-        const PartRow at = place_of(J);
-        load_part_row_tma(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0, at.block_y,
-                          at.block_x, carries_next_grad_row);
+        load_part_row_tma(J, walk.at(J, ahead), walk);
     };
     if constexpr (kProducerWarps > 0) {
         if (producer_warp) {
@@ -243,15 +212,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                     if (J >= kInputRing) {
                         spio::arch::mbarrier_wait_parity(&empties[slot], (J / kInputRing - 1) & 1);
                     }
-                    const PartRow at = [&] {
-                        if constexpr (kStream) {
-                            return segment_row(segment_walk.at(J));
-                        } else {
-                            return place_of(J);
-                        }
-                    }();
-                    load_part_row_tma(J, at.j, at.rows, at.step_n, at.input_y0, at.input_x0,
-                                      at.block_y, at.block_x, carries_next_grad_row);
+                    load_part_row_tma(J, walk.at(J), walk);
                 }
             }
             return;
@@ -353,7 +314,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     const auto walk_row = [&](int J, int j, int t, int rows, Y input_y) {
 #if defined(CONV2D_GW8_SKIP_PAD_ROWS) && defined(CONV2D_GW8_BIAS_GRAD)
         // Whether the row also reads the next step's grad_y row 0 into band t.
-        const bool carries = carries_next_grad_row(J, j);
+        const bool carries = walk.carries_next_grad_row(J, j);
 #elif defined(CONV2D_GW8_SKIP_PAD_ROWS)
         // Without bias sums, whose sums would add it, the walk's last row reads the slot of
         // the row it would carry were there a next step, which no product reads: checking J

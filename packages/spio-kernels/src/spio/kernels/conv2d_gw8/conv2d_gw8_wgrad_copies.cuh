@@ -26,16 +26,20 @@ struct WgradRowCopies {
     N warp_n;        // the thread's warp row
     int row_thread;  // the thread's index among its warp row's threads
 
-    // Copies stream row J: input row j of its part (a step of images from step_n: a part of a
-    // segment, or the block's chunk), whose output rows number `rows` and whose origin is
-    // output row block_y, column block_x (input row input_y0, column input_x0), with its
-    // grad_y row; carries_next_grad_row(J, j): whether the row also brings the next step's
-    // grad_y row 0 (WgradConfig.skip_pad_rows).
-    template <typename CarriesNext>
-    __device__ __forceinline__ void operator()(int J, int j, int rows, N step_n, Y input_y0,
-                                               X input_x0, Y block_y, X block_x,
-                                               const CarriesNext& carries_next_grad_row) const {
-        const Y y = input_y0 + Y(j);
+    // Copies stream row J of `walk`, at `at`: input row j of its part (a step of images from
+    // step_n: a part of a segment, or the block's chunk), whose output rows number `rows` and
+    // whose origin is output row block_y, column block_x (input row input_y0, column
+    // input_x0), with its grad_y row, or where the row carries it (WgradConfig.skip_pad_rows)
+    // the next step's grad_y row 0.
+    __device__ __forceinline__ void operator()(int J, const PartRow& at,
+                                               const WalkPlaces& walk) const {
+        const int j = at.j;
+        const int rows = at.rows;
+        const N step_n = at.step_n;
+        const X input_x0 = at.input_x0;
+        const Y block_y = at.block_y;
+        const X block_x = at.block_x;
+        const Y y = at.input_y0 + Y(j);
         const bool row_inside = Y(0) <= y && y < Input::size<Y>();
         if constexpr (!kSplitImages) {
             const auto input_row = smem_input[RING(J % kInputRing)];
@@ -51,7 +55,7 @@ struct WgradRowCopies {
                 spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
             });
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
-            if (j >= rows && !carries_next_grad_row(J, j)) return;
+            if (j >= rows && !walk.carries_next_grad_row(J, j)) return;
             // The step's grad_y row j, or the next step's row 0.
             const bool next = j >= rows;
             const Y out_y = block_y + Y(next ? 0 : j);
@@ -93,7 +97,7 @@ struct WgradRowCopies {
                         spio::arch::cp_async_cg_16(dst.get(), src, inside ? 16 : 0);
                     });
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
-                if (j >= rows && !carries_next_grad_row(J, j)) continue;
+                if (j >= rows && !walk.carries_next_grad_row(J, j)) continue;
                 const bool next = j >= rows;  // the next step's grad_y row 0
                 const Y out_y = block_y + Y(next ? 0 : j);
                 const N grad_n = next ? n + N(kStepImages) : n;
@@ -136,15 +140,20 @@ struct WgradRowTmaLoads {
 
     // Row J of the walk into its ring slot, for the producer's images: as
     // WgradRowCopies::operator() takes it.
-    template <typename CarriesNext>
-    __device__ __forceinline__ void operator()(int J, int j, int rows, N step_n, Y input_y0,
-                                               X input_x0, Y block_y, X block_x,
-                                               const CarriesNext& carries_next_grad_row) const {
+    __device__ __forceinline__ void operator()(int J, const PartRow& at,
+                                               const WalkPlaces& walk) const {
+        const int j = at.j;
+        const int rows = at.rows;
+        const N step_n = at.step_n;
+        const X input_x0 = at.input_x0;
+        const Y input_y0 = at.input_y0;
+        const Y block_y = at.block_y;
+        const X block_x = at.block_x;
         const int slot = J % kInputRing;
         unsigned long long* const bar = &bars[sync_group * kInputRing + slot];
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
         const bool next = j >= rows;  // with a grad_y row: the next step's row 0
-        const bool grad = !next || carries_next_grad_row(J, j);
+        const bool grad = !next || walk.carries_next_grad_row(J, j);
 #else
         constexpr bool next = false;  // (as before the flag: the form above compiles otherwise)
         const bool grad = j < rows;

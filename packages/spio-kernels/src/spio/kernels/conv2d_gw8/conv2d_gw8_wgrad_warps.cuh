@@ -9,7 +9,7 @@
 // of warps).
 constexpr int kRowThreads = kThreads / kWarpRows;
 
-#include "conv2d_gw8_wgrad_segments.cuh"  // SegmentWalk, PartRow: the walks' stream rows
+#include "conv2d_gw8_wgrad_segments.cuh"  // SegmentWalk, PartRow, WalkPlaces: the walks' rows
 
 // Whether each warp row loads its own images' rows and meets at its own barrier
 // (WgradConfig.image_sync; only with several warp rows).
