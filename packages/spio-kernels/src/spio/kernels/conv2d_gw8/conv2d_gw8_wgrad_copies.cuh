@@ -143,32 +143,26 @@ struct WgradRowTmaLoads {
     __device__ __forceinline__ void operator()(int J, const PartRow& at,
                                                const WalkPlaces& walk) const {
         const int j = at.j;
-        const int rows = at.rows;
-        const N step_n = at.step_n;
-        const X input_x0 = at.input_x0;
-        const Y input_y0 = at.input_y0;
-        const Y block_y = at.block_y;
-        const X block_x = at.block_x;
         const int slot = J % kInputRing;
         unsigned long long* const bar = &bars[sync_group * kInputRing + slot];
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
-        const bool next = j >= rows;  // with a grad_y row: the next step's row 0
+        const bool next = j >= at.rows;  // with a grad_y row: the next step's row 0
         const bool grad = !next || walk.carries_next_grad_row(J, j);
 #else
         constexpr bool next = false;  // (as before the flag: the form above compiles otherwise)
-        const bool grad = j < rows;
+        const bool grad = j < at.rows;
 #endif
         spio::arch::mbarrier_arrive_expect_tx(
             bar, kProducerImages * (kInputBoxBytes + (grad ? kGradBoxBytes : 0)));
 #pragma unroll
         for (int i = 0; i < kProducerImages; ++i) {
             const N image(kSplitImages ? sync_group * kWarpImages + i : i);
-            const int n = (step_n + image).get();
+            const int n = (at.step_n + image).get();
             spio::arch::tma_load(smem_input[RING(slot)][image].get(), x_map, bar, channel0,
-                                 input_x0.get(), input_y0.get() + j, n);
+                                 at.input_x0.get(), at.input_y0.get() + j, n);
             if (grad) {
                 spio::arch::tma_load(smem_grad[RING(slot)][image].get(), grad_map, bar, channel0,
-                                     block_x.get(), block_y.get() + (next ? 0 : j),
+                                     at.block_x.get(), at.block_y.get() + (next ? 0 : j),
                                      next ? n + kStepImages : n);
             }
         }
