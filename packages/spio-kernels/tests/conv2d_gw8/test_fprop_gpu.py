@@ -29,6 +29,7 @@ from spio.kernels.conv2d_gw8 import (
     get_kernel,
 )
 from spio.kernels.conv2d_gw8._tiling import WAVE_FILL, grid_slots, wave_fill
+from spio.kernels.conv2d_gw8.fprop_segments import slots_on
 from spio.kernels.conv2d_gw8.reference import dgrad_reference, fprop_reference
 
 pytestmark = pytest.mark.gpu
@@ -111,22 +112,23 @@ def test_default_config_on_balances_an_uneven_last_wave(module: Any) -> None:
         assert chosen.block_p < heuristic.block_p, (chosen, before, after)
         assert after > before
     # A launch without a config runs it: the result matches the reference.
-    _check_default_launch(module, params)
+    _check_launch(module, params)
 
 
-def _check_default_launch(module: Any, params: Conv2dGw8Params) -> None:
-    """A launch of module's pass without a config (default_config_on's) matches the
-    reference: every image the same input, so two images checked stand for all."""
+def _check_launch(module: Any, params: Conv2dGw8Params, config: FpropConfig | None = None) -> None:
+    """A launch of module's pass without a config (default_config_on's), or with config,
+    matches the reference: every image the same input, so two images checked stand for
+    all."""
     import torch
 
     x = uniform(params.input_shape, params, 0)[:1].expand(params.input_shape).contiguous()
     w = uniform(params.weight_shape, params, 1)
     y = torch.full(params.output_shape, float("nan"), device="cuda", dtype=x.dtype)
     if module is fprop:
-        conv2d_gw8_fprop(y, x, w, None, params)
+        conv2d_gw8_fprop(y, x, w, None, params, config)
         expected = fprop_reference(x[:2], w, None, dataclasses.replace(params, n=2))
     else:
-        conv2d_gw8_dgrad(y, x, w, params)
+        conv2d_gw8_dgrad(y, x, w, params, config)
         expected = dgrad_reference(x[:2], w, dataclasses.replace(params, n=2))
     torch.cuda.synchronize()
     assert not torch.isnan(y).any()
@@ -150,7 +152,7 @@ def test_default_config_on_halves_a_one_wave_grid(module: Any, rows: int) -> Non
         pytest.skip("the heuristic's grid is more than one wave on this GPU")
     assert heuristic.block_p == 32
     assert module.chunks_config_on(params, 0) == spec.shorter_walk(params, heuristic)
-    _check_default_launch(module, params)
+    _check_launch(module, params)
 
 
 @pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
@@ -189,7 +191,7 @@ def test_default_config_on_walks_segments_where_the_chunks_leave_the_waves_uneve
             kernel_params, dataclasses.replace(chunks, segments=1), slots
         )
         assert spec.grid_blocks(params, chosen) == slots
-        _check_default_launch(module, params)
+        _check_launch(module, params)
     else:
         assert chosen == chunks
 
@@ -203,7 +205,7 @@ def test_default_config_on_walks_16_column_strips_where_32_overhang_the_image(
     # it (row chunks or segments), against the reference.
     params = Conv2dGw8Params.make(*shape)
     assert module.default_config_on(params, 0).block_q == 16
-    _check_default_launch(module, params)
+    _check_launch(module, params)
 
 
 @pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
@@ -211,7 +213,6 @@ def test_default_config_on_walks_16_column_strips_where_32_overhang_the_image(
     ("shape", "deeper"),
     [
         ((8, 128, 32, 32), True),  # 256 blocks of the one-row-ahead tile: two an SM
-        ((100, 256, 14, 14), True),  # 800 blocks: more than one wave
         ((32, 64, 64, 64), False),  # 512 blocks: one wave of four an SM
     ],
 )
@@ -226,4 +227,26 @@ def test_default_config_on_loads_two_rows_ahead_where_the_sms_hold_few_blocks(
     spec = dgrad_spec if module is dgrad else fprop_spec
     assert spec.default_config(params, 132).prefetch == 1
     assert module.chunks_config_on(params, 0).prefetch == (2 if deeper else 1)
-    _check_default_launch(module, params)
+    _check_launch(module, params)
+
+
+@pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
+def test_walk_chunks_load_two_rows_ahead_where_the_grid_takes_more_than_one_wave(
+    module: Any,
+) -> None:
+    import spio.jit
+
+    if spio.jit.device_info(0).sm_count != 132:
+        pytest.skip("the case is an H100 or H200's grid (132 SMs)")
+    # 800 blocks of 8-row chunks at 100x256x14x14: the heuristic's tile there before
+    # LONG_WALK_MIN_WARPS_PER_SM, whose 16-row chunks now fill the GPU's warps; its grids of
+    # one-row-ahead tiles that outgrow a wave are rarer since.
+    params = Conv2dGw8Params.make(100, 256, 14, 14)
+    pass_name = "dgrad" if module is dgrad else "fprop"
+    tile = FpropConfig(16, 8, 2, 1, 8, 1, mma_k=16)
+    slots = slots_on(pass_name, params, tile)
+    assert fprop_spec.grid_blocks(params, tile) > slots
+    kernel_params = dgrad_spec.to_fprop_params(params) if module is dgrad else params
+    chunks = fprop.walk_chunks(kernel_params, tile, slots, 132)
+    assert chunks.prefetch == 2
+    _check_launch(module, params, chunks)

@@ -20,20 +20,27 @@ def _ladder_tile(params: Conv2dGw8Params) -> FpropConfig:
     return tile
 
 
+#: The 8-row, one-row-ahead tile the heuristic took at 100x256x14x14 before
+#: LONG_WALK_MIN_WARPS_PER_SM (it now takes 16-row chunks there): a grid of more than one
+#: wave.
+EIGHT_ROWS = FpropConfig(16, 8, 2, 1, 8, 1, mma_k=16)
+
+
 @pytest.mark.parametrize(
-    ("shape", "deeper"),
+    ("shape", "tile", "deeper"),
     [
-        ((8, 128, 32, 32), True),  # 256 blocks: under three an SM
-        ((100, 256, 14, 14), True),  # 800 blocks: more than one wave
-        ((32, 64, 64, 64), False),  # 512 blocks: one wave, 3.9 an SM
-        ((64, 128, 32, 32), False),
+        ((8, 128, 32, 32), None, True),  # 256 blocks: under three an SM
+        ((100, 256, 14, 14), EIGHT_ROWS, True),  # 800 blocks: more than one wave
+        ((32, 64, 64, 64), None, False),  # 512 blocks: one wave, 3.9 an SM
+        ((64, 128, 32, 32), None, False),
     ],
+    ids=str,
 )
 def test_one_row_ahead_deepens_where_the_sms_hold_few_blocks(
-    shape: tuple[int, int, int, int], deeper: bool
+    shape: tuple[int, int, int, int], tile: FpropConfig | None, deeper: bool
 ) -> None:
     params = Conv2dGw8Params.make(*shape)
-    tile = _ladder_tile(params)
+    tile = tile or _ladder_tile(params)
     blocks = spec.grid_blocks(params, tile)
     assert (blocks < FEW_BLOCKS_PER_SM * SMS or blocks > SLOTS) is deeper
     chosen = deeper_ring(params, tile, SLOTS, SMS)

@@ -44,7 +44,6 @@ from ._tiling import (
     check_groups_and_smem,
     check_positive_fields,
     constants_block,
-    first_filling,
     fits,
     fragment_images,
     images_per_fragment,
@@ -345,6 +344,34 @@ TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
 #: Resident warps per SM a grid should fill before a larger tile is preferred: below it the
 #: schedulers lack independent warps to hide the copies' and the mma's latency.
 MIN_WARPS_PER_SM = 13
+#: The warps per SM enough for a tile whose warps each walk at least LONG_WALK_GROUP_ROWS
+#: rows of groups (block_p x warp_g): each such warp has two groups' loads and products in
+#: flight at once, or a walk long enough that its ring's fill and drain are a small part of
+#: it, so fewer warps hide the latency, and the larger tile reads fewer halo rows again.
+#: H200 (2026-11-30, tools/min_warps_check.py, each tile placed as the launcher places
+#: it, alternating in one process; the launcher's default at 13 warps -> at 10, fprop and
+#: dgrad), where the larger tile holds 11.6-12.1 warps an SM: 16-row chunks instead of 8
+#: 1.02-1.40x (48x512x16x16 10.27 -> 7.42 us, 96x256x16x16 1.28x, 24x64x64x64 1.25x,
+#: 8x64x112x112 1.19x, 96x64x28x28 1.13-1.14x, 24x64x56x56 1.09-1.10x, 16x64x80x80
+#: 1.02-1.04x), but 0.98x at
+#: 24x256x20x20 (10-row chunks instead of 7); two groups a warp instead of one
+#: (64x64x24x24 1.07x, 96x512x8x8 1.13x); 32 columns instead of 16 (48x64x64x64 1.12-1.13x);
+#: 32-row chunks instead of 16 (96x64x56x56 1.04-1.05x; 48x64x56x56 5 x 5, which the
+#: launcher walked in segments, 0.965x); 7 x 7 16-row chunks 1.09x (48x64x28x28) and 1.00x
+#: (16x128x40x40). Tiles
+#: of shorter walks lost at 10 warps: one group a warp and 8-row chunks instead of 4
+#: (32x64x24x24 0.95-0.96x, 48x512x8x8 0.89x) and the ladder's 4-row tile instead of
+#: SMALL_GRID_TILE (48x64x16x16 0.96-0.97x, 48x256x8x8 3 x 3 0.93-0.96x and 5 x 5 0.86-0.87x,
+#: 48x1024x4x4 0.93-0.94x), so they keep MIN_WARPS_PER_SM. Under 10 warps the larger tiles
+#: lost too (8x256x36x36, 8.7 warps an SM: 16-row chunks 0.78x). Held out (17 layers the
+#: rule was not written from, the same tool and day, the rule before -> this one): 1.088x in
+#: geometric mean over 32 layer-passes, 0.956-1.298x, 21 faster and 6 slower (24x1024x16x16
+#: 9.41 -> 7.34 us, 2x256x112x112 1.24x, 64x96x28x28 1.18x, 48x64x28x28 1 x 1 1.13x,
+#: 96x128x32x32 1 x 1 1.09x; 24x64x40x40 0.956-0.968x, 24x64x64x64 5 x 5 0.98x).
+LONG_WALK_MIN_WARPS_PER_SM = 10
+#: The rows of groups a warp walks (block_p x warp_g) from which LONG_WALK_MIN_WARPS_PER_SM
+#: applies.
+LONG_WALK_GROUP_ROWS = 16
 
 #: The tile for layers too small for the ladder to fill the GPU (its grid under
 #: MIN_WARPS_PER_SM warps per SM) and no larger than SMALL_GRID_MAX_PIXELS: two groups per
@@ -390,6 +417,14 @@ def shorter_walk(params: Conv2dGw8Params, config: FpropConfig) -> FpropConfig | 
 
 def _total_warps(params: Conv2dGw8Params, config: FpropConfig) -> int:
     return grid_blocks(params, config) * config.warps
+
+
+def _min_warps(config: FpropConfig, sm_count: int) -> int:
+    """The warps a grid of config's tile should hold on sm_count SMs before the heuristic
+    takes it over a smaller tile: LONG_WALK_MIN_WARPS_PER_SM an SM for warps that walk
+    LONG_WALK_GROUP_ROWS rows of groups or more, else MIN_WARPS_PER_SM."""
+    long_walk = config.block_p * config.warp_g >= LONG_WALK_GROUP_ROWS
+    return (LONG_WALK_MIN_WARPS_PER_SM if long_walk else MIN_WARPS_PER_SM) * sm_count
 
 
 # Images side by side (_tiling.images_per_fragment), from H200 and H100 sweeps of every
@@ -445,13 +480,13 @@ def _fit_tile(params: Conv2dGw8Params, fields: tuple[int, ...], mma_k: int) -> F
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
     """Pick a config by rule of thumb (the perf model replaces this later).
 
-    The first tile of TILE_LADDER (fitted to params) whose grid holds MIN_WARPS_PER_SM
-    warps per SM; where none does, the one with the most warps, or for images up to
+    The first tile of TILE_LADDER (fitted to params) whose grid holds the warps its walk
+    asks (_min_warps: MIN_WARPS_PER_SM per SM, LONG_WALK_MIN_WARPS_PER_SM for warps of long
+    walks); where none does, the one with the most warps, or for images up to
     SMALL_GRID_MAX_PIXELS, SMALL_GRID_TILE (fitted) where its grid holds as many warps or
-    more. Large layers stream long
-    walks of whole-line tiles; small ones (working set in L2) are latency-bound and want
-    many independent warps. m16n8k16 (two filter columns per instruction), except for
-    S = 1, where its second column would be all zero weights.
+    more. Large layers stream long walks of whole-line tiles; small ones (working set in
+    L2) are latency-bound and want many independent warps. m16n8k16 (two filter columns per
+    instruction), except for S = 1, where its second column would be all zero weights.
     """
     mma_k = 8 if params.s == 1 else 16
     candidates = [
@@ -464,9 +499,12 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
         if not space:
             raise ValueError(f"no fprop config fits {params}")
         return space[0]
-    min_warps = MIN_WARPS_PER_SM * sm_count
-    config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
-    if _total_warps(params, config) < min_warps and params.p * params.q <= SMALL_GRID_MAX_PIXELS:
+    config = next(
+        (c for c in candidates if _total_warps(params, c) >= _min_warps(c, sm_count)),
+        max(candidates, key=lambda c: _total_warps(params, c)),
+    )
+    filled = _total_warps(params, config) >= _min_warps(config, sm_count)
+    if not filled and params.p * params.q <= SMALL_GRID_MAX_PIXELS:
         small = _fit_tile(params, SMALL_GRID_TILE, mma_k)
         if small is not None and _total_warps(params, small) >= _total_warps(params, config):
             config = small
