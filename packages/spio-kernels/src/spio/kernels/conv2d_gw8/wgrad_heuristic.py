@@ -54,6 +54,24 @@ FULL_LINE_TILE = (16, 8, 2, 64, 2, 2)
 
 #: Resident warps per SM a grid should fill before a larger tile is preferred (as fprop's).
 MIN_WARPS_PER_SM = 13
+#: The same for filters of at least LARGE_FILTER_TAPS taps (5 x 5 and wider, _min_warps):
+#: their warps each have R x S products a row for every byte they load, so fewer warps hide
+#: the loads' latency, and the larger tiles or longer walks this lets in write fewer partial
+#: sums. H200 (2026-11-30, tools/min_warps_check.py --passes wgrad, each placed as the
+#: launcher places it, alternating in one process; the default at 13 warps -> at 10): every
+#: 5 x 5 and 7 x 7 layer timed gained, 96x64x28x28 7 x 7 24.41 -> 19.61 us (32-column TMA
+#: tiles instead of segments), 96x64x24x24 5 x 5 1.19x, 96x128x24x24 5 x 5 1.12x (two
+#: steps of images), 96x128x40x40 7 x 7 1.10x (four), 96x64x48x48 7 x 7 1.07x; at 3 x 3 the
+#: same threshold lost on 8 of 11 layers (0.80-0.98x: the full-line cp.async tile in place
+#: of 48-column and segmented TMA tiles, 256x64x40x40 walking two steps, 96x128x14x14), though
+#: it gained 1.16-1.29x on 3 (24x64x56x56, 96x64x24x24, 48x64x28x28), so 3 x 3 keeps 13.
+#: Held out (10 layers, the same tool and day, 13 -> 10): 1.085x in geometric mean,
+#: 0.906-1.245x, 8 faster (48x64x56x56 5 x 5 29.76 -> 23.90 us, 128x96x28x28 5 x 5 1.20x,
+#: 24x1024x20x20 7 x 7 1.17x, 24x256x28x28 5 x 5 1.16x, 48x512x16x16 7 x 7 1.15x) and 2
+#: slower (96x1024x8x8 5 x 5 0.91x, walking four steps instead of segments; 48x64x24x24
+#: 7 x 7 0.93x).
+LARGE_FILTER_MIN_WARPS_PER_SM = 10
+LARGE_FILTER_TAPS = 25
 
 #: The tile for layers too small for the ladder to fill the GPU (its grid under
 #: MIN_WARPS_PER_SM warps per SM) and no larger than SMALL_GRID_MAX_PIXELS: one group per block
@@ -160,6 +178,13 @@ def _total_warps(params: Conv2dGw8Params, config: WgradConfig) -> int:
     return grid_blocks(params, config) * config.warps
 
 
+def _min_warps(params: Conv2dGw8Params, sm_count: int) -> int:
+    """The warps a grid should hold on sm_count SMs: LARGE_FILTER_MIN_WARPS_PER_SM an SM for
+    filters of LARGE_FILTER_TAPS taps or more, else MIN_WARPS_PER_SM."""
+    large = params.r * params.s >= LARGE_FILTER_TAPS
+    return (LARGE_FILTER_MIN_WARPS_PER_SM if large else MIN_WARPS_PER_SM) * sm_count
+
+
 def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     """Pick a config by rule of thumb (the perf model replaces this later): the tile rules
     of _tile_config, then for 7 x 7 filters one group per block (_one_group_per_block),
@@ -187,7 +212,7 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     else, where the images are small (SMALL_GRID_MAX_PIXELS), SMALL_GRID_TILE (fitted) if its
     grid holds as many warps or more.
     """
-    min_warps = MIN_WARPS_PER_SM * sm_count
+    min_warps = _min_warps(params, sm_count)
     full_line = _fit_tile(params, FULL_LINE_TILE)
     if full_line is not None:
         full_line = _with_image_sync(params, full_line)
@@ -360,7 +385,7 @@ def _eight_group_tile(
             break
     else:
         return None
-    if _total_warps(params, tiled) < MIN_WARPS_PER_SM * sm_count:
+    if _total_warps(params, tiled) < _min_warps(params, sm_count):
         return None
     return _four_images(params, _images_synced(params, tiled), sm_count)
 
@@ -436,7 +461,7 @@ def _walked_full_line_tile(
     walked = dataclasses.replace(config, walk_n=2, tma=True)
     if not (_images_fit(params, walked.images) and _is_valid(params, walked)):
         return None
-    if _total_warps(params, walked) < MIN_WARPS_PER_SM * sm_count:
+    if _total_warps(params, walked) < _min_warps(params, sm_count):
         return None
     if grid_blocks(params, walked) > FULL_LINE_BLOCKS_PER_SM * sm_count:
         return None
@@ -577,7 +602,7 @@ def _walked(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> Wgra
         if (
             _images_fit(params, walked.images)
             and _is_valid(params, walked)
-            and _total_warps(params, walked) >= MIN_WARPS_PER_SM * sm_count
+            and _total_warps(params, walked) >= _min_warps(params, sm_count)
             and grid_blocks(params, walked) >= sm_count
         ):
             return walked
