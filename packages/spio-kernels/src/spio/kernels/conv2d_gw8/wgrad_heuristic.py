@@ -53,6 +53,8 @@ TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
 FULL_LINE_TILE = (16, 8, 2, 64, 2, 2)
 
 #: Resident warps per SM a grid should fill before a larger tile is preferred (as fprop's).
+#: Where the rules below say MIN_WARPS_PER_SM, filters of LARGE_FILTER_TAPS taps or more ask
+#: LARGE_FILTER_MIN_WARPS_PER_SM instead (_min_warps).
 MIN_WARPS_PER_SM = 13
 #: The same for filters of at least LARGE_FILTER_TAPS taps (5 x 5 and wider, _min_warps):
 #: their warps each have R x S products a row for every byte they load, so fewer warps hide
