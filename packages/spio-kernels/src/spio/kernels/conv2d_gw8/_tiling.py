@@ -123,13 +123,16 @@ def fits(check: Callable[[Conv2dGw8Params, Config], None], params: Any, config: 
 
 
 def first_filling(
-    candidates: Iterable[Config], total_warps: Callable[[Config], int], min_warps: int
+    candidates: Iterable[Config],
+    total_warps: Callable[[Config], int],
+    min_warps: Callable[[Config], int],
 ) -> Config:
-    """Return the first candidate whose grid holds min_warps warps (total_warps(candidate)),
-    else the candidate with the most warps (the first of equals); candidates is non-empty."""
+    """Return the first candidate whose grid holds the warps min_warps(candidate) asks
+    (total_warps(candidate)), else the candidate with the most warps (the first of equals);
+    candidates is non-empty."""
     configs = list(candidates)
     for config in configs:
-        if total_warps(config) >= min_warps:
+        if total_warps(config) >= min_warps(config):
             return config
     return max(configs, key=total_warps)
 

@@ -44,6 +44,7 @@ from ._tiling import (
     check_groups_and_smem,
     check_positive_fields,
     constants_block,
+    first_filling,
     fits,
     fragment_images,
     images_per_fragment,
@@ -498,11 +499,12 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
         if not space:
             raise ValueError(f"no fprop config fits {params}")
         return space[0]
-    config = next(
-        (c for c in candidates if _total_warps(params, c) >= _min_warps(c, sm_count)),
-        max(candidates, key=lambda c: _total_warps(params, c)),
-    )
-    filled = _total_warps(params, config) >= _min_warps(config, sm_count)
+
+    def min_warps(config: FpropConfig) -> int:
+        return _min_warps(config, sm_count)
+
+    config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
+    filled = _total_warps(params, config) >= min_warps(config)
     if not filled and params.p * params.q <= SMALL_GRID_MAX_PIXELS:
         small = _fit_tile(params, SMALL_GRID_TILE, mma_k)
         if small is not None and _total_warps(params, small) >= _total_warps(params, config):

@@ -234,7 +234,9 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
         if not space:
             raise ValueError(f"no wgrad config fits {params}")
         return space[0]
-    config = first_filling(candidates, lambda config: _total_warps(params, config), min_warps)
+    config = first_filling(
+        candidates, lambda config: _total_warps(params, config), lambda _: min_warps
+    )
     config = _with_image_sync(params, _walked(params, config, sm_count))
     if _total_warps(params, config) < min_warps and has_short_chunks(params):
         short = _short_walk_tile(params)
