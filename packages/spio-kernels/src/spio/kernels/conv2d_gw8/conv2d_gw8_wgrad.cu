@@ -307,30 +307,35 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     // The input row j of each step that carries the next step's grad_y row 0, if any.
     const int carried_j = skip_top != 0 ? input_rows - 1 : -1;
 #endif
-    // Stream row J: input row j of its part (of `rows` output rows), into band t = j mod R.
-    // Output row j - r of a part pairs with its input row j at filter row r; both are in the
-    // same part, so their stream rows differ by r as well. input_y: that input row's place
-    // in the image (read only with kSkipPadRows).
-    const auto walk_row = [&](int J, int j, int t, int rows, Y input_y) {
+    // Whether stream row J, input row j of its step, also reads the next step's grad_y row 0
+    // into its band (skip_top, above).
+    const auto carries_next_grad_row = [&](int J, int j) {
 #if defined(CONV2D_GW8_SKIP_PAD_ROWS) && defined(CONV2D_GW8_BIAS_GRAD)
-        // Whether the row also reads the next step's grad_y row 0 into band t.
-        const bool carries = walk.carries_next_grad_row(J, j);
+        return walk.carries_next_grad_row(J, j);
 #elif defined(CONV2D_GW8_SKIP_PAD_ROWS)
         // Without bias sums, whose sums would add it, the walk's last row reads the slot of
         // the row it would carry were there a next step, which no product reads: checking J
         // against the walk's end took the 14 x 14 TMA tile from 82 to 94 registers.
-        const bool carries = j == carried_j;
+        return j == carried_j;
 #else
-        constexpr bool carries = false;
+        return false;
 #endif
+    };
+    // Whether the input row at input_y multiplies anything. WgradConfig.skip_pad_rows: a row
+    // of the zero padding above or below the image multiplies nothing but zeros, so its A
+    // fragments and mma are left out (its grad_y row, which later input rows pair with, is
+    // still loaded). The sums stay bitwise as they were: each accumulator starts at +0 and so
+    // never holds -0, and adding a product of zeros left it as it was.
+    const auto multiplies = [&](Y input_y) {
 #ifdef CONV2D_GW8_SKIP_PAD_ROWS
-        // WgradConfig.skip_pad_rows: a row of the zero padding above or below the image
-        // multiplies nothing but zeros, so its A fragments and mma are left out (its grad_y
-        // row, which later input rows pair with, is still loaded). The sums stay bitwise as
-        // they were: each accumulator starts at +0 and so never holds -0, and adding a product
-        // of zeros left it as it was.
-        const bool in_image = !kSkipPadProducts || (Y(0) <= input_y && input_y < Input::size<Y>());
+        return !kSkipPadProducts || (Y(0) <= input_y && input_y < Input::size<Y>());
+#else
+        return true;
 #endif
+    };
+    // Waits until stream row J is in its ring slots, having started the loads of the row
+    // kPrefetch further on.
+    const auto wait_for_row = [&](int J) {
 #ifdef CONV2D_GW8_TMA
         // Row J + kPrefetch goes to the slot of row J - 2, which every warp of the group
         // finished before the previous row's barrier. (Producer warps load on their own.)
@@ -346,8 +351,22 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         spio::arch::cp_async_wait_group<kPrefetch>();
         sync_row(warp_n.get());
 #endif
-
+    };
+    // grad_y row j (or the next step's row 0) of group g into band t, where it serves this
+    // input row and the next R - 1, read with ldmatrix from `cell`.
+    const auto load_grad_row = [&](G g, int t, auto cell) {
+        grad_band[BAND(t)][g]->load_trans(cell);
+#ifdef CONV2D_GW8_BIAS_GRAD
+        add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
+#endif
+    };
+    // Stream row J's products, once in its slots: input row j of its part (of `rows` output
+    // rows), into band t = j mod R. Output row j - r of a part pairs with its input row j at
+    // filter row r; both are in the same part, so their stream rows differ by r as well.
+    // carries: whether the row also reads the next step's grad_y row 0; multiplied: whether
+    // its input row multiplies anything (multiplies, above).
 #ifdef CONV2D_GW8_LANE_REGISTERS
+    const auto multiply_row = [&](int J, int j, int t, int rows, bool carries, bool multiplied) {
         const unsigned input_row = (J % kInputRing) * input_slot_bytes;
         const unsigned grad_row = (J % kGradRing) * grad_slot_bytes;
         // Every fragment of the row first, so that the loads overlap and the warp lets go of
@@ -355,26 +374,15 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         TapFrag a[kGroupsPerWarp][kColumnPairs];
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
-            // grad_y row j (or the next step's row 0), band t, serves this input row and the
-            // next R - 1.
-            if (j < rows || carries) {
-                grad_band[BAND(t)][g]->load_trans(grad_row + b_lanes[g.get()]);
-#ifdef CONV2D_GW8_BIAS_GRAD
-                add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
-#endif
-            }
-#ifdef CONV2D_GW8_SKIP_PAD_ROWS
-            if (!in_image) continue;
-#endif
+            if (j < rows || carries) load_grad_row(g, t, grad_row + b_lanes[g.get()]);
+            if (!multiplied) continue;
 #pragma unroll
             for (int pair = 0; pair < kColumnPairs; ++pair) {
                 a[g.get()][pair].load_trans(input_row + a_lanes[g.get()][pair]);
             }
         }
         release_row(J);
-#ifdef CONV2D_GW8_SKIP_PAD_ROWS
-        if (!in_image) return;
-#endif
+        if (!multiplied) return;
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
 #pragma unroll
@@ -382,23 +390,18 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                 add_row_taps(a[g.get()][pair], g, pair, j, t, rows);
             }
         }
+    };
 #else
+    const auto multiply_row = [&](int J, int j, int t, int rows, bool carries, bool multiplied) {
         const auto input_row = smem_input[RING(J % kInputRing)][a_image];
         const auto grad_row = smem_grad[RING(J % kGradRing)][b_image];
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
-            // grad_y row j (or the next step's row 0), band t, serves this input row and the
-            // next R - 1.
             if (j < rows || carries) {
-                grad_band[BAND(t)][g]->load_trans(
-                    conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
-#ifdef CONV2D_GW8_BIAS_GRAD
-                add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
-#endif
+                load_grad_row(g, t,
+                              conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
             }
-#ifdef CONV2D_GW8_SKIP_PAD_ROWS
-            if (!in_image) continue;
-#endif
+            if (!multiplied) continue;
 #pragma unroll
             for (int pair = 0; pair < kColumnPairs; ++pair) {
                 const X s(column_of(pair, a_half));
@@ -409,7 +412,15 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
             }
         }
         release_row(J);
+    };
 #endif
+    // Stream row J: input row j of its part (of `rows` output rows), into band t = j mod R;
+    // input_y: that input row's place in the image.
+    const auto walk_row = [&](int J, int j, int t, int rows, Y input_y) {
+        const bool carries = carries_next_grad_row(J, j);
+        const bool multiplied = multiplies(input_y);
+        wait_for_row(J);
+        multiply_row(J, j, t, rows, carries, multiplied);
     };
     // The walk goes R rows at a time so that every band index is a compile-time constant
     // (registers, not local memory): J mod R for chunks (each step's rows follow on in the same
