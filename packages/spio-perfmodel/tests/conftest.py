@@ -24,9 +24,11 @@ def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNames
     times the shortlist's configs without their other walks (which compile too); the
     selection mode is the default one, the choices not yet memoised, and kept tunings go to
     an empty directory of the test's. device.timed collects what a stand-in timer was asked
-    to time."""
+    to time. The blocks of fprop's and dgrad's compiled kernels that fit on it at once (which
+    _give_way weighs a model's pick by, compiling it) are unbounded here: every grid is one
+    wave."""
     import spio.jit
-    from spio.kernels.conv2d_gw8 import placement, wgrad
+    from spio.kernels.conv2d_gw8 import fprop_segments, placement, wgrad
     from spio.perfmodel import PASSES, _select
 
     device = SimpleNamespace(name="NVIDIA H200", sm_count=132, arch="sm_90", timed=[])
@@ -36,6 +38,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNames
     heuristics["wgrad"] = wgrad.default_tile_on
     monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
     monkeypatch.setattr(placement, "placed_config_on", lambda name, p, c, d=0: c)
+    monkeypatch.setattr(fprop_segments, "slots_on", lambda name, p, c, d=0: 1 << 30)
     alone = {name: (lambda p, c, d: [c]) for name in PASSES}
     monkeypatch.setattr(_select, "_walks", lambda: alone)
     monkeypatch.delenv(_select.SELECTION_ENV, raising=False)

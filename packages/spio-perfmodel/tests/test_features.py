@@ -9,7 +9,7 @@ import pytest
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from spio.perfmodel import PASSES, GpuLimits, feature_matrix, feature_names
-from spio.perfmodel._features import columns_matrix
+from spio.perfmodel._features import columns_matrix, config_feature
 from spio.perfmodel._space import Columns, space_columns, space_fields
 
 LAYER = Conv2dGw8Params.make(128, 64, 64, 64)
@@ -91,3 +91,18 @@ def test_flag_columns_come_last_in_their_fixed_order_with_their_values() -> None
     assert flagged[:, -1].tolist() == [0.0] * 5
     with pytest.raises(ValueError, match=r"flags must be among .*, got \['tuned'\]"):
         feature_names("wgrad", ["tuned"])
+
+
+def test_config_feature_is_the_configs_column_of_its_feature_row() -> None:
+    from spio.kernels.conv2d_gw8 import fprop_spec
+
+    layer = Conv2dGw8Params.make(96, 128, 32, 32)
+    config = fprop_spec.default_config(layer, 132)
+    names = feature_names("fprop")
+    row = feature_matrix("fprop", layer, [config], GpuLimits())[0]
+    for name in ("waves", "blocks", "blocks_per_sm"):
+        assert config_feature("fprop", layer, config, name, GpuLimits()) == row[names.index(name)]
+    # 384 blocks of four warps, 6 an SM by shared memory: 384 / 792 waves on 132 SMs.
+    assert config_feature("fprop", layer, config, "waves", GpuLimits()) == pytest.approx(384 / 792)
+    with pytest.raises(ValueError, match=r"name must be one of .* got 'wave'"):
+        config_feature("fprop", layer, config, "wave", GpuLimits())

@@ -14,7 +14,7 @@ import pytest
 
 import spio.kernels.conv2d_gw8.sources_digest as digest_module
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, placement
-from spio.perfmodel import PASSES, _select, choose_config, shipped_model
+from spio.perfmodel import PASSES, GpuLimits, _select, choose_config, shipped_model
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
 #: The launcher's placement itself, which the gpu fixture stands in for (it compiles wgrad's).
@@ -40,6 +40,7 @@ class _StubModel:
     pass_name = "fprop"
     gpu = "Stub GPU"
     launch = "tile"
+    limits = GpuLimits()
 
     def __init__(
         self,
@@ -502,3 +503,92 @@ def test_an_fprop_pick_runs_its_rows_in_even_chunks(
     assert choice.reason.endswith(
         "; on this GPU its tile cuts the image's rows into even chunks of 14 (placed_config_on)"
     )
+
+
+#: 96 x 128 x 32 x 32, 3 x 3, whose dgrad pick on the H200 (2026-11-30) was 768 blocks of
+#: four warps that the model put at 14 an SM, one wave, and that held 5 an SM at 96 registers.
+WAVES_LAYER = Conv2dGw8Params.make(96, 128, 32, 32)
+WAVES_PICK = dataclasses.replace(
+    PASSES["dgrad"].default_config(WAVES_LAYER, 132), block_g=4, warp_q16=1, prefetch=1
+)
+
+
+@pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
+def test_a_pick_whose_compiled_grid_takes_uneven_waves_the_model_never_counted_gives_way(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, pass_name: str
+) -> None:
+    from spio.kernels.conv2d_gw8 import fprop_segments
+
+    heuristic = PASSES[pass_name].default_config(WAVES_LAYER, 132)
+    assert WAVES_PICK in PASSES[pass_name].config_space(WAVES_LAYER)
+    asked = []
+
+    def slots_on(name: str, params: Conv2dGw8Params, config: object, device: int = 0) -> int:
+        asked.append((name, params, config))
+        return 5 * 132
+
+    monkeypatch.setattr(fprop_segments, "slots_on", slots_on)
+    model = _StubModel(WAVES_PICK, heuristic_us=14.84, pick_us=14.24)
+    model.pass_name = pass_name
+    choice = choose_config(pass_name, WAVES_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (heuristic, "heuristic")
+    assert choice.reason.endswith(
+        "its 768 blocks take 2 waves of the 660 its compiled kernel fits at once, filling 58% "
+        "of them, where the model's features count one"
+    )
+    assert asked == [(pass_name, WAVES_LAYER, WAVES_PICK)]
+    # Where the second wave is nearly full (768 blocks in 2 x 400 slots: 96%), the pick stays.
+    monkeypatch.setattr(fprop_segments, "slots_on", lambda *_: 400)
+    choice = choose_config(pass_name, WAVES_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (WAVES_PICK, "model")
+
+
+def test_a_pick_the_model_counted_in_several_waves_or_measured_keeps_its_waves(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from spio.kernels.conv2d_gw8 import fprop_segments
+
+    def slots_on(*_: object) -> int:
+        raise AssertionError("no pick here needs compiling")
+
+    monkeypatch.setattr(fprop_segments, "slots_on", slots_on)
+    # On a GPU of 8 SMs the model's features already count the pick's grid in several
+    # waves: it learned their cost from its campaigns' multi-wave rows.
+    model = _StubModel(WAVES_PICK, heuristic_us=14.84, pick_us=14.24)
+    model.limits = GpuLimits(sm_count=8)
+    choice = choose_config("fprop", WAVES_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (WAVES_PICK, "model")
+    # Measured fastest on the layer, waves and all.
+    heuristic = PASSES["fprop"].default_config(WAVES_LAYER, 132)
+    model = _StubModel(WAVES_PICK, 14.84, 14.24, measured=WAVES_PICK, timed=(heuristic,))
+    choice = choose_config("fprop", WAVES_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (WAVES_PICK, "measured")
+
+
+def test_a_pick_on_a_filter_wider_than_3x3_or_in_8_column_strips_keeps_its_uneven_waves(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The heuristic's tiles are the weaker there: 64x512x16x16 5 x 5 dgrad's pick ran 1.21x
+    # faster than it in 1.55 waves, 192x512x7x7 fprop's 8-column strips 1.09x (H200).
+    from spio.kernels.conv2d_gw8 import fprop_segments
+
+    monkeypatch.setattr(fprop_segments, "slots_on", lambda *_: 5 * 132)
+    layer = Conv2dGw8Params.make(96, 128, 32, 32, r=5, s=5, padding=2)
+    pick = next(c for c in PASSES["dgrad"].config_space(layer) if c == WAVES_PICK)
+    model = _StubModel(pick, heuristic_us=14.84, pick_us=14.24)
+    model.pass_name = "dgrad"
+    choice = choose_config("dgrad", layer, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")
+    # The same pick on the 3 x 3 layer gives way.
+    choice = choose_config("dgrad", WAVES_LAYER, model=model)  # type: ignore[arg-type]
+    assert choice.source == "heuristic"
+    narrow_layer = Conv2dGw8Params.make(192, 512, 7, 7)
+    # 768 blocks in 660 slots, which the model counted in 0.65 waves.
+    narrow = dataclasses.replace(
+        PASSES["fprop"].default_config(narrow_layer, 132), prefetch=2, mma_k=8
+    )
+    assert narrow.block_q == 8
+    assert narrow in PASSES["fprop"].config_space(narrow_layer)
+    model = _StubModel(narrow, heuristic_us=8.8, pick_us=8.0)
+    choice = choose_config("fprop", narrow_layer, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (narrow, "model")

@@ -190,3 +190,14 @@ def feature_matrix(
     a column per feature_names(pass_name, flags), each flag's holding its value in flags."""
     columns = Columns.of(kernel_pass(pass_name).config_type, configs)
     return columns_matrix(pass_name, params, columns, limits, flags)
+
+
+def config_feature(
+    pass_name: str, params: Conv2dGw8Params, config: Any, name: str, limits: GpuLimits
+) -> float:
+    """The value of feature `name` (one of feature_names(pass_name)) for one config on the
+    layer params under limits: what a model sees of it, "waves" say."""
+    names = feature_names(pass_name)
+    if name not in names:
+        raise ValueError(f"name must be one of {names}, got {name!r}")
+    return float(feature_matrix(pass_name, params, [config], limits)[0, names.index(name)])

@@ -4,7 +4,11 @@ faster than the picks on the GPU.
 
 - wgrad's TMA rows (_unless_tma_tile) and one-strip tiles (_unless_one_strip);
 - fprop's and dgrad's segments (_unless_segments) and 16-column strips where 32-column ones
-  would overhang the image (_unless_narrow_strips).
+  would overhang the image (_unless_narrow_strips);
+- and a pick of fprop or dgrad on a filter of 3 x 3 or smaller, in strips of 16 columns or
+  more, whose grid the model took for one wave, where its compiled kernel's registers make
+  it more than one, unevenly (_unless_more_waves): the heuristic balanced its own waves on
+  its compiled kernel.
 """
 
 from __future__ import annotations
@@ -15,26 +19,34 @@ from typing import Any
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._choice import ConfigChoice
+from ._features import GpuLimits, config_feature
 
 #: Computes the heuristic's config (compiling it): called only where a rule needs it.
 Heuristic = Callable[[], Any]
+
+#: The largest filter (rows x columns) whose model picks give way for their waves
+#: (_unless_more_waves): 3 x 3.
+SMALL_FILTER_TAPS = 9
 
 
 def unless_untimed(
     choice: ConfigChoice,
     pass_name: str,
     launch: str,
+    limits: GpuLimits,
     params: Conv2dGw8Params,
     device: int,
     heuristic: Heuristic,
 ) -> ConfigChoice:
     """choice, or the heuristic's config where one of the module's rules says. launch: how
-    the model's rows were timed (LatencyModel.launch)."""
+    the model's rows were timed (LatencyModel.launch); limits: the GPU limits the model's
+    features assume (LatencyModel.limits)."""
     if pass_name == "wgrad":
         choice = _unless_tma_tile(choice, launch, params, device, heuristic)
         return _unless_one_strip(choice, params, device, heuristic)
     choice = _unless_segments(choice, pass_name, params, heuristic)
-    return _unless_narrow_strips(choice, pass_name, params, device, heuristic)
+    choice = _unless_narrow_strips(choice, pass_name, params, device, heuristic)
+    return _unless_more_waves(choice, pass_name, limits, params, device, heuristic)
 
 
 def _given_way(choice: ConfigChoice, heuristic: Any, why: str) -> ConfigChoice:
@@ -105,6 +117,67 @@ def _unless_narrow_strips(
     why = (
         f"the heuristic's {narrowed}-column strips fit the image's {kernel_params.q} columns "
         f"closer than the pick's {choice.config.block_q}"
+    )
+    return _given_way(choice, heuristic(), why)
+
+
+def _unless_more_waves(
+    choice: ConfigChoice,
+    pass_name: str,
+    limits: GpuLimits,
+    params: Conv2dGw8Params,
+    device: int,
+    heuristic: Heuristic,
+) -> ConfigChoice:
+    """choice, or the heuristic's config where choice is the model's pick of fprop or dgrad
+    on a filter of at most SMALL_FILTER_TAPS taps, in strips of 16 columns or more, the
+    model's features put its grid in one wave, and its compiled kernel, as the launcher
+    places it, needs more than one, filling less than WAVE_FILL of their block slots.
+
+    A model's waves count the blocks an SM holds by threads and shared memory only (the
+    features come before anything compiles, _features); registers often hold fewer. Past
+    one wave the last one leaves SMs idle, a cost the model cannot see where it took the
+    grid for one wave; the heuristic balanced its own waves on its compiled kernel
+    (spio-kernels' _tiling.balance_waves, with the same WAVE_FILL). Where the model's
+    features already put the grid in several waves, it learned their cost from the
+    multi-wave rows of its campaigns, and its pick stays. Compiles and loads the pick, which
+    runs if it stays.
+
+    H200 (2026-11-30, tools/model_waves_check.py, each layer in one process): the rule came
+    from 96x128x32x32 3 x 3 dgrad, whose pick, FpropConfig(32, 4, 2, 1, 16, 1), is 768
+    blocks of four warps that the model put at 14 an SM (0.42 waves) and that hold 5 an SM
+    at its 96 registers (1.16 waves); it ran 22.39 us against the heuristic's 14.64, which
+    the model predicted at 14.24 and 14.84. Then, on the other 3 x 3 layers where the rule
+    changed the choice (two runs on layers it was not written from), the heuristic's config
+    ran faster than the pick on all 12 other layer-passes of strips 16 or 32 columns wide,
+    1.033-1.533x (24x128x64x64 dgrad 22.29 -> 14.54 us, 256x96x28x28 fprop 29.69 -> 24.51,
+    96x256x28x28 fprop 1.154x). Two kinds of picks stay, as they ran faster than the
+    heuristic despite their uneven waves (the heuristic's speed-ups over them below 1):
+    - on images of 8 columns or fewer, whose strips of 8 columns pair images in each
+      fragment: 192x512x7x7 0.916x and 0.935x, 192x512x8x8 fprop 0.985x;
+    - on filters larger than 3 x 3, where the heuristic's tiles are the weaker (its ladder
+      was tuned on 3 x 3 measurements): 64x128x32x32 7 x 7 and 64x512x16x16 5 x 5 dgrad,
+      0.812x and 0.824x.
+    """
+    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments, fprop_spec, placement
+    from spio.kernels.conv2d_gw8._tiling import FRAGMENT_PIXELS, WAVE_FILL, ceil_div, wave_fill
+
+    if choice.source != "model":
+        return choice  # a measured config ran on the layer, waves and all
+    if params.r * params.s > SMALL_FILTER_TAPS or choice.config.block_q < FRAGMENT_PIXELS:
+        return choice
+    if config_feature(pass_name, params, choice.config, "waves", limits) > 1.0:
+        return choice
+    placed = placement.placed_config_on(pass_name, params, choice.config, device)
+    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
+    blocks = fprop_spec.grid_blocks(kernel_params, placed)
+    slots = fprop_segments.slots_on(pass_name, params, placed, device)
+    if wave_fill(blocks, slots) >= WAVE_FILL:
+        return choice
+    why = (
+        f"its {blocks} blocks take {ceil_div(blocks, slots)} waves of the {slots} its compiled "
+        f"kernel fits at once, filling {wave_fill(blocks, slots):.0%} of them, where the "
+        "model's features count one"
     )
     return _given_way(choice, heuristic(), why)
 

@@ -234,7 +234,9 @@ def _unless_untimed(
     def heuristic() -> Any:
         return heuristic_config(model.pass_name, params, device)
 
-    return unless_untimed(choice, model.pass_name, model.launch, params, device, heuristic)
+    return unless_untimed(
+        choice, model.pass_name, model.launch, model.limits, params, device, heuristic
+    )
 
 
 def predicted_gain(model: LatencyModel, params: Conv2dGw8Params, default: Any, pick: Any) -> float:
