@@ -352,10 +352,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         sync_row(warp_n.get());
 #endif
     };
-    // grad_y row j (or the next step's row 0) of group g into band t, where it serves this
-    // input row and the next R - 1, read with ldmatrix from `cell`.
-    const auto load_grad_row = [&](G g, int t, auto cell) {
-        grad_band[BAND(t)][g]->load_trans(cell);
+    // With bias sums, grad_y's fragment of group g just loaded into band t adds to them.
+    const auto add_bias_sums = [&](G g, int t) {
 #ifdef CONV2D_GW8_BIAS_GRAD
         add_elements(bias_sums[g.get()], *grad_band[BAND(t)][g]);
 #endif
@@ -374,7 +372,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         TapFrag a[kGroupsPerWarp][kColumnPairs];
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
-            if (j < rows || carries) load_grad_row(g, t, grad_row + b_lanes[g.get()]);
+            // grad_y row j (or the next step's row 0), band t, serves this input row and the
+            // next R - 1.
+            if (j < rows || carries) {
+                grad_band[BAND(t)][g]->load_trans(grad_row + b_lanes[g.get()]);
+                add_bias_sums(g, t);
+            }
             if (!multiplied) continue;
 #pragma unroll
             for (int pair = 0; pair < kColumnPairs; ++pair) {
@@ -398,8 +401,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
             if (j < rows || carries) {
-                load_grad_row(g, t,
-                              conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
+                grad_band[BAND(t)][g]->load_trans(
+                    conv2d_gw8::ring_cell<kSlots>(grad_row, b_pixel, warp_g + g).get());
+                add_bias_sums(g, t);
             }
             if (!multiplied) continue;
 #pragma unroll
