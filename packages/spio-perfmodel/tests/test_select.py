@@ -14,7 +14,7 @@ import pytest
 
 import spio.kernels.conv2d_gw8.sources_digest as digest_module
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, placement
-from spio.perfmodel import PASSES, GpuLimits, _select, choose_config, shipped_model
+from spio.perfmodel import PASSES, ConfigChoice, GpuLimits, _select, choose_config, shipped_model
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
 #: The launcher's placement itself, which the gpu fixture stands in for (it compiles wgrad's).
@@ -513,6 +513,14 @@ WAVES_PICK = dataclasses.replace(
 )
 
 
+def _stub_choice(pass_name: str, layer: Conv2dGw8Params, pick: object) -> ConfigChoice:
+    """choose_config's choice with a model of pass_name that predicts pick 4.2% faster than
+    the heuristic's config (as the H200 dgrad model did at WAVES_LAYER)."""
+    model = _StubModel(pick, heuristic_us=14.84, pick_us=14.24)
+    model.pass_name = pass_name
+    return choose_config(pass_name, layer, model=model)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
 def test_a_pick_whose_compiled_grid_takes_uneven_waves_the_model_never_counted_gives_way(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, pass_name: str
@@ -528,9 +536,7 @@ def test_a_pick_whose_compiled_grid_takes_uneven_waves_the_model_never_counted_g
         return 5 * 132
 
     monkeypatch.setattr(fprop_segments, "slots_on", slots_on)
-    model = _StubModel(WAVES_PICK, heuristic_us=14.84, pick_us=14.24)
-    model.pass_name = pass_name
-    choice = choose_config(pass_name, WAVES_LAYER, model=model)  # type: ignore[arg-type]
+    choice = _stub_choice(pass_name, WAVES_LAYER, WAVES_PICK)
     assert (choice.config, choice.source) == (heuristic, "heuristic")
     assert choice.reason.endswith(
         "its 768 blocks take 2 waves of the 660 its compiled kernel fits at once, filling 58% "
@@ -539,7 +545,7 @@ def test_a_pick_whose_compiled_grid_takes_uneven_waves_the_model_never_counted_g
     assert asked == [(pass_name, WAVES_LAYER, WAVES_PICK)]
     # Where the second wave is nearly full (768 blocks in 2 x 400 slots: 96%), the pick stays.
     monkeypatch.setattr(fprop_segments, "slots_on", lambda *_: 400)
-    choice = choose_config(pass_name, WAVES_LAYER, model=model)  # type: ignore[arg-type]
+    choice = _stub_choice(pass_name, WAVES_LAYER, WAVES_PICK)
     assert (choice.config, choice.source) == (WAVES_PICK, "model")
 
 
@@ -574,14 +580,11 @@ def test_a_pick_on_a_filter_wider_than_3x3_or_in_8_column_strips_keeps_its_uneve
 
     monkeypatch.setattr(fprop_segments, "slots_on", lambda *_: 5 * 132)
     layer = Conv2dGw8Params.make(96, 128, 32, 32, r=5, s=5, padding=2)
-    pick = next(c for c in PASSES["dgrad"].config_space(layer) if c == WAVES_PICK)
-    model = _StubModel(pick, heuristic_us=14.84, pick_us=14.24)
-    model.pass_name = "dgrad"
-    choice = choose_config("dgrad", layer, model=model)  # type: ignore[arg-type]
-    assert (choice.config, choice.source) == (pick, "model")
+    assert WAVES_PICK in PASSES["dgrad"].config_space(layer)
+    choice = _stub_choice("dgrad", layer, WAVES_PICK)
+    assert (choice.config, choice.source) == (WAVES_PICK, "model")
     # The same pick on the 3 x 3 layer gives way.
-    choice = choose_config("dgrad", WAVES_LAYER, model=model)  # type: ignore[arg-type]
-    assert choice.source == "heuristic"
+    assert _stub_choice("dgrad", WAVES_LAYER, WAVES_PICK).source == "heuristic"
     narrow_layer = Conv2dGw8Params.make(192, 512, 7, 7)
     # 768 blocks in 660 slots, which the model counted in 0.65 waves.
     narrow = dataclasses.replace(
@@ -589,6 +592,5 @@ def test_a_pick_on_a_filter_wider_than_3x3_or_in_8_column_strips_keeps_its_uneve
     )
     assert narrow.block_q == 8
     assert narrow in PASSES["fprop"].config_space(narrow_layer)
-    model = _StubModel(narrow, heuristic_us=8.8, pick_us=8.0)
-    choice = choose_config("fprop", narrow_layer, model=model)  # type: ignore[arg-type]
+    choice = _stub_choice("fprop", narrow_layer, narrow)
     assert (choice.config, choice.source) == (narrow, "model")
