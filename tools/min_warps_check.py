@@ -48,7 +48,10 @@ FPROP_THRESHOLDS = ("MIN_WARPS_PER_SM", "LONG_WALK_MIN_WARPS_PER_SM", "LONG_WALK
 HEURISTICS: dict[str, tuple[ModuleType, tuple[str, ...]]] = {
     "fprop": (fprop_spec, FPROP_THRESHOLDS),
     "dgrad": (fprop_spec, FPROP_THRESHOLDS),
-    "wgrad": (wgrad_heuristic, ("MIN_WARPS_PER_SM", "LARGE_FILTER_MIN_WARPS_PER_SM")),
+    "wgrad": (
+        wgrad_heuristic,
+        ("MIN_WARPS_PER_SM", "LARGE_FILTER_MIN_WARPS_PER_SM", "EIGHT_GROUP_MIN_WARPS_PER_SM"),
+    ),
 }
 
 

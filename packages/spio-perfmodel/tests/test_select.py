@@ -30,7 +30,12 @@ def test_the_shipped_model_chooses_on_its_gpu(gpu: SimpleNamespace, pass_name: s
     if choice.source == "model":
         assert choice.config == model.best_config(LAYER)
     else:
-        assert "faster than the heuristic's config (it needs 3%)" in choice.reason
+        # Below the margin, or (wgrad: the heuristic's tile here is the eight-group TMA tile)
+        # given way to a tile the model never timed as launched.
+        assert (
+            "faster than the heuristic's config (it needs 3%)" in choice.reason
+            or "which the models undervalue" in choice.reason
+        )
     assert choice.config in PASSES[pass_name].config_space(LAYER)
 
 
@@ -116,7 +121,9 @@ def test_the_environment_turns_the_models_off(
 def test_a_given_model_is_used_and_checked(gpu: SimpleNamespace) -> None:
     model = shipped_model("wgrad", "NVIDIA H200")
     assert model is not None
-    assert choose_config("wgrad", LAYER, model=model).reason == "the given model (NVIDIA H200)"
+    assert choose_config("wgrad", LAYER, model=model).reason.startswith(
+        "the given model (NVIDIA H200)"
+    )
     with pytest.raises(ValueError, match="model is a wgrad model; pass_name is 'fprop'"):
         choose_config("fprop", LAYER, model=model)
     with pytest.raises(ValueError, match="pass must be one of"):

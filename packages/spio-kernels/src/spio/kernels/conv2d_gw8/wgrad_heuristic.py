@@ -74,6 +74,19 @@ MIN_WARPS_PER_SM = 13
 #: 7 x 7 0.93x).
 LARGE_FILTER_MIN_WARPS_PER_SM = 10
 LARGE_FILTER_TAPS = 25
+#: The warps per SM the grid of the eight-group TMA tile needs (_eight_group_tile, on a GPU
+#: with TMA): its rows come by TMA from producer warps, so fewer walking warps keep the bytes
+#: in flight, and it loads whole 128-byte pixel lines where the ladder's four-group tile
+#: loads halves. Of the forty-sixth session's 3 x 3 layers at 10 warps (above), the two
+#: that gained most took this tile (24x64x56x56 1.29x, 96x64x24x24 1.24x), and the losses
+#: were other tiles. Held out (H200, 2026-11-30, tools/min_warps_check.py --passes wgrad
+#: --thresholds EIGHT_GROUP_MIN_WARPS_PER_SM=13 on 14 layers this changes, 8 x 8 to
+#: 112 x 112, 1 x 1 and 3 x 3): the tile at 10 ran 1.151x faster in geometric mean than
+#: the ladder's four-group cp.async tile that 13 kept, 0.956-1.686x, 12 faster
+#: (16x64x80x80 16.00 -> 9.50 us, 192x128x14x14 12.93 -> 8.92, 48x512x14x14 12.73 -> 8.98,
+#: 24x256x28x28 1.20x; the two other 1 x 1 layers 1.006x and 1.012x) and 2 slower
+#: (2x256x112x112 0.956x, 192x128x12x12 1 x 1 0.960x).
+EIGHT_GROUP_MIN_WARPS_PER_SM = 10
 
 #: The tile for layers too small for the ladder to fill the GPU (its grid under
 #: MIN_WARPS_PER_SM warps per SM) and no larger than SMALL_GRID_MAX_PIXELS: one group per block
@@ -333,7 +346,8 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     """The heuristic's tile for a GPU with TMA (sm_90 and newer): config, where it has half
     of TMA_BLOCK_G groups a block and warps of TILE_Q columns, with TMA_BLOCK_G groups, two to
     a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
-    a valid config whose grid still holds MIN_WARPS_PER_SM warps per SM (_eight_group_tile),
+    a valid config whose grid still holds EIGHT_GROUP_MIN_WARPS_PER_SM warps per SM
+    (_eight_group_tile),
     its strips one across images 33 to 48 columns wide (_one_strip_tile); else
     FULL_LINE_TILE's walking two steps with its rows by TMA where its two waves become one
     (_walked_full_line_tile); else config, with its rows by TMA where its filter is wide,
@@ -375,7 +389,7 @@ def _eight_group_tile(
 ) -> WgradConfig | None:
     """tma_tile's tile of TMA_BLOCK_G groups for config's of half as many, or None where
     config has other groups, or that tile is not valid or would leave the GPU under
-    MIN_WARPS_PER_SM warps per SM."""
+    EIGHT_GROUP_MIN_WARPS_PER_SM warps per SM (_eight_group_min_warps)."""
     if config.block_g != TMA_BLOCK_G // 2 or params.groups % TMA_BLOCK_G:
         return None
     for prefetch in dict.fromkeys((max(config.prefetch, 2), config.prefetch)):
@@ -389,9 +403,15 @@ def _eight_group_tile(
             break
     else:
         return None
-    if _total_warps(params, tiled) < _min_warps(params, sm_count):
+    if _total_warps(params, tiled) < _eight_group_min_warps(params, sm_count):
         return None
     return _four_images(params, _images_synced(params, tiled), sm_count)
+
+
+def _eight_group_min_warps(params: Conv2dGw8Params, sm_count: int) -> int:
+    """The warps the grid of _eight_group_tile's tile should hold on sm_count SMs:
+    EIGHT_GROUP_MIN_WARPS_PER_SM an SM, or _min_warps where that asks fewer."""
+    return min(EIGHT_GROUP_MIN_WARPS_PER_SM * sm_count, _min_warps(params, sm_count))
 
 
 #: The widest image (columns) _one_strip_tile covers with one strip of 16-column warps: at
