@@ -988,11 +988,11 @@ def test_walked_tma_tiles_take_four_images_where_their_grid_stays_wide(
 
 
 def test_tma_tile_counts_the_gpus_sms() -> None:
-    # 32x64x64x64's 8-group grid holds 2048 warps: enough for 132 SMs, not for 216 (under
+    # 32x64x64x64's 8-group grid holds 2048 warps: enough for 132 SMs, not for 264 (under
     # EIGHT_GROUP_MIN_WARPS_PER_SM each).
     params = Conv2dGw8Params.make(32, 64, 64, 64)
-    default = wgrad_heuristic.default_config(params, 216)
-    assert wgrad_heuristic.tma_tile(params, default, 216) == default
+    default = wgrad_heuristic.default_config(params, 264)
+    assert wgrad_heuristic.tma_tile(params, default, 264) == default
     assert wgrad_heuristic.tma_tile(params, default, 132).tma
 
 

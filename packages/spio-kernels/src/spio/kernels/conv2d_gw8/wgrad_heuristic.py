@@ -79,14 +79,18 @@ LARGE_FILTER_TAPS = 25
 #: in flight, and it loads whole 128-byte pixel lines where the ladder's four-group tile
 #: loads halves. Of the forty-sixth session's 3 x 3 layers at 10 warps (above), the two
 #: that gained most took this tile (24x64x56x56 1.29x, 96x64x24x24 1.24x), and the losses
-#: were other tiles. Held out (H200, 2026-11-30, tools/min_warps_check.py --passes wgrad
-#: --thresholds EIGHT_GROUP_MIN_WARPS_PER_SM=13 on 14 layers this changes, 8 x 8 to
-#: 112 x 112, 1 x 1 and 3 x 3): the tile at 10 ran 1.151x faster in geometric mean than
-#: the ladder's four-group cp.async tile that 13 kept, 0.956-1.686x, 12 faster
-#: (16x64x80x80 16.00 -> 9.50 us, 192x128x14x14 12.93 -> 8.92, 48x512x14x14 12.73 -> 8.98,
-#: 24x256x28x28 1.20x; the two other 1 x 1 layers 1.006x and 1.012x) and 2 slower
-#: (2x256x112x112 0.956x, 192x128x12x12 1 x 1 0.960x).
-EIGHT_GROUP_MIN_WARPS_PER_SM = 10
+#: were other tiles. H200 (2026-11-30, tools/min_warps_check.py --passes wgrad, alternating
+#: in one process; each run on layers its threshold changes, none timed before):
+#: - 10 against 13 (the rule before), 14 layers of 8 x 8 to 112 x 112, 1 x 1 and 3 x 3:
+#:   the tile ran 1.151x faster in geometric mean than the ladder's four-group cp.async tile
+#:   that 13 kept, 0.956-1.686x, 12 faster (16x64x80x80 16.00 -> 9.50 us, 192x128x14x14
+#:   12.93 -> 8.92, 48x512x14x14 12.73 -> 8.98, 24x256x28x28 1.20x; two 1 x 1 layers
+#:   1.006x and 1.012x) and 2 slower (2x256x112x112 0.956x, 192x128x12x12 1 x 1 0.960x);
+#: - 8 against 10, the 10 layers of 40 x 40 and 48 x 48 images that 8 lets in (8.7 warps an
+#:   SM): 1.259x in geometric mean, 1.043-1.465x, all faster (8x256x40x40 12.00 -> 8.41 us,
+#:   8x256x48x48 1 x 1 7.89 -> 5.39, 32x64x40x40 1.41x).
+#: Below 8 untimed (102 more layers of the grid would change at 6).
+EIGHT_GROUP_MIN_WARPS_PER_SM = 8
 
 #: The tile for layers too small for the ladder to fill the GPU (its grid under
 #: MIN_WARPS_PER_SM warps per SM) and no larger than SMALL_GRID_MAX_PIXELS: one group per block
