@@ -89,7 +89,8 @@ LARGE_FILTER_TAPS = 25
 #: - 8 against 10, the 10 layers of 40 x 40 and 48 x 48 images that 8 lets in (8.7 warps an
 #:   SM): 1.259x in geometric mean, 1.043-1.465x, all faster (8x256x40x40 12.00 -> 8.41 us,
 #:   8x256x48x48 1 x 1 7.89 -> 5.39, 32x64x40x40 1.41x).
-#: Below 8 untimed (102 more layers of the grid would change at 6).
+#: At 6 (6 of the 102 grid layers it would change) the tile went either way, 0.871-1.184x:
+#: 16x256x20x20 and 32x512x14x14 1 x 1 lost.
 EIGHT_GROUP_MIN_WARPS_PER_SM = 8
 
 #: The tile for layers too small for the ladder to fill the GPU (its grid under
