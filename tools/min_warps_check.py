@@ -7,8 +7,9 @@ warps-per-SM thresholds, per layer and pass (GPU).
 The thresholds decide where a heuristic steps down its ladder of tiles to fill the GPU with
 more, smaller blocks (fprop's and dgrad's: 16-row chunks of four warps to 8-row ones), and
 for wgrad also how many steps of images its blocks walk (wgrad_heuristic.MIN_WARPS_PER_SM,
-and LARGE_FILTER_MIN_WARPS_PER_SM for 5 x 5 filters and wider). For each layer (--layers' N x C x H
-x W x K: K x K filters, padding K // 2) and pass: the config a launch without one runs, and
+LARGE_FILTER_MIN_WARPS_PER_SM for 5 x 5 filters and wider, and EIGHT_GROUP_MIN_WARPS_PER_SM
+for the eight-group TMA tile). For each layer (--layers' N x C x H x W x K: K x K filters,
+padding K // 2) and pass: the config a launch without one runs, and
 for each --thresholds item (constants NAME=VALUE of the pass's heuristic module, several
 joined by commas: fprop_spec for fprop and dgrad, wgrad_heuristic for wgrad) the heuristic's
 tile with those values, placed as the launcher places its own (fprop and dgrad:

@@ -22,13 +22,7 @@ from wgrad_timing import copy_and_cudnn, layer_name, named_layers, print_geomean
 from wgrad_timing import time_alternating as time_configs
 
 import spio.jit
-from spio.kernels.conv2d_gw8 import (
-    Conv2dGw8Params,
-    dgrad_spec,
-    fprop_segments,
-    fprop_spec,
-    placement,
-)
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params
 from spio.perfmodel import _give_way, shipped_model
 from spio.perfmodel._features import config_feature
 from spio.perfmodel._model import LatencyModel
@@ -38,12 +32,8 @@ from spio.perfmodel._select import _model_or_heuristic, _placed, heuristic_confi
 def model_waves(model: LatencyModel, params: Conv2dGw8Params, config: object) -> str:
     """The waves of config's grid as model's features count them and as its compiled
     kernel, placed, runs them."""
-    pass_ = model.pass_name
-    counted = config_feature(pass_, params, config, "waves", model.limits)
-    placed = placement.placed_config_on(pass_, params, config)
-    kernel_params = dgrad_spec.to_fprop_params(params) if pass_ == "dgrad" else params
-    blocks = fprop_spec.grid_blocks(kernel_params, placed)
-    slots = fprop_segments.slots_on(pass_, params, placed)
+    counted = config_feature(model.pass_name, params, config, "waves", model.limits)
+    blocks, slots = _give_way.compiled_grid(model.pass_name, params, config, 0)
     return f"{counted:.2f} waves counted, {blocks / slots:.2f} compiled ({blocks} blocks)"
 
 

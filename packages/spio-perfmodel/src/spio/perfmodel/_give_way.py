@@ -159,7 +159,6 @@ def _unless_more_waves(
       was tuned on 3 x 3 measurements): 64x128x32x32 7 x 7 and 64x512x16x16 5 x 5 dgrad,
       0.812x and 0.824x.
     """
-    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments, fprop_spec, placement
     from spio.kernels.conv2d_gw8._tiling import FRAGMENT_PIXELS, WAVE_FILL, ceil_div, wave_fill
 
     if choice.source != "model":
@@ -168,10 +167,7 @@ def _unless_more_waves(
         return choice
     if config_feature(pass_name, params, choice.config, "waves", limits) > 1.0:
         return choice
-    placed = placement.placed_config_on(pass_name, params, choice.config, device)
-    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
-    blocks = fprop_spec.grid_blocks(kernel_params, placed)
-    slots = fprop_segments.slots_on(pass_name, params, placed, device)
+    blocks, slots = compiled_grid(pass_name, params, choice.config, device)
     if wave_fill(blocks, slots) >= WAVE_FILL:
         return choice
     why = (
@@ -180,6 +176,19 @@ def _unless_more_waves(
         "model's features count one"
     )
     return _given_way(choice, heuristic(), why)
+
+
+def compiled_grid(
+    pass_name: str, params: Conv2dGw8Params, config: Any, device: int
+) -> tuple[int, int]:
+    """The blocks of fprop's or dgrad's config as the launcher places it on device, and how
+    many of them its compiled kernel fits at once (compiling and loading it)."""
+    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments, fprop_spec, placement
+
+    placed = placement.placed_config_on(pass_name, params, config, device)
+    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
+    blocks = fprop_spec.grid_blocks(kernel_params, placed)
+    return blocks, fprop_segments.slots_on(pass_name, params, placed, device)
 
 
 def _unless_tma_tile(

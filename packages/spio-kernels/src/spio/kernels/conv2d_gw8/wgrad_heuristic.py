@@ -352,8 +352,8 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     of TMA_BLOCK_G groups a block and warps of TILE_Q columns, with TMA_BLOCK_G groups, two to
     a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
     a valid config whose grid still holds EIGHT_GROUP_MIN_WARPS_PER_SM warps per SM
-    (_eight_group_tile),
-    its strips one across images 33 to 48 columns wide (_one_strip_tile); else
+    (_eight_group_tile), its strips one across images 33 to 48 columns wide
+    (_one_strip_tile); else
     FULL_LINE_TILE's walking two steps with its rows by TMA where its two waves become one
     (_walked_full_line_tile); else config, with its rows by TMA where its filter is wide,
     or it has TMA_BLOCK_G groups and its column strips overhang the image
