@@ -275,6 +275,15 @@ CASES = {
         "block_n=4",
         "skip_pad_rows=1",
     ],
+    # One wave of full-line blocks of four images by TMA, not walked
+    # (wgrad_heuristic._four_image_full_line_tile), two of them past the batch.
+    "wgrad-four-images-full-line": [
+        "wgrad",
+        "6x64x16x16",
+        "--config",
+        *[field for field in _TMA if field.split("=")[0] not in ("block_p", "block_n")],
+        *["block_p=16", "block_n=4", "walk_n=1", "image_sync=1", "producer=1"],
+    ],
     "wgrad-skip-pad-rows-walked-cp-async-bias": [
         "wgrad",
         "5x64x10x12",

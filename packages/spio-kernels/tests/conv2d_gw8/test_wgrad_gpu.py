@@ -771,6 +771,33 @@ def test_the_default_with_tma_rows_for_overhanging_strips_matches_reference(
     torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        # One wave of two-image full-line blocks, two an SM, becomes one block of four
+        # images an SM with TMA rows (wgrad_heuristic._four_image_full_line_tile).
+        Conv2dGw8Params.make(32, 512, 32, 32),
+        Conv2dGw8Params.make(16, 1024, 32, 32, dtype="bfloat16", has_bias=True),
+    ],
+    ids=str,
+)
+def test_the_default_with_four_images_by_tma_matches_reference(params: Conv2dGw8Params) -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8.wgrad import default_config_on
+
+    device = torch.cuda.current_device()
+    config = default_config_on(params, device)
+    hopper = torch.cuda.get_device_capability() >= (9, 0)
+    assert (config.block_n, config.tma) == ((4, True) if hopper else (2, False))
+    x = uniform(params.input_shape, params, 23)
+    grad_y = uniform(params.output_shape, params, 24)
+    grad_w = _run(params, config, x, grad_y)
+    depth = params.n * params.p * params.q
+    expected = wgrad_reference(x, grad_y, params)
+    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+
+
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:
     import torch
 

@@ -862,8 +862,9 @@ def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -
 @pytest.mark.parametrize(
     "params",
     [
-        # Already 8 groups (FULL_LINE_TILE): TMA rows alone did not pay.
-        Conv2dGw8Params.make(128, 64, 64, 64),
+        # Already 8 groups (FULL_LINE_TILE) in one and a half waves: TMA rows alone did not
+        # pay.
+        Conv2dGw8Params.make(192, 64, 64, 64),
         # Half the blocks would leave the GPU under MIN_WARPS_PER_SM warps per SM.
         Conv2dGw8Params.make(8, 64, 56, 56),
         # One group a block (the small grids' tile).
@@ -875,7 +876,7 @@ def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -
         # Where TMA rows alone did not pay (_overhang_tma_tile): full lines whose strips fit
         # the image, 1 x 1 filters, and half lines of 3 x 3 filters overhanging (a small
         # layer's tile, and 12 groups).
-        Conv2dGw8Params.make(128, 128, 32, 32),
+        Conv2dGw8Params.make(192, 128, 32, 32),
         Conv2dGw8Params.make(512, 128, 28, 28, r=1, s=1, padding=0),
         Conv2dGw8Params.make(32, 128, 28, 28),
         Conv2dGw8Params.make(128, 96, 40, 40),
@@ -935,6 +936,52 @@ def test_tma_tile_walks_full_lines_two_steps_where_two_waves_become_one(
     blocks = wgrad_spec.grid_blocks(params, config)
     assert 2 * blocks == wgrad_spec.grid_blocks(params, default)
     assert blocks <= wgrad_heuristic.FULL_LINE_BLOCKS_PER_SM * 132
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        Conv2dGw8Params.make(128, 128, 32, 32),
+        Conv2dGw8Params.make(128, 64, 64, 64),
+        Conv2dGw8Params.make(40, 384, 32, 32),  # 240 blocks: 120 reach 90% of the SMs
+        # Strips overhanging 28 and 56 columns (without the rule, two images by TMA rows).
+        Conv2dGw8Params.make(128, 128, 28, 28),
+        Conv2dGw8Params.make(128, 64, 56, 56),
+    ],
+    ids=str,
+)
+def test_tma_tile_takes_four_images_where_one_wave_of_full_lines_holds_two_blocks_an_sm(
+    params: Conv2dGw8Params,
+) -> None:
+    default = wgrad_heuristic.default_config(params)
+    assert (default.block_g, default.block_n, default.walk_n, default.tma) == (8, 2, 1, False)
+    assert wgrad_spec.grid_blocks(params, default) <= wgrad_heuristic.FULL_LINE_BLOCKS_PER_SM * 132
+    config = wgrad_heuristic.tma_tile(params, default)
+    assert config == dataclasses.replace(default, block_n=4, tma=True)
+    assert config.image_sync
+    assert config in wgrad_spec.config_space(params)
+    assert 2 * wgrad_spec.grid_blocks(params, config) == wgrad_spec.grid_blocks(params, default)
+
+
+@pytest.mark.parametrize(
+    ("params", "sm_count"),
+    [
+        # 1 x 1 and 2 x 2 filters (1 x 1: 0.92-1.06x with four images by TMA).
+        (Conv2dGw8Params.make(128, 256, 14, 14, r=1, s=1, padding=0), 132),
+        (Conv2dGw8Params.make(128, 128, 32, 32, r=1, s=1, padding=0), 132),
+        (Conv2dGw8Params.make(64, 128, 64, 64, r=2, s=2, padding=(1, 0, 1, 0)), 132),
+        # One and a half waves of two-image blocks.
+        (Conv2dGw8Params.make(192, 128, 32, 32), 132),
+        # 128 blocks of four images would leave 16 of 144 SMs idle.
+        (Conv2dGw8Params.make(128, 128, 32, 32), 144),
+    ],
+    ids=str,
+)
+def test_tma_tile_keeps_two_images_where_four_would_not_pay(
+    params: Conv2dGw8Params, sm_count: int
+) -> None:
+    default = wgrad_heuristic.default_config(params, sm_count)
+    assert wgrad_heuristic.tma_tile(params, default, sm_count).block_n == default.block_n == 2
 
 
 @pytest.mark.parametrize(

@@ -355,7 +355,9 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     (_eight_group_tile), its strips one across images 33 to 48 columns wide
     (_one_strip_tile); else
     FULL_LINE_TILE's walking two steps with its rows by TMA where its two waves become one
-    (_walked_full_line_tile); else config, with its rows by TMA where its filter is wide,
+    (_walked_full_line_tile); else FULL_LINE_TILE's with four images a block by TMA where
+    its one wave of two blocks per SM becomes one block per SM (_four_image_full_line_tile);
+    else config, with its rows by TMA where its filter is wide,
     or it has TMA_BLOCK_G groups and its column strips overhang the image
     (_overhang_tma_tile).
 
@@ -386,7 +388,10 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     if widened is not None:
         return _one_strip_tile(params, widened)
     walked = _walked_full_line_tile(params, config, sm_count)
-    return walked if walked is not None else _overhang_tma_tile(params, config)
+    if walked is not None:
+        return walked
+    widened = _four_image_full_line_tile(params, config, sm_count)
+    return widened if widened is not None else _overhang_tma_tile(params, config)
 
 
 def _eight_group_tile(
@@ -495,6 +500,49 @@ def _walked_full_line_tile(
     if grid_blocks(params, walked) > FULL_LINE_BLOCKS_PER_SM * sm_count:
         return None
     return walked
+
+
+def _four_image_full_line_tile(
+    params: Conv2dGw8Params, config: WgradConfig, sm_count: int
+) -> WgradConfig | None:
+    """config, a cp.async tile of TMA_BLOCK_G groups and two images a step not walked
+    (FULL_LINE_TILE's) whose images sync on their own, with four images a block and its rows
+    by TMA, where the filter is 3 x 3, config's grid fits one wave of FULL_LINE_BLOCKS_PER_SM
+    blocks per SM, and the wider tile is valid and its grid, half as many blocks, still
+    reaches FOUR_IMAGES_MIN_SM_SHARE of the sm_count SMs. None otherwise.
+
+    Two blocks of 8 walking warps an SM become one of 16 (and a producer warp for each
+    image): the walks stay as long, the SMs keep as many warps, and the partial sums halve,
+    which these grids of short walks pay for (7% of the pass's bytes at 32 x 32).
+    _walked_full_line_tile takes the grids of two waves instead; this takes one wave.
+
+    H200 (2026-11-30, tools/wgrad_variants_check.py, as the launcher places them,
+    alternating in one process; the cp.async tile -> four images by TMA). Nine layers of
+    grids of 256 blocks: 1.037x at 16x512x64x64, 1.004x 16x1024x32x32, 1.044x 32x256x64x64,
+    1.015x 32x512x32x32, 1.049x 64x128x64x64 (37.09 -> 35.35 us), 1.025x 64x256x32x32,
+    0.999x 128x64x64x64, 1.027x 256x64x32x32 and 1.033x 128x128x32x32 (21.38 -> 20.70 us,
+    2.43x -> 2.51x cuDNN): 1.026x in geometric mean. Four images with cp.async rows ran
+    1.024x, and deeper rings (prefetch 4) 0.946-1.025x. Held out, ten 3 x 3 layers of grids
+    of 240 to 256 blocks: 1.025x in geometric mean, 0.994-1.053x (80x192x32x32 21.17 ->
+    20.10 us, 40x256x48x48 27.83 -> 26.62, 40x384x32x32 1.048x; 120x64x64x64 0.994x).
+    Strips overhanging 28 and 56 columns, which took two images by TMA rows before
+    (_overhang_tma_tile), gained over those on six layers: 1.004-1.044x (128x128x28x28 17.55
+    -> 16.80 us, 32x512x28x28 1.037x, 128x64x56x56 1.004x). 1 x 1 filters, whose two-image
+    blocks fit four an SM, went either way: 0.917-1.064x with TMA rows (32x1024x14x14 and
+    512x64x14x14 0.92x), so they keep their tile.
+    """
+    if config.block_g != TMA_BLOCK_G or config.block_n != 2 or config.walk_n != 1 or config.tma:
+        return None
+    if not config.image_sync or (params.r, params.s) != (3, 3):
+        return None
+    if grid_blocks(params, config) > FULL_LINE_BLOCKS_PER_SM * sm_count:
+        return None
+    wider = dataclasses.replace(config, block_n=4, tma=True)
+    if not (_images_fit(params, wider.images) and _is_valid(params, wider)):
+        return None
+    if grid_blocks(params, wider) < FOUR_IMAGES_MIN_SM_SHARE * sm_count:
+        return None
+    return wider
 
 
 #: Filters at least this wide take TMA rows whatever their tile (_overhang_tma_tile).
