@@ -778,6 +778,8 @@ def test_the_default_with_tma_rows_for_overhanging_strips_matches_reference(
         # images an SM with TMA rows (wgrad_heuristic._four_image_full_line_tile).
         Conv2dGw8Params.make(32, 512, 32, 32),
         Conv2dGw8Params.make(16, 1024, 32, 32, dtype="bfloat16", has_bias=True),
+        # ... and of the eight-group TMA tile's 14 x 14 blocks (wgrad_heuristic._four_images).
+        Conv2dGw8Params.make(64, 512, 14, 14),
     ],
     ids=str,
 )

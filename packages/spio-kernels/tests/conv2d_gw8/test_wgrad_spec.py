@@ -1013,11 +1013,15 @@ def test_tma_tile_leaves_full_lines_unwalked_where_the_waves_would_not_become_on
         ((256, 256, 14), 132, 4),  # 128 blocks, walked two steps
         ((128, 1024, 16), 132, 4),
         ((512, 256, 14), 144, 2),  # 128 blocks would leave 16 of 144 SMs idle
-        ((128, 256, 14), 132, 2),  # one step: not walked
+        # Not walked: one wave of 256 two-image blocks, two an SM, becomes 128 blocks ...
+        ((128, 256, 14), 132, 4),
+        ((64, 512, 12), 132, 4),
+        ((128, 256, 14), 144, 2),  # ... but for 16 of 144 SMs
+        ((192, 256, 14), 132, 2),  # one and a half waves of two-image blocks
     ],
     ids=str,
 )
-def test_walked_tma_tiles_take_four_images_where_their_grid_stays_wide(
+def test_tma_tiles_take_four_images_where_their_grid_stays_wide(
     shape: tuple[int, int, int], sm_count: int, block_n: int
 ) -> None:
     n, c, hw = shape

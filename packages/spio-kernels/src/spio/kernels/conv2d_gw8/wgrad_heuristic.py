@@ -506,9 +506,9 @@ def _four_image_full_line_tile(
     params: Conv2dGw8Params, config: WgradConfig, sm_count: int
 ) -> WgradConfig | None:
     """config, a cp.async tile of TMA_BLOCK_G groups and two images a step not walked
-    (FULL_LINE_TILE's) whose images sync on their own, with four images a block and its rows
-    by TMA, where the filter is 3 x 3, config's grid fits one wave of FULL_LINE_BLOCKS_PER_SM
-    blocks per SM, and the wider tile is valid and its grid, half as many blocks, still
+    (FULL_LINE_TILE's), with its rows by TMA and four images a block where _four_images
+    takes them: its images sync on their own, the filter is 3 x 3, its grid fits one wave of
+    FULL_LINE_BLOCKS_PER_SM blocks per SM, and the wider grid, half as many blocks, still
     reaches FOUR_IMAGES_MIN_SM_SHARE of the sm_count SMs. None otherwise.
 
     Two blocks of 8 walking warps an SM become one of 16 (and a producer warp for each
@@ -533,16 +533,11 @@ def _four_image_full_line_tile(
     """
     if config.block_g != TMA_BLOCK_G or config.block_n != 2 or config.walk_n != 1 or config.tma:
         return None
-    if not config.image_sync or (params.r, params.s) != (3, 3):
+    by_tma = dataclasses.replace(config, tma=True)
+    if not _is_valid(params, by_tma):
         return None
-    if grid_blocks(params, config) > FULL_LINE_BLOCKS_PER_SM * sm_count:
-        return None
-    wider = dataclasses.replace(config, block_n=4, tma=True)
-    if not (_images_fit(params, wider.images) and _is_valid(params, wider)):
-        return None
-    if grid_blocks(params, wider) < FOUR_IMAGES_MIN_SM_SHARE * sm_count:
-        return None
-    return wider
+    wider = _four_images(params, by_tma, sm_count)
+    return wider if wider != by_tma else None
 
 
 #: Filters at least this wide take TMA rows whatever their tile (_overhang_tma_tile).
@@ -613,10 +608,12 @@ FOUR_IMAGES_MIN_SM_SHARE = 0.9
 
 def _four_images(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> WgradConfig:
     """TMA tile config with four images a step instead of two where its images sync on their
-    own, it walks several steps, and the grid of the wider blocks, half as many, still
-    reaches FOUR_IMAGES_MIN_SM_SHARE of the sm_count SMs; else config. Each wider block is
-    two of config's side by side, on one SM where two of those fit (the 14 x 14 tile: 82
-    registers, 10 warps or 20), so the walks stay as they were and the partial sums halve.
+    own, it walks several steps or its grid of a 3 x 3 filter is one wave of
+    FULL_LINE_BLOCKS_PER_SM blocks an SM (_one_wave_of_pairs), and the grid of the wider
+    blocks, half as many, still reaches FOUR_IMAGES_MIN_SM_SHARE of the sm_count SMs; else
+    config. Each wider block is two of config's side by side, on one SM where two of those
+    fit (the 14 x 14 tile: 82 registers, 10 warps or 20), so the walks stay as they were and
+    the partial sums halve.
 
     H200 (2026-11-29, tools/wgrad_variants_check.py, as the launcher runs them, one process
     each run): 1.020-1.051x on 128x512x14x14, 256x1024x14x14, 512x512x16x16, 1024x256x14x14
@@ -624,9 +621,17 @@ def _four_images(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) ->
     (29.76 -> 28.89 us) and 1.005-1.015x on 256x512x14x14; 128x1024x14x14 1.003x,
     64x1024x16x16 1.005x, 128x1024x16x16 0.994-1.000x; walked two steps (grids of 128),
     256x256x14x14 1.008x and 64x1024x14x14 1.024x. Walked four steps there, grids of 64
-    such blocks, half the SMs, lost: 0.765x and 0.749x.
+    such blocks, half the SMs, lost: 0.765x and 0.749x. Not walked, one wave of two blocks
+    an SM (2026-11-30, the same tool): 1.044-1.117x on five layers of the eight-group tile
+    (64x512x14x14 9.49 -> 9.09 us, 40x768x14x14 10.09 -> 9.04, 32x1024x16x16 1.044x,
+    64x512x16x16 1.050x, 32x1024x12x12 1.047x), and held out on eight more 1.027-1.056x,
+    1.044x in geometric mean (128x256x14x14 9.89 -> 9.37 us, 256x128x14x14 10.59 -> 10.03,
+    64x512x12x12 8.79 -> 8.35); the full-line tile's figures are
+    _four_image_full_line_tile's.
     """
-    if not config.image_sync or config.walk_n == 1 or config.block_n != 2:
+    if not config.image_sync or config.block_n != 2:
+        return config
+    if config.walk_n == 1 and not _one_wave_of_pairs(params, config, sm_count):
         return config
     wider = dataclasses.replace(config, block_n=4)
     if not (_is_valid(params, wider) and _images_fit(params, wider.images)):
@@ -634,6 +639,16 @@ def _four_images(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) ->
     if grid_blocks(params, wider) < FOUR_IMAGES_MIN_SM_SHARE * sm_count:
         return config
     return wider
+
+
+def _one_wave_of_pairs(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> bool:
+    """Whether config's grid, of a 3 x 3 filter, fits one wave of FULL_LINE_BLOCKS_PER_SM
+    blocks an SM: where _four_images' wider blocks, one an SM, keep the SMs' warps. (Other
+    filters were not timed so, but for 1 x 1: their blocks fit four an SM, and four images
+    went 0.92-1.06x.)"""
+    if (params.r, params.s) != (3, 3):
+        return False
+    return grid_blocks(params, config) <= FULL_LINE_BLOCKS_PER_SM * sm_count
 
 
 def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
