@@ -930,12 +930,15 @@ def test_tma_tile_walks_full_lines_two_steps_where_two_waves_become_one(
 ) -> None:
     default = wgrad_heuristic.default_config(params)
     assert (default.block_g, default.block_n, default.walk_n) == (8, 2, 1)
-    config = wgrad_heuristic.tma_tile(params, default)
-    assert config == dataclasses.replace(default, walk_n=2, tma=True)
-    assert config in wgrad_spec.config_space(params)
-    blocks = wgrad_spec.grid_blocks(params, config)
+    walked = dataclasses.replace(default, walk_n=2, tma=True)
+    blocks = wgrad_spec.grid_blocks(params, walked)
     assert 2 * blocks == wgrad_spec.grid_blocks(params, default)
     assert blocks <= wgrad_heuristic.FULL_LINE_BLOCKS_PER_SM * 132
+    # ... with four images a step (wgrad_heuristic._four_images): 128 blocks, one an SM.
+    config = wgrad_heuristic.tma_tile(params, default)
+    assert config == dataclasses.replace(walked, block_n=4)
+    assert config in wgrad_spec.config_space(params)
+    assert 2 * wgrad_spec.grid_blocks(params, config) == blocks
 
 
 @pytest.mark.parametrize(

@@ -467,7 +467,8 @@ def _walked_full_line_tile(
     (FULL_LINE_TILE's), walking two steps with its rows by TMA, where that is valid and its
     grid, half as many blocks, still holds MIN_WARPS_PER_SM warps per SM and fits one wave
     of FULL_LINE_BLOCKS_PER_SM blocks per SM: two waves of blocks become one wave of walks
-    twice as long. None otherwise.
+    twice as long; then with four images a step where _four_images takes them. None
+    otherwise.
 
     H200 (2026-11-29, tools/wgrad_variants_check.py, each as the launcher places it,
     alternating in one process; the heuristic's tile -> walked with TMA rows): 256x64x64x64
@@ -486,6 +487,13 @@ def _walked_full_line_tile(
     128x128x56x56 52.26 / 58.48 / 62.81 (1.12-1.27x over the former default); but the 1 x 1
     filter of 512x128x16x16 lost, 18.82 against 18.24 and 18.14 us, so 1 x 1 filters keep
     their tile.
+
+    Four images a step (H200, 2026-11-30, the same tool; two images walked -> four): on four
+    layers 1.014x in geometric mean (128x256x32x32 36.54 -> 35.41 us, 256x128x32x32 1.015x,
+    128x128x64x64 1.011x, 256x64x64x64 0.999x), held out on four more 1.009x
+    (256x128x28x28 29.78 -> 29.01 us, 512x64x32x32 1.005x, 320x64x48x48 1.007x,
+    64x512x32x32 0.997x). Small, as these walks already run at 81-96% of copy, but as
+    everywhere else the four-image blocks keep the walks and halve the partial sums.
     """
     if config.block_g != TMA_BLOCK_G or config.block_n != 2 or config.walk_n != 1 or config.tma:
         return None
@@ -499,7 +507,7 @@ def _walked_full_line_tile(
         return None
     if grid_blocks(params, walked) > FULL_LINE_BLOCKS_PER_SM * sm_count:
         return None
-    return walked
+    return _four_images(params, walked, sm_count)
 
 
 def _four_image_full_line_tile(
