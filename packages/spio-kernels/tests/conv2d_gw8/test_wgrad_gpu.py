@@ -758,17 +758,25 @@ def test_the_default_with_tma_rows_for_overhanging_strips_matches_reference(
 ) -> None:
     import torch
 
+    config = _default_matching_reference(params, 21)
+    assert config.tma is (torch.cuda.get_device_capability() >= (9, 0))
+
+
+def _default_matching_reference(params: Conv2dGw8Params, salt: int) -> WgradConfig:
+    """The config a launch without one runs on this GPU, after checking its grad_w against
+    the fp32 reference (inputs seeded by salt and salt + 1)."""
+    import torch
+
     from spio.kernels.conv2d_gw8.wgrad import default_config_on
 
-    device = torch.cuda.current_device()
-    config = default_config_on(params, device)
-    assert config.tma is (torch.cuda.get_device_capability() >= (9, 0))
-    x = uniform(params.input_shape, params, 21)
-    grad_y = uniform(params.output_shape, params, 22)
+    config = default_config_on(params, torch.cuda.current_device())
+    x = uniform(params.input_shape, params, salt)
+    grad_y = uniform(params.output_shape, params, salt + 1)
     grad_w = _run(params, config, x, grad_y)
     depth = params.n * params.p * params.q
     expected = wgrad_reference(x, grad_y, params)
     torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
+    return config
 
 
 @pytest.mark.parametrize(
@@ -786,18 +794,9 @@ def test_the_default_with_tma_rows_for_overhanging_strips_matches_reference(
 def test_the_default_with_four_images_by_tma_matches_reference(params: Conv2dGw8Params) -> None:
     import torch
 
-    from spio.kernels.conv2d_gw8.wgrad import default_config_on
-
-    device = torch.cuda.current_device()
-    config = default_config_on(params, device)
+    config = _default_matching_reference(params, 23)
     hopper = torch.cuda.get_device_capability() >= (9, 0)
     assert (config.block_n, config.tma) == ((4, True) if hopper else (2, False))
-    x = uniform(params.input_shape, params, 23)
-    grad_y = uniform(params.output_shape, params, 24)
-    grad_w = _run(params, config, x, grad_y)
-    depth = params.n * params.p * params.q
-    expected = wgrad_reference(x, grad_y, params)
-    torch.testing.assert_close(grad_w, expected, rtol=1e-4, atol=1e-6 * depth + 1e-6)
 
 
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:

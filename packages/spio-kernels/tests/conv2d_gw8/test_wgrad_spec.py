@@ -916,54 +916,35 @@ def test_tma_tile_gives_overhanging_lines_and_wide_filters_tma_rows(
 
 
 @pytest.mark.parametrize(
-    "params",
+    ("params", "walk_n"),
     [
-        Conv2dGw8Params.make(256, 64, 64, 64),
-        Conv2dGw8Params.make(256, 128, 32, 32),
-        # (Its strips overhang the image too: TMA rows either way.)
-        Conv2dGw8Params.make(256, 64, 56, 56),
-    ],
-    ids=str,
-)
-def test_tma_tile_walks_full_lines_two_steps_where_two_waves_become_one(
-    params: Conv2dGw8Params,
-) -> None:
-    default = wgrad_heuristic.default_config(params)
-    assert (default.block_g, default.block_n, default.walk_n) == (8, 2, 1)
-    walked = dataclasses.replace(default, walk_n=2, tma=True)
-    blocks = wgrad_spec.grid_blocks(params, walked)
-    assert 2 * blocks == wgrad_spec.grid_blocks(params, default)
-    assert blocks <= wgrad_heuristic.FULL_LINE_BLOCKS_PER_SM * 132
-    # ... with four images a step (wgrad_heuristic._four_images): 128 blocks, one an SM.
-    config = wgrad_heuristic.tma_tile(params, default)
-    assert config == dataclasses.replace(walked, block_n=4)
-    assert config in wgrad_spec.config_space(params)
-    assert 2 * wgrad_spec.grid_blocks(params, config) == blocks
-
-
-@pytest.mark.parametrize(
-    "params",
-    [
-        Conv2dGw8Params.make(128, 128, 32, 32),
-        Conv2dGw8Params.make(128, 64, 64, 64),
-        Conv2dGw8Params.make(40, 384, 32, 32),  # 240 blocks: 120 reach 90% of the SMs
+        # Two waves of two-image blocks walk two steps (_walked_full_line_tile) ...
+        (Conv2dGw8Params.make(256, 64, 64, 64), 2),
+        (Conv2dGw8Params.make(256, 128, 32, 32), 2),
+        (Conv2dGw8Params.make(256, 64, 56, 56), 2),  # (its strips overhang the image too)
+        # ... and one wave walks one step (_four_image_full_line_tile); either way one wave
+        # of two-image blocks, two an SM, becomes one block of four images an SM.
+        (Conv2dGw8Params.make(128, 128, 32, 32), 1),
+        (Conv2dGw8Params.make(128, 64, 64, 64), 1),
+        (Conv2dGw8Params.make(40, 384, 32, 32), 1),  # 240 blocks: 120 reach 90% of the SMs
         # Strips overhanging 28 and 56 columns (without the rule, two images by TMA rows).
-        Conv2dGw8Params.make(128, 128, 28, 28),
-        Conv2dGw8Params.make(128, 64, 56, 56),
+        (Conv2dGw8Params.make(128, 128, 28, 28), 1),
+        (Conv2dGw8Params.make(128, 64, 56, 56), 1),
     ],
     ids=str,
 )
-def test_tma_tile_takes_four_images_where_one_wave_of_full_lines_holds_two_blocks_an_sm(
-    params: Conv2dGw8Params,
+def test_tma_tile_gives_full_lines_four_images_by_tma_in_one_wave(
+    params: Conv2dGw8Params, walk_n: int
 ) -> None:
     default = wgrad_heuristic.default_config(params)
     assert (default.block_g, default.block_n, default.walk_n, default.tma) == (8, 2, 1, False)
-    assert wgrad_spec.grid_blocks(params, default) <= wgrad_heuristic.FULL_LINE_BLOCKS_PER_SM * 132
+    pairs = wgrad_spec.grid_blocks(params, default) // walk_n  # two-image blocks, walked
+    assert pairs <= wgrad_heuristic.FULL_LINE_BLOCKS_PER_SM * 132
     config = wgrad_heuristic.tma_tile(params, default)
-    assert config == dataclasses.replace(default, block_n=4, tma=True)
+    assert config == dataclasses.replace(default, block_n=4, walk_n=walk_n, tma=True)
     assert config.image_sync
     assert config in wgrad_spec.config_space(params)
-    assert 2 * wgrad_spec.grid_blocks(params, config) == wgrad_spec.grid_blocks(params, default)
+    assert 2 * wgrad_spec.grid_blocks(params, config) == pairs
 
 
 @pytest.mark.parametrize(

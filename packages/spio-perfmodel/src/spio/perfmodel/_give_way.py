@@ -71,9 +71,10 @@ def _unless_segments(
     Walking the pick's own tile in segments instead was about even with the heuristic's
     segments over 12 layers (tools/fprop_picks_segments_check.py: 0.905-1.128x).
     """
-    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments
+    from spio.kernels.conv2d_gw8 import fprop_segments
+    from spio.kernels.conv2d_gw8.pass_params import fprop_kernel_params
 
-    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
+    kernel_params = fprop_kernel_params(pass_name, params)
     if choice.config.segments or not fprop_segments.may_walk_segments(kernel_params):
         return choice  # (and the heuristic's config, which compiles, is not needed)
     config = heuristic()
@@ -103,9 +104,10 @@ def _unless_narrow_strips(
     """
     import spio.jit
     from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_spec
+    from spio.kernels.conv2d_gw8.pass_params import fprop_kernel_params
 
     spec = dgrad_spec if pass_name == "dgrad" else fprop_spec
-    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
+    kernel_params = fprop_kernel_params(pass_name, params)
     narrowed = fprop_spec.strip_columns(kernel_params.q, 2 * fprop_spec.TILE_Q)
     if choice.source == "measured" or narrowed == 2 * fprop_spec.TILE_Q:
         return choice
@@ -183,10 +185,11 @@ def compiled_grid(
 ) -> tuple[int, int]:
     """The blocks of fprop's or dgrad's config as the launcher places it on device, and how
     many of them its compiled kernel fits at once (compiling and loading it)."""
-    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_segments, fprop_spec, placement
+    from spio.kernels.conv2d_gw8 import fprop_segments, fprop_spec, placement
+    from spio.kernels.conv2d_gw8.pass_params import fprop_kernel_params
 
     placed = placement.placed_config_on(pass_name, params, config, device)
-    kernel_params = dgrad_spec.to_fprop_params(params) if pass_name == "dgrad" else params
+    kernel_params = fprop_kernel_params(pass_name, params)
     blocks = fprop_spec.grid_blocks(kernel_params, placed)
     return blocks, fprop_segments.slots_on(pass_name, params, placed, device)
 

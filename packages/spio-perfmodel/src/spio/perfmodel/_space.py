@@ -29,6 +29,7 @@ from spio.kernels.conv2d_gw8._tiling import (
     next_power_of_two,
 )
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.kernels.conv2d_gw8.pass_params import fprop_kernel_params
 
 from ._passes import kernel_pass
 
@@ -265,7 +266,7 @@ def space_columns(pass_name: str, params: Conv2dGw8Params) -> Columns:
     name = kernel_pass(pass_name).name
     if name == "wgrad":
         return _wgrad_space(params)
-    return _fprop_space(params if name == "fprop" else dgrad_spec.to_fprop_params(params))
+    return _fprop_space(fprop_kernel_params(name, params))
 
 
 def grid_blocks(pass_name: str, params: Conv2dGw8Params, columns: Columns) -> np.ndarray:
@@ -278,6 +279,5 @@ def shared_mem(pass_name: str, params: Conv2dGw8Params, columns: Columns) -> np.
     """The spec's dynamic shared memory (bytes) of every config of columns."""
     if pass_name == "wgrad":
         return wgrad_shared_mem(params, columns)
-    if pass_name == "dgrad":
-        params = dgrad_spec.to_fprop_params(params)
-    return np.asarray(fprop_spec.shared_mem_bytes(params, columns.as_config()))
+    kernel_params = fprop_kernel_params(pass_name, params)
+    return np.asarray(fprop_spec.shared_mem_bytes(kernel_params, columns.as_config()))

@@ -106,10 +106,10 @@ def walks_on(
     the walks a tuning times for each shortlisted config (spio-perfmodel), since the models
     know row chunks only. params: the layer's (for dgrad, its forward shape); compiles the
     segments' kernel to count its slots."""
-    from .dgrad_spec import to_fprop_params
     from .even_chunks import even_chunks
+    from .pass_params import fprop_kernel_params
 
-    kernel_params = to_fprop_params(params) if pass_name == "dgrad" else params
+    kernel_params = fprop_kernel_params(pass_name, params)
     chunks = even_chunks(kernel_params, config)
     if config.block_q < TILE_Q or not may_walk_segments(kernel_params):
         return [chunks]

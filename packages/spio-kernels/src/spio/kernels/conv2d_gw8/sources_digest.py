@@ -29,7 +29,7 @@ SHARED_FILES = ("conv2d_gw8_ring.cuh", "_tiling.py", "params.py", "fprop.py")
 #: source and spec shape it too. wgrad's heuristic (wgrad_heuristic.py) and fprop and
 #: dgrad's one-wave, ring-depth and segments rules (one_wave.py, ring_depth.py,
 #: fprop_segments.py) are left out: they decide which config runs, not what a config compiles
-#: to.
+#: to. So is pass_params.py, which names the layer dgrad_spec turns around for fprop's kernel.
 PASS_FILES: dict[str, tuple[str, ...]] = {
     "fprop": ("conv2d_gw8_fprop.cu", "fprop_spec.py"),
     "dgrad": ("conv2d_gw8_fprop.cu", "fprop_spec.py", "dgrad_spec.py", "dgrad.py"),

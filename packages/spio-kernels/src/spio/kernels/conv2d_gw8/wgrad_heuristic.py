@@ -455,8 +455,8 @@ def _one_strip_tile(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig
 
 
 #: Blocks of FULL_LINE_TILE an SM holds with TMA rows (82 registers a thread, 8 walking
-#: warps and a producer warp: the registers allow two); _walked_full_line_tile's grid fits one
-#: wave of them.
+#: warps and a producer warp: the registers allow two), as of the eight-group TMA tile;
+#: _walked_full_line_tile's grid fits one wave of them, and _one_wave_of_pairs asks it.
 FULL_LINE_BLOCKS_PER_SM = 2
 
 
