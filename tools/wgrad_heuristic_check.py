@@ -1,4 +1,4 @@
-"""Time the wgrad heuristic's config on a GPU with TMA (wgrad_heuristic.tma_tile) against the
+"""Time the wgrad heuristic's config on a GPU with TMA (wgrad_tma_tile.tma_tile) against the
 same heuristic without that rule, per layer.
 
     python tools/wgrad_heuristic_check.py [--layers NxCxHxWxK ...]

@@ -279,7 +279,7 @@ def test_the_h100s_stale_measurement_no_longer_decides(gpu: SimpleNamespace) -> 
     assert choice.reason.endswith("; the layer's campaign never timed the heuristic's config")
 
 
-#: A layer whose heuristic tile on a GPU with TMA takes TMA rows (wgrad_heuristic.tma_tile).
+#: A layer whose heuristic tile on a GPU with TMA takes TMA rows (wgrad_tma_tile.tma_tile).
 TMA_LAYER = Conv2dGw8Params.make(32, 64, 64, 64)
 
 
@@ -436,7 +436,7 @@ def test_a_tuning_times_fprop_and_dgrad_configs_in_their_segments_too(
 
 #: A layer whose images are 48 wide: fprop's and dgrad's heuristic takes 16-column strips
 #: (spio-kernels' fprop_spec.strip_columns), wgrad's on a GPU with TMA one 48-column strip
-#: (wgrad_heuristic._one_strip_tile).
+#: (wgrad_tma_tile._one_strip_tile).
 STRIPS_LAYER = Conv2dGw8Params.make(128, 64, 48, 48)
 
 

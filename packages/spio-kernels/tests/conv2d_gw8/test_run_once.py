@@ -92,13 +92,13 @@ def test_the_sanitizer_summary_is_read_per_tool(tool: str, output: str, clean: b
 def _h200_default(pass_name: str, params):  # type: ignore[no-untyped-def]
     """The pass's default tile on a GPU of 132 SMs with TMA (an H200), as the launchers start
     from it before any placement that compiles (CPU: no device to ask)."""
-    from spio.kernels.conv2d_gw8 import dgrad_spec, wgrad_heuristic
+    from spio.kernels.conv2d_gw8 import dgrad_spec, wgrad_heuristic, wgrad_tma_tile
 
     if pass_name == "fprop":
         return fprop_spec.default_config(params, 132)
     if pass_name == "dgrad":
         return dgrad_spec.default_config(params, 132)
-    tile = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params, 132), 132)
+    tile = wgrad_tma_tile.tma_tile(params, wgrad_heuristic.default_config(params, 132), 132)
     return wgrad_heuristic.split_walk_tile(params, tile, 132)
 
 

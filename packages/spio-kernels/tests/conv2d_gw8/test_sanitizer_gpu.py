@@ -32,7 +32,7 @@ _TMA = ["block_q=16", "block_g=8", "warp_g=2", "block_p=8", "prefetch=2", "block
 # Segments of the stream of rows over 5 images two at a time (11 per strip of 16 columns),
 # TMA rows on per-image barriers.
 _TMA_SEGMENTS = ["wgrad", "5x64x12x20", "--config", *_TMA, "image_sync=1", "segments=11"]
-# The TMA heuristic's tile on 14 x 14 images (wgrad_heuristic._images_synced): a short last
+# The TMA heuristic's tile on 14 x 14 images (wgrad_tma_tile._images_synced): a short last
 # row chunk, two steps walked, the second block's last images past the batch.
 _WALKED_IMAGES = [
     "wgrad",
@@ -112,7 +112,7 @@ CASES = {
     "wgrad-atomic-bias-rounded-tma": [*_BIAS_ROUNDED, *_TMA, "atomic_sums=1"],
     "wgrad-tma": ["wgrad", "3x64x20x18", "--config", *_TMA],
     "wgrad-tma-images-own-barriers": ["wgrad", "4x64x12x12", "--config", *_TMA, "image_sync=1"],
-    # A wide filter's tile with TMA rows (wgrad_heuristic._overhang_tma_tile): 4 groups, one
+    # A wide filter's tile with TMA rows (wgrad_tma_tile._overhang_tma_tile): 4 groups, one
     # producer, strips of 32 columns overhanging 40, two steps walked.
     "wgrad-tma-wide-filter-walked": [
         "wgrad",
@@ -121,7 +121,7 @@ CASES = {
         *["block_q=32", "block_g=4", "warp_g=1", "block_p=16", "prefetch=2", "block_n=1"],
         *["walk_n=2", "image_sync=0", "segments=0", "block_r=0", "tma=1", "producer=1"],
     ],
-    # One strip of three warps across an image 44 wide (wgrad_heuristic._one_strip_tile),
+    # One strip of three warps across an image 44 wide (wgrad_tma_tile._one_strip_tile),
     # TMA rows from a producer warp.
     "wgrad-tma-one-strip": [
         "wgrad",
@@ -266,7 +266,7 @@ CASES = {
     # ... walks whose steps end before the bottom padding row and, after the first, start
     # below the top one (TMA rows); and the same by cp.async, with the bias's sums.
     "wgrad-skip-pad-rows-walked": [*_WALKED_IMAGES, "skip_pad_rows=1"],
-    # ... with four images a step (wgrad_heuristic._four_images), six of them past the batch.
+    # ... with four images a step (wgrad_tma_tile._four_images), six of them past the batch.
     "wgrad-skip-pad-rows-walked-four-images": [
         "wgrad",
         "10x64x14x14",
@@ -276,7 +276,7 @@ CASES = {
         "skip_pad_rows=1",
     ],
     # One wave of full-line blocks of four images by TMA, not walked
-    # (wgrad_heuristic._four_image_full_line_tile), two of them past the batch.
+    # (wgrad_tma_tile._four_image_full_line_tile), two of them past the batch.
     "wgrad-four-images-full-line": [
         "wgrad",
         "6x64x16x16",

@@ -295,10 +295,10 @@ TMA_CASES = [
     (Conv2dGw8Params.make(128, 64, 64, 64), WgradConfig(16, 8, 2, 64, 2, 4, image_sync=True)),
     (Conv2dGw8Params.make(5, 64, 8, 8), WgradConfig(8, 8, 2, 8, 2, 2, 2)),
     (Conv2dGw8Params.make(7, 64, 7, 6), WgradConfig(8, 8, 1, 8, 1, 4, image_sync=True)),
-    # The wide filters' tiles wgrad_heuristic._overhang_tma_tile gives TMA rows: 4 groups
+    # The wide filters' tiles wgrad_tma_tile._overhang_tma_tile gives TMA rows: 4 groups
     # walked two steps over strips overhanging the image.
     (Conv2dGw8Params.make(4, 64, 21, 40, r=5, s=5, padding=2), WgradConfig(32, 4, 1, 16, 2, 1, 2)),
-    # One strip of three warps across an image 44 wide (wgrad_heuristic._one_strip_tile).
+    # One strip of three warps across an image 44 wide (wgrad_tma_tile._one_strip_tile).
     (Conv2dGw8Params.make(3, 64, 20, 44), WgradConfig(48, 8, 2, 8, 2, 1)),
 ]
 
@@ -339,7 +339,7 @@ PRODUCER_CASES = [
         Conv2dGw8Params.make(32, 64, 64, 64),
         WgradConfig(32, 8, 2, 16, 2, 2, image_sync=True, tma=True),
     ),
-    # The TMA heuristic's synced images (wgrad_heuristic._images_synced) where the last row
+    # The TMA heuristic's synced images (wgrad_tma_tile._images_synced) where the last row
     # chunk is short: walked steps of two images, and four images of one step.
     (
         Conv2dGw8Params.make(6, 64, 14, 14),
@@ -512,7 +512,7 @@ PAD_ROWS_CASES = [
     # padded above only; a 5 x 5 filter (the second padding row walked, its products left
     # out); row chunks, only the top one starting below; steps of 2 image rows with a bias;
     # narrow images paired in each K step, bf16; and the TMA heuristic's four-image steps
-    # (wgrad_heuristic._four_images), the second block's last ten images past the batch.
+    # (wgrad_tma_tile._four_images), the second block's last ten images past the batch.
     (
         Conv2dGw8Params.make(10, 64, 14, 14),
         WgradConfig(
@@ -744,11 +744,11 @@ def test_producer_config_on_gives_tma_tiles_producer_warps_where_the_gpu_has_tma
     "params",
     [
         # Full pixel lines in 16-column strips overhanging 28 columns; one group a block of
-        # a 7 x 7 filter (wgrad_heuristic._overhang_tma_tile; the small grids' tile, which
+        # a 7 x 7 filter (wgrad_tma_tile._overhang_tma_tile; the small grids' tile, which
         # smaller layers of wide filters take, keeps cp.async rows).
         Conv2dGw8Params.make(32, 512, 28, 28),
         Conv2dGw8Params.make(8, 64, 56, 56, r=7, s=7, padding=3),
-        # One 48-column strip across an image 44 wide (wgrad_heuristic._one_strip_tile).
+        # One 48-column strip across an image 44 wide (wgrad_tma_tile._one_strip_tile).
         Conv2dGw8Params.make(32, 128, 44, 44),
     ],
     ids=str,
@@ -783,10 +783,10 @@ def _default_matching_reference(params: Conv2dGw8Params, salt: int) -> WgradConf
     "params",
     [
         # One wave of two-image full-line blocks, two an SM, becomes one block of four
-        # images an SM with TMA rows (wgrad_heuristic._four_image_full_line_tile).
+        # images an SM with TMA rows (wgrad_tma_tile._four_image_full_line_tile).
         Conv2dGw8Params.make(32, 512, 32, 32),
         Conv2dGw8Params.make(16, 1024, 32, 32, dtype="bfloat16", has_bias=True),
-        # ... and of the eight-group TMA tile's 14 x 14 blocks (wgrad_heuristic._four_images).
+        # ... and of the eight-group TMA tile's 14 x 14 blocks (wgrad_tma_tile._four_images).
         Conv2dGw8Params.make(64, 512, 14, 14),
     ],
     ids=str,

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_heuristic, wgrad_spec
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    WgradConfig,
+    wgrad_heuristic,
+    wgrad_spec,
+    wgrad_tma_tile,
+)
 
 H200_SMS = 132
 
@@ -47,5 +53,5 @@ def test_large_batches_still_walk_to_divide_their_partial_sums(
 
 def test_the_unwalked_tile_takes_eight_groups_by_tma_on_a_gpu_with_tma() -> None:
     params = Conv2dGw8Params.make(64, 128, 24, 24)
-    tile = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params, H200_SMS))
+    tile = wgrad_tma_tile.tma_tile(params, wgrad_heuristic.default_config(params, H200_SMS))
     assert tile == WgradConfig(16, 8, 2, 16, 2, 4, image_sync=True, tma=True)

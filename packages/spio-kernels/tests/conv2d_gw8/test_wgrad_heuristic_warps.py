@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, wgrad_heuristic, wgrad_spec
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    WgradConfig,
+    wgrad_heuristic,
+    wgrad_spec,
+    wgrad_tma_tile,
+)
 
 H200_SMS = 132
 
@@ -61,9 +67,9 @@ def test_the_eight_group_tma_tile_needs_8_warps_per_sm(
     params = Conv2dGw8Params.make(*shape, r=k, s=k, padding=k // 2)
     ladder = wgrad_heuristic.default_config(params, H200_SMS)
     assert (ladder.block_g, ladder.tma) == (4, False)
-    tile = wgrad_heuristic.tma_tile(params, ladder, H200_SMS)
+    tile = wgrad_tma_tile.tma_tile(params, ladder, H200_SMS)
     assert (tile.block_g, tile.warp_g, tile.tma) == (8, 2, True)
     warps = warps_per_sm(params, tile)
     assert wgrad_heuristic.EIGHT_GROUP_MIN_WARPS_PER_SM <= warps < wgrad_heuristic.MIN_WARPS_PER_SM
     monkeypatch.setattr(wgrad_heuristic, "EIGHT_GROUP_MIN_WARPS_PER_SM", 13)
-    assert wgrad_heuristic.tma_tile(params, ladder, H200_SMS) == ladder
+    assert wgrad_tma_tile.tma_tile(params, ladder, H200_SMS) == ladder

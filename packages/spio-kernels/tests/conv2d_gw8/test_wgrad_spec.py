@@ -11,6 +11,7 @@ from spio.kernels.conv2d_gw8 import (
     WgradConfig,
     wgrad_heuristic,
     wgrad_spec,
+    wgrad_tma_tile,
     wgrad_types,
 )
 from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM
@@ -360,7 +361,7 @@ def test_short_walks_keep_their_rows_off_tma() -> None:
     params = Conv2dGw8Params.make(1, 1024, 48, 48)
     config = wgrad_heuristic.default_config(params)
     assert (config.block_g, config.block_p) == (4, 4)
-    assert wgrad_heuristic.tma_tile(params, config) == config
+    assert wgrad_tma_tile.tma_tile(params, config) == config
 
 
 def test_short_chunks_stop_below_the_images_height() -> None:
@@ -816,7 +817,7 @@ def test_paired_defaults_are_in_the_space(n: int, r: int) -> None:
 def test_tma_tile_takes_eight_groups_and_tma_rows(
     params: Conv2dGw8Params, expected: WgradConfig
 ) -> None:
-    config = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params))
+    config = wgrad_tma_tile.tma_tile(params, wgrad_heuristic.default_config(params))
     assert config == expected
     assert config in wgrad_spec.config_space(params)
 
@@ -836,9 +837,9 @@ def test_tma_tile_takes_eight_groups_and_tma_rows(
 def test_tma_tile_covers_images_33_to_48_wide_with_one_strip(
     params: Conv2dGw8Params, block_q: int
 ) -> None:
-    # wgrad_heuristic._one_strip_tile: the 8-group tile's 32-column strips of one image
+    # wgrad_tma_tile._one_strip_tile: the 8-group tile's 32-column strips of one image
     # become one strip of three warps across.
-    config = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params))
+    config = wgrad_tma_tile.tma_tile(params, wgrad_heuristic.default_config(params))
     assert config.block_q == block_q
     assert (config.block_g, config.block_n, config.tma) == (8, 1, True)
     wgrad_spec.check_config(params, config)
@@ -853,7 +854,7 @@ def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -
     # Whatever the row chunks and walk: a short last chunk or walked steps included.
     n, c, hw = shape
     params = Conv2dGw8Params.make(n, c, hw, hw)
-    config = wgrad_heuristic.tma_tile(params, wgrad_heuristic.default_config(params))
+    config = wgrad_tma_tile.tma_tile(params, wgrad_heuristic.default_config(params))
     if config.tma and config.warp_rows > 1:
         assert config.image_sync
     assert config in wgrad_spec.config_space(params)
@@ -889,7 +890,7 @@ def test_tma_tiles_sync_their_images_on_their_own(shape: tuple[int, int, int]) -
 )
 def test_tma_tile_keeps_other_tiles(params: Conv2dGw8Params) -> None:
     default = wgrad_heuristic.default_config(params)
-    assert wgrad_heuristic.tma_tile(params, default) == default
+    assert wgrad_tma_tile.tma_tile(params, default) == default
 
 
 @pytest.mark.parametrize(
@@ -912,7 +913,7 @@ def test_tma_tile_gives_overhanging_lines_and_wide_filters_tma_rows(
 ) -> None:
     default = wgrad_heuristic.default_config(params)
     assert not default.tma
-    assert wgrad_heuristic.tma_tile(params, default) == dataclasses.replace(default, tma=True)
+    assert wgrad_tma_tile.tma_tile(params, default) == dataclasses.replace(default, tma=True)
 
 
 @pytest.mark.parametrize(
@@ -939,8 +940,8 @@ def test_tma_tile_gives_full_lines_four_images_by_tma_in_one_wave(
     default = wgrad_heuristic.default_config(params)
     assert (default.block_g, default.block_n, default.walk_n, default.tma) == (8, 2, 1, False)
     pairs = wgrad_spec.grid_blocks(params, default) // walk_n  # two-image blocks, walked
-    assert pairs <= wgrad_heuristic.FULL_LINE_BLOCKS_PER_SM * 132
-    config = wgrad_heuristic.tma_tile(params, default)
+    assert pairs <= wgrad_tma_tile.FULL_LINE_BLOCKS_PER_SM * 132
+    config = wgrad_tma_tile.tma_tile(params, default)
     assert config == dataclasses.replace(default, block_n=4, walk_n=walk_n, tma=True)
     assert config.image_sync
     assert config in wgrad_spec.config_space(params)
@@ -965,7 +966,7 @@ def test_tma_tile_keeps_two_images_where_four_would_not_pay(
     params: Conv2dGw8Params, sm_count: int
 ) -> None:
     default = wgrad_heuristic.default_config(params, sm_count)
-    assert wgrad_heuristic.tma_tile(params, default, sm_count).block_n == default.block_n == 2
+    assert wgrad_tma_tile.tma_tile(params, default, sm_count).block_n == default.block_n == 2
 
 
 @pytest.mark.parametrize(
@@ -987,7 +988,7 @@ def test_tma_tile_leaves_full_lines_unwalked_where_the_waves_would_not_become_on
     params: Conv2dGw8Params, sm_count: int
 ) -> None:
     default = wgrad_heuristic.default_config(params, sm_count)
-    assert wgrad_heuristic.tma_tile(params, default, sm_count).walk_n == 1
+    assert wgrad_tma_tile.tma_tile(params, default, sm_count).walk_n == 1
 
 
 @pytest.mark.parametrize(
@@ -1010,14 +1011,14 @@ def test_tma_tiles_take_four_images_where_their_grid_stays_wide(
 ) -> None:
     n, c, hw = shape
     params = Conv2dGw8Params.make(n, c, hw, hw)
-    config = wgrad_heuristic.tma_tile(
+    config = wgrad_tma_tile.tma_tile(
         params, wgrad_heuristic.default_config(params, sm_count), sm_count
     )
     assert config.tma
     assert config.image_sync
     assert config.block_n == block_n
     if block_n == 4:
-        share = wgrad_heuristic.FOUR_IMAGES_MIN_SM_SHARE
+        share = wgrad_tma_tile.FOUR_IMAGES_MIN_SM_SHARE
         assert wgrad_spec.grid_blocks(params, config) >= share * sm_count
     assert config in wgrad_spec.config_space(params)
 
@@ -1027,8 +1028,8 @@ def test_tma_tile_counts_the_gpus_sms() -> None:
     # EIGHT_GROUP_MIN_WARPS_PER_SM each).
     params = Conv2dGw8Params.make(32, 64, 64, 64)
     default = wgrad_heuristic.default_config(params, 264)
-    assert wgrad_heuristic.tma_tile(params, default, 264) == default
-    assert wgrad_heuristic.tma_tile(params, default, 132).tma
+    assert wgrad_tma_tile.tma_tile(params, default, 264) == default
+    assert wgrad_tma_tile.tma_tile(params, default, 132).tma
 
 
 @pytest.mark.parametrize(("arch", "tma"), [("sm_90", True), ("sm_80", False)])

@@ -39,7 +39,7 @@ class GpuLimits:
     shared_per_sm: int = 228 * 1024
     reserved_shared_per_block: int = 1024
     #: Whether the GPU has TMA (sm_90 and newer), where wgrad's heuristic tile differs
-    #: (wgrad_heuristic.tma_tile); no feature depends on it. (Models saved before it were all
+    #: (wgrad_tma_tile.tma_tile); no feature depends on it. (Models saved before it were all
     #: trained on H100s and H200s.)
     tma: bool = True
 

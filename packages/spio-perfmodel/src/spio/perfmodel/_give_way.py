@@ -198,7 +198,7 @@ def _unless_tma_tile(
     choice: ConfigChoice, launch: str, params: Conv2dGw8Params, device: int, heuristic: Heuristic
 ) -> ConfigChoice:
     """choice, or the heuristic's config where it is a wgrad tile with TMA rows (on a GPU
-    with TMA, wgrad_heuristic.tma_tile) and choice's is not, unless the model's rows timed
+    with TMA, wgrad_tma_tile.tma_tile) and choice's is not, unless the model's rows timed
     each tile as the launcher runs it (launch == "launcher").
 
     The models were trained on tiles timed without producer warps, which the launcher gives
@@ -229,7 +229,7 @@ def _unless_one_strip(
     choice: ConfigChoice, params: Conv2dGw8Params, device: int, heuristic: Heuristic
 ) -> ConfigChoice:
     """choice, or the heuristic's config where its wgrad tile covers the image with one strip
-    of a width outside the config space (spio-kernels' wgrad_heuristic._one_strip_tile:
+    of a width outside the config space (spio-kernels' wgrad_tma_tile._one_strip_tile:
     48 columns for images 33 to 48 wide), which no model has timed: over a config measured
     fastest on the layer too, since its campaign could not time that tile.
 

@@ -19,6 +19,7 @@ from spio.kernels.conv2d_gw8 import (
     fprop_spec,
     wgrad_heuristic,
     wgrad_spec,
+    wgrad_tma_tile,
 )
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
@@ -74,8 +75,8 @@ def kernel_pass(name: str) -> KernelPass:
 def heuristic_tile(name: str, params: Conv2dGw8Params, sm_count: int, tma: bool) -> Any:
     """The tile a launch of pass `name` without a config starts from on a GPU of sm_count
     SMs, with TMA or without: the spec's default, and for wgrad on a GPU with TMA its
-    wgrad_heuristic.tma_tile (as wgrad.default_tile_on gives it for a device)."""
+    wgrad_tma_tile.tma_tile (as wgrad.default_tile_on gives it for a device)."""
     tile = kernel_pass(name).default_config(params, sm_count)
     if kernel_pass(name).name == "wgrad" and tma:
-        return wgrad_heuristic.tma_tile(params, tile, sm_count)
+        return wgrad_tma_tile.tma_tile(params, tile, sm_count)
     return tile

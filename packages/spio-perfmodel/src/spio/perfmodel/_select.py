@@ -193,7 +193,7 @@ def _model_or_heuristic(
         from spio.kernels.conv2d_gw8 import wgrad
 
         # A model of launched tiles is held to the tile the heuristic launches on this GPU
-        # (with TMA rows where it has TMA, wgrad_heuristic.tma_tile), which it knows as launched.
+        # (with TMA rows where it has TMA, wgrad_tma_tile.tma_tile), which it knows as launched.
         default = wgrad.default_tile_on(params, device)
     # Campaigns time layers without bias; fprop's bias is an epilogue of C adds per pixel,
     # which does not change which config is fastest.

@@ -9,7 +9,7 @@ look-up, for frameworks that call the same layer every step. torch is imported o
 reference and the benchmark.
 """
 
-from . import dgrad_spec, wgrad_heuristic, wgrad_spec
+from . import dgrad_spec, wgrad_heuristic, wgrad_spec, wgrad_tma_tile
 from .dgrad import conv2d_gw8_dgrad, dgrad_launch
 from .fprop import ConvLaunch, conv2d_gw8_fprop, fprop_launch, get_kernel
 from .fprop_spec import FpropConfig, config_space, default_config, generate_types, launch_geometry
@@ -39,5 +39,6 @@ __all__ = [
     "wgrad_heuristic",
     "wgrad_launch",
     "wgrad_spec",
+    "wgrad_tma_tile",
     "wgrad_workspace_bytes",
 ]
