@@ -17,7 +17,9 @@ K // 2) and the launcher's deterministic config and its atomic-sums twin:
   wait for the previous grid, at the walk's end, after the accumulators' stores to shared
   memory and at its end, over 20 launches in a CUDA graph: when the walks and the blocks
   end against the earliest start, and the gap from one launch's last block to the next
-  launch's first.
+  launch's first; then, with each block's `%smid`, the walks' spread within a launch and
+  whether it follows the SMs or the blocks (the data each walks): each one's mean walk over
+  the even launches against the odd ones.
 
 The cuts and probes are text edits of the kernel's source at fixed places (ANCHOR_*): the
 tool stops with a message where the source no longer has one of them.
@@ -84,8 +86,8 @@ def _clock(name: str) -> str:
 
 #: After the workspace's partial sums (RECORD_OFFSET floats in): a launch counter per block,
 #: then per block and launch eight u64: the %globaltimer at entry, at start (the previous grid
-#: done), at the walk's end, once the accumulators are in shared memory and at the end, and
-#: the launch's index (two unused).
+#: done), at the walk's end, once the accumulators are in shared memory and at the end, the
+#: launch's index and the SM the block ran on (one unused).
 RECORD_OFFSET = 64
 _PROBES = [
     (ANCHOR_ALLOW, "    " + _clock("entry") + "\n" + ANCHOR_ALLOW),
@@ -102,7 +104,9 @@ _PROBES = [
         f"        unsigned long long* const at = base + gridDim.x + "
         f"(blockIdx.x * {LAUNCHES} + launch % {LAUNCHES}) * 8;\n"
         "        at[0] = t_entry; at[1] = t_start; at[2] = t_walk; at[3] = t_slabs;\n"
-        "        at[4] = t_end; at[5] = launch;\n    }\n" + ANCHOR_END[len("    });\n") :],
+        "        at[4] = t_end; at[5] = launch;\n"
+        '        unsigned smid; asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));\n'
+        "        at[6] = smid;\n    }\n" + ANCHOR_END[len("    });\n") :],
     ),
 ]
 
@@ -213,8 +217,9 @@ def timeline(
     torch.cuda.synchronize()
     records = workspace[first : first + 2 * words].view(torch.int64).cpu()[grid:].view(-1, 8)
     by_launch: dict[int, list[list[int]]] = defaultdict(list)
-    for record in records.tolist():
-        by_launch[record[5]].append(record[:5])
+    for index, record in enumerate(records.tolist()):
+        # Each block's records are LAUNCHES consecutive rows: the block is index // LAUNCHES.
+        by_launch[record[5]].append([*record[:5], record[6], index // LAUNCHES])
     walks, ends, gaps, previous_end = [], [], [], None
     for launch in sorted(by_launch):
         blocks = by_launch[launch]
@@ -234,6 +239,46 @@ def timeline(
         f"end to the next one's first start median {statistics.median(gaps):.0f}",
         flush=True,
     )
+    print_by_sm(by_launch)
+
+
+def print_by_sm(by_launch: dict[int, list[list[int]]]) -> None:
+    """Print whether the walks' spread follows the SMs or the blocks (the data they walk):
+    for each, the mean walk over the even and over the odd launches and their correlation
+    (near 1 when some walk slower every launch), the slowest and fastest; the walks' spread
+    within a launch; and how far apart the blocks start."""
+    starts, spreads = [], []
+    for blocks in by_launch.values():
+        starts.append(max(block[1] for block in blocks) - min(block[1] for block in blocks))
+        walks = sorted(block[2] - block[1] for block in blocks)
+        spreads.append([walks[len(walks) // 2], walks[len(walks) * 9 // 10], walks[-2], walks[-1]])
+    columns = zip(*spreads, strict=True)
+    median, p90, second, slowest = (statistics.median(column) for column in columns)
+    print(
+        f"   blocks start within {statistics.median(starts):.0f} ns of each other; a launch's "
+        f"walks (medians over launches, ns): median {median:.0f}, p90 {p90:.0f}, second "
+        f"slowest {second:.0f}, slowest {slowest:.0f}",
+        flush=True,
+    )
+    for key, column in (("SM", 5), ("block", 6)):
+        halves: list[dict[int, list[int]]] = [defaultdict(list), defaultdict(list)]
+        for launch, blocks in by_launch.items():
+            for block in blocks:
+                halves[launch % 2][block[column]].append(block[2] - block[1])
+        keys = sorted(set(halves[0]) & set(halves[1]))
+        even = [statistics.mean(halves[0][k]) for k in keys]
+        odd = [statistics.mean(halves[1][k]) for k in keys]
+        both = {k: (a + b) / 2 for k, a, b in zip(keys, even, odd, strict=True)}
+        ranked = sorted(both, key=both.__getitem__)
+        print(
+            f"   by {key} ({len(keys)}): mean walk of the even launches against the odd ones, "
+            f"correlation {statistics.correlation(even, odd):.2f}\n"
+            f"   slowest (ns): "
+            + ", ".join(f"{k}: {both[k]:.0f}" for k in reversed(ranked[-10:]))
+            + "\n   fastest (ns): "
+            + ", ".join(f"{k}: {both[k]:.0f}" for k in ranked[:10]),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

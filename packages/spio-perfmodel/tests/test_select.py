@@ -493,6 +493,32 @@ def test_a_wgrad_pick_does_not_replace_the_heuristics_one_strip_tile(
     assert (choice.config, choice.source) == (pick, "model")
 
 
+#: A layer whose wgrad heuristic, on a GPU with TMA, walks its four-image blocks eight steps,
+#: one wave of 128 blocks (wgrad_tma_tile._fewest_waves): outside the space's walks.
+LONG_WALK_LAYER = Conv2dGw8Params.make(1024, 256, 14, 14)
+
+
+def test_a_wgrad_pick_does_not_replace_the_heuristics_walk_into_one_wave(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    tile = wgrad.default_tile_on(LONG_WALK_LAYER)
+    assert (tile.walk_n, tile.tma) == (8, True)
+    space = PASSES["wgrad"].config_space(LONG_WALK_LAYER)
+    pick = next(c for c in space if c.tma and c.walk_n == 4)
+    choice = choose_config("wgrad", LONG_WALK_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (tile, "heuristic")
+    assert choice.reason.endswith(
+        "the heuristic's tile walks 8 steps of images, which the models never timed"
+    )
+    # Without TMA the heuristic walks the space's steps (the rule is the TMA tiles'): the
+    # pick stays.
+    gpu.arch = "sm_80"
+    choice = choose_config("wgrad", LONG_WALK_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")
+
+
 def test_an_fprop_pick_runs_its_rows_in_even_chunks(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

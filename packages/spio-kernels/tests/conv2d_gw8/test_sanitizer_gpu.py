@@ -284,6 +284,15 @@ CASES = {
         *[field for field in _TMA if field.split("=")[0] not in ("block_p", "block_n")],
         *["block_p=16", "block_n=4", "walk_n=1", "image_sync=1", "producer=1"],
     ],
+    # Four-image blocks walking three steps, outside the space's walks
+    # (wgrad_tma_tile._fewest_waves), two of the images past the batch.
+    "wgrad-four-images-walked-three-steps": [
+        "wgrad",
+        "10x64x14x14",
+        "--config",
+        *[f for f in _WALKED_IMAGES[3:] if f.split("=")[0] not in ("block_n", "walk_n")],
+        *["block_n=4", "walk_n=3", "skip_pad_rows=1"],
+    ],
     "wgrad-skip-pad-rows-walked-cp-async-bias": [
         "wgrad",
         "5x64x10x12",

@@ -788,6 +788,8 @@ def _default_matching_reference(params: Conv2dGw8Params, salt: int) -> WgradConf
         Conv2dGw8Params.make(16, 1024, 32, 32, dtype="bfloat16", has_bias=True),
         # ... and of the eight-group TMA tile's 14 x 14 blocks (wgrad_tma_tile._four_images).
         Conv2dGw8Params.make(64, 512, 14, 14),
+        # ... and of full lines walked two steps (wgrad_tma_tile._walked_full_line_tile).
+        Conv2dGw8Params.make(128, 256, 28, 28),
     ],
     ids=str,
 )
@@ -797,6 +799,28 @@ def test_the_default_with_four_images_by_tma_matches_reference(params: Conv2dGw8
     config = _default_matching_reference(params, 23)
     hopper = torch.cuda.get_device_capability() >= (9, 0)
     assert (config.block_n, config.tma) == ((4, True) if hopper else (2, False))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # Four-image blocks walking as many steps as make one wave on an H100 or H200
+        # (wgrad_tma_tile._fewest_waves): 3 steps, the last blocks' partly past the batch ...
+        Conv2dGw8Params.make(128, 768, 12, 12),
+        # ... and 5 steps, with the bias's sums in bf16.
+        Conv2dGw8Params.make(160, 1024, 14, 14, dtype="bfloat16", has_bias=True),
+    ],
+    ids=str,
+)
+def test_the_default_walking_into_one_wave_matches_reference(params: Conv2dGw8Params) -> None:
+    import torch
+
+    from spio.kernels.conv2d_gw8.wgrad_spec import WALK_N_VALUES
+
+    config = _default_matching_reference(params, 25)
+    if torch.cuda.get_device_capability() >= (9, 0):
+        assert config.block_n == 4
+        assert config.walk_n not in WALK_N_VALUES
 
 
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:

@@ -2,7 +2,8 @@
 tile that the models never timed, so they cannot weigh it against their pick, and it ran
 faster than the picks on the GPU.
 
-- wgrad's TMA rows (_unless_tma_tile) and one-strip tiles (_unless_one_strip);
+- wgrad's TMA rows (_unless_tma_tile), one-strip tiles (_unless_one_strip) and walks of a
+  number of steps outside the config space (_unless_untimed_walk);
 - fprop's and dgrad's segments (_unless_segments) and 16-column strips where 32-column ones
   would overhang the image (_unless_narrow_strips);
 - and a pick of fprop or dgrad on a filter of 3 x 3 or smaller, in strips of 16 columns or
@@ -43,7 +44,8 @@ def unless_untimed(
     features assume (LatencyModel.limits)."""
     if pass_name == "wgrad":
         choice = _unless_tma_tile(choice, launch, params, device, heuristic)
-        return _unless_one_strip(choice, params, device, heuristic)
+        choice = _unless_one_strip(choice, params, device, heuristic)
+        return _unless_untimed_walk(choice, params, device, heuristic)
     choice = _unless_segments(choice, pass_name, params, heuristic)
     choice = _unless_narrow_strips(choice, pass_name, params, device, heuristic)
     return _unless_more_waves(choice, pass_name, limits, params, device, heuristic)
@@ -247,4 +249,27 @@ def _unless_one_strip(
         f"the heuristic's tile covers the image with one {tile.block_q}-column strip, which "
         "the models never timed"
     )
+    return _given_way(choice, heuristic(), why)
+
+
+def _unless_untimed_walk(
+    choice: ConfigChoice, params: Conv2dGw8Params, device: int, heuristic: Heuristic
+) -> ConfigChoice:
+    """choice, or the heuristic's config where its wgrad tile walks a number of steps of
+    images outside the config space (spio-kernels' wgrad_tma_tile._fewest_waves: as many as
+    put the grid in one wave, 3 to 32), which no model has timed; kept where choice walks as
+    many.
+
+    H200 (2026-11-30, tools/wgrad_variants_check.py, in one process each): where the shipped
+    H200 model's pick had TMA rows and so ran before this rule, the heuristic's longer walks
+    ran 1.057-1.29x faster than it: 1024x256x14x14 58.26 -> 52.44 us (two images, four
+    steps), 160x1024x14x14 36.32 -> 34.37 (two images, 16 segments), 512x1024x10x10 73.55
+    -> 57.04 (one image, 41 segments).
+    """
+    from spio.kernels.conv2d_gw8 import wgrad, wgrad_spec
+
+    tile = wgrad.default_tile_on(params, device)
+    if tile.walk_n in wgrad_spec.WALK_N_VALUES or choice.config.walk_n == tile.walk_n:
+        return choice
+    why = f"the heuristic's tile walks {tile.walk_n} steps of images, which the models never timed"
     return _given_way(choice, heuristic(), why)

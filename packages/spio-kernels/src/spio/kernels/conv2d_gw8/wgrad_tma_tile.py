@@ -37,7 +37,8 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     its one wave of two blocks per SM becomes one block per SM (_four_image_full_line_tile);
     else config, with its rows by TMA where its filter is wide,
     or it has TMA_BLOCK_G groups and its column strips overhang the image
-    (_overhang_tma_tile).
+    (_overhang_tma_tile). Walked four-image tiles walk as many steps as put their grid in the
+    fewest waves (_fewest_waves).
 
     From H200 runs (2026-11-28, tools/wgrad_heuristic_check.py: each tile as the launcher
     runs it, producer warps included, alternating in one process; the heuristic's config ->
@@ -301,7 +302,8 @@ def _four_images(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) ->
     blocks, half as many, still reaches FOUR_IMAGES_MIN_SM_SHARE of the sm_count SMs; else
     config. Each wider block is two of config's side by side, on one SM where two of those
     fit (the 14 x 14 tile: 82 registers, 10 warps or 20), so the walks stay as they were and
-    the partial sums halve.
+    the partial sums halve. A walked tile then walks as many steps as put its grid in the
+    fewest waves (_fewest_waves).
 
     H200 (2026-11-29, tools/wgrad_variants_check.py, as the launcher runs them, one process
     each run): 1.020-1.051x on 128x512x14x14, 256x1024x14x14, 512x512x16x16, 1024x256x14x14
@@ -326,7 +328,52 @@ def _four_images(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) ->
         return config
     if grid_blocks(params, wider) < FOUR_IMAGES_MIN_SM_SHARE * sm_count:
         return config
-    return wider
+    return _fewest_waves(params, wider, sm_count) if wider.walk_n > 1 else wider
+
+
+#: Blocks of four images (_four_images) an SM holds: their 16 walking warps and 4 producer
+#: warps take 82 registers a thread or more, over half of an SM's 64 K.
+FOUR_IMAGE_BLOCKS_PER_SM = 1
+#: The share of the SMs a grid of _fewest_waves' longer walks must reach.
+FEWEST_WAVES_MIN_SM_SHARE = 0.95
+
+
+def _fewest_waves(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> WgradConfig:
+    """Walked four-image tile config walking as many steps (walk_n) as puts its grid in the
+    fewest waves of FOUR_IMAGE_BLOCKS_PER_SM blocks an SM, the fewest steps that do, where
+    that grid still reaches FEWEST_WAVES_MIN_SM_SHARE of the sm_count SMs; config where no
+    longer walk has fewer waves. Each wave pays the blocks' fixed costs (the rings' first
+    rows, the accumulators' sums and stores, ~1.8 us) and the spread of its walks' ends;
+    longer walks pay them once and write fewer partial sums. The walks may be of any number
+    of steps, outside the config space's WALK_N_VALUES, as _one_strip_tile's strips are.
+
+    H200 (2026-11-30, tools/wgrad_variants_check.py, as the launcher places them,
+    alternating in one process; the tile before, walking 2 or 4 steps -> this): grids of
+    two to four waves 1.064-1.084x (1024x256x14x14 55.87 -> 52.51 us, 2.43x -> 2.59x
+    cuDNN, 512x512x14x14 1.073x, 1024x512x14x14 107.92 -> 99.60, 97% of copy); grids the
+    launcher walked in segments to even out their waves (wgrad.balanced_config_on)
+    1.017-1.044x (192x512x14x14 23.78 -> 22.77 us, 384x256x16x16 1.036x, 256x768x14x14),
+    on grids of 128 or 132 blocks, but 192x768x14x14's of 120 (91% of the SMs) lost against
+    its segments, 0.986x, hence the share. Walks that leave more SMs idle lost more:
+    512x256x14x14 walking eight steps instead of four (64 blocks) 0.76x, 64x1024x16x16
+    (32) 0.51x. Held out (seven layers of 10 x 10 to 16 x 16 images, none timed before):
+    1.069x in geometric mean, 0.999-1.236x (512x1024x10x10 70.48 -> 57.04 us, walking 16
+    steps; 768x256x13x13 1.061x, 2.53x cuDNN; 128x768x12x12 1.062x; 160x1024x14x14 1.050x;
+    256x1024x16x16 1.047x; 96x1024x14x14 1.045x; 384x768x14x14 0.999x). 384x384x14x14,
+    whose 120 blocks the share keeps in segments, ran 1.008x walking five steps.
+    """
+    slots = FOUR_IMAGE_BLOCKS_PER_SM * sm_count
+    best, best_waves = config, ceil_div(grid_blocks(params, config), slots)
+    walk_n = config.walk_n
+    while _images_fit(params, config.block_n * (walk_n + 1)):
+        walk_n += 1
+        walked = dataclasses.replace(config, walk_n=walk_n)
+        blocks = grid_blocks(params, walked)
+        if blocks < FEWEST_WAVES_MIN_SM_SHARE * sm_count:
+            break
+        if ceil_div(blocks, slots) < best_waves and _is_valid(params, walked):
+            best, best_waves = walked, ceil_div(blocks, slots)
+    return best
 
 
 def _one_wave_of_pairs(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> bool:
