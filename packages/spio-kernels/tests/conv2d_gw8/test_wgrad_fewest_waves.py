@@ -74,6 +74,37 @@ def test_walks_stay_where_no_longer_walk_has_fewer_waves_on_enough_sms(
     assert config in wgrad_spec.config_space(params)
 
 
+@pytest.mark.parametrize(
+    ("shape", "walk_n"), [((512, 64, 64), 4), ((768, 64, 32), 3), ((512, 256, 28), 8)], ids=str
+)
+def test_full_lines_walked_past_one_wave_walk_four_images_into_one(
+    shape: tuple[int, int, int], walk_n: int
+) -> None:
+    # wgrad_tma_tile._walked_full_line_tile: two steps of two images would leave 384 to 1024
+    # blocks, more than one wave of two an SM; four images a step walk into one wave.
+    n, c, hw = shape
+    params = Conv2dGw8Params.make(n, c, hw, hw)
+    default = wgrad_heuristic.default_config(params, 132)
+    assert (default.block_g, default.block_n, default.walk_n, default.tma) == (8, 2, 1, False)
+    two_steps = dataclasses.replace(default, walk_n=2)
+    assert wgrad_spec.grid_blocks(params, two_steps) > wgrad_tma_tile.FULL_LINE_BLOCKS_PER_SM * 132
+    config = _tile(params, 132)
+    assert config == dataclasses.replace(default, block_n=4, walk_n=walk_n, tma=True)
+    assert _waves(params, config, 132) == 1
+
+
+@pytest.mark.parametrize("shape", [(32, 768, 64), (24, 768, 56)], ids=str)
+def test_full_lines_stay_unwalked_where_four_images_cannot_walk_into_one_wave(
+    shape: tuple[int, int, int],
+) -> None:
+    # 32x768x64x64: four images walked into the fewest waves still leave 192 blocks, two
+    # waves of one an SM, which were not measured (24x768x56x56: 144).
+    n, c, hw = shape
+    params = Conv2dGw8Params.make(n, c, hw, hw)
+    config = _tile(params, 132)
+    assert (config.block_n, config.walk_n) == (2, 1)
+
+
 def test_unwalked_tiles_keep_their_one_step() -> None:
     # One wave of full-line blocks of four images (wgrad_tma_tile._four_image_full_line_tile).
     params = Conv2dGw8Params.make(128, 128, 32, 32)

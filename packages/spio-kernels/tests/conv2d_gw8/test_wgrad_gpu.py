@@ -809,6 +809,8 @@ def test_the_default_with_four_images_by_tma_matches_reference(params: Conv2dGw8
         Conv2dGw8Params.make(128, 768, 12, 12),
         # ... and 5 steps, with the bias's sums in bf16.
         Conv2dGw8Params.make(160, 1024, 14, 14, dtype="bfloat16", has_bias=True),
+        # Full lines of four images walking 3 steps (wgrad_tma_tile._walked_full_line_tile).
+        Conv2dGw8Params.make(768, 64, 32, 32),
     ],
     ids=str,
 )

@@ -899,8 +899,9 @@ def test_tma_tile_keeps_other_tiles(params: Conv2dGw8Params) -> None:
 @pytest.mark.parametrize(
     "params",
     [
-        # Full pixel lines whose 16-column strips overhang 28, 36 and 40 columns.
-        Conv2dGw8Params.make(128, 512, 28, 28),
+        # Full pixel lines whose 16-column strips overhang 28, 36 and 40 columns, in grids
+        # too small to walk (48 images of 28 x 28: walked, under MIN_WARPS_PER_SM warps).
+        Conv2dGw8Params.make(48, 512, 28, 28),
         Conv2dGw8Params.make(96, 128, 36, 36),
         Conv2dGw8Params.make(64, 256, 40, 40),
         # Wide filters, whatever their groups and columns: 8 groups would need more
@@ -975,8 +976,9 @@ def test_tma_tile_keeps_two_images_where_four_would_not_pay(
 @pytest.mark.parametrize(
     ("params", "sm_count"),
     [
-        # Walked, the grid would stay two waves (512 blocks).
-        (Conv2dGw8Params.make(512, 64, 64, 64), 132),
+        # Walked, the grid would stay two waves (384 blocks), and four images walked into
+        # the fewest waves would leave two (192).
+        (Conv2dGw8Params.make(32, 768, 64, 64), 132),
         # Walked, the grid would leave the GPU under MIN_WARPS_PER_SM warps per SM.
         (Conv2dGw8Params.make(128, 64, 64, 64), 132),
         (Conv2dGw8Params.make(192, 64, 64, 64), 132),

@@ -31,14 +31,13 @@ def tma_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: int = 132) 
     a warp, its rows by TMA and two rows of prefetch (one where two do not fit), where that is
     a valid config whose grid still holds wgrad_heuristic.EIGHT_GROUP_MIN_WARPS_PER_SM warps per SM
     (_eight_group_tile), its strips one across images 33 to 48 columns wide
-    (_one_strip_tile); else
-    FULL_LINE_TILE's walking two steps with its rows by TMA where its two waves become one
-    (_walked_full_line_tile); else FULL_LINE_TILE's with four images a block by TMA where
-    its one wave of two blocks per SM becomes one block per SM (_four_image_full_line_tile);
-    else config, with its rows by TMA where its filter is wide,
-    or it has TMA_BLOCK_G groups and its column strips overhang the image
-    (_overhang_tma_tile). Walked four-image tiles walk as many steps as put their grid in the
-    fewest waves (_fewest_waves).
+    (_one_strip_tile); else FULL_LINE_TILE's walking two steps with its rows by TMA where
+    its two waves become one, or four images walking into one wave where more
+    (_walked_full_line_tile); else FULL_LINE_TILE's with four images a block by TMA where its
+    one wave of two blocks per SM becomes one block per SM (_four_image_full_line_tile);
+    else config, with its rows by TMA where its filter is wide, or it has TMA_BLOCK_G groups
+    and its column strips overhang the image (_overhang_tma_tile). Walked four-image tiles
+    walk as many steps as put their grid in the fewest waves (_fewest_waves).
 
     From H200 runs (2026-11-28, tools/wgrad_heuristic_check.py: each tile as the launcher
     runs it, producer warps included, alternating in one process; the heuristic's config ->
@@ -148,8 +147,9 @@ def _walked_full_line_tile(
     (FULL_LINE_TILE's), walking two steps with its rows by TMA, where that is valid and its
     grid, half as many blocks, still holds MIN_WARPS_PER_SM warps per SM and fits one wave
     of FULL_LINE_BLOCKS_PER_SM blocks per SM: two waves of blocks become one wave of walks
-    twice as long; then with four images a step where _four_images takes them. None
-    otherwise.
+    twice as long; then with four images a step where _four_images takes them. Where the
+    walked grid is more than one such wave, only with four images a step walked into one
+    wave of one block an SM (_four_images' _fewest_waves). None otherwise.
 
     H200 (2026-11-29, tools/wgrad_variants_check.py, each as the launcher places it,
     alternating in one process; the heuristic's tile -> walked with TMA rows): 256x64x64x64
@@ -175,6 +175,14 @@ def _walked_full_line_tile(
     (256x128x28x28 29.78 -> 29.01 us, 512x64x32x32 1.005x, 320x64x48x48 1.007x,
     64x512x32x32 0.997x). Small, as these walks already run at 81-96% of copy, but as
     everywhere else the four-image blocks keep the walks and halve the partial sums.
+
+    Walked into one wave where two steps leave more (H200, 2026-11-30, the same tool; the
+    launcher's tile, 768 to 2048 blocks of two images or its segments -> four images a
+    step walked 3 to 8 steps, 128 blocks): 512x64x64x64 140.35 -> 121.81 us (1.152x, 2.44x
+    -> 2.81x cuDNN), 1024x64x32x32 1.070x, 512x128x28x28 1.033x, 128x512x28x28 1.020x;
+    held out on four more, 1.152x in geometric mean: 256x128x64x64 144.51 -> 123.44 us
+    (1.171x, 3.00x cuDNN), 384x64x56x56 89.32 -> 75.03 (1.190x, 2.19x -> 2.61x),
+    768x64x32x32 62.27 -> 50.08 (1.243x, 2.34x -> 2.90x), 512x256x28x28 1.018x.
     """
     if config.block_g != TMA_BLOCK_G or config.block_n != 2 or config.walk_n != 1 or config.tma:
         return None
@@ -186,9 +194,14 @@ def _walked_full_line_tile(
         return None
     if _total_warps(params, walked) < _min_warps(params, sm_count):
         return None
+    wider = _four_images(params, walked, sm_count)
     if grid_blocks(params, walked) > FULL_LINE_BLOCKS_PER_SM * sm_count:
-        return None
-    return _four_images(params, walked, sm_count)
+        # Two steps of two images leave more than one wave: only four images walked into
+        # one wave (_fewest_waves) were measured to pay there.
+        four_image_slots = FOUR_IMAGE_BLOCKS_PER_SM * sm_count
+        if wider == walked or grid_blocks(params, wider) > four_image_slots:
+            return None
+    return wider
 
 
 def _four_image_full_line_tile(
