@@ -43,9 +43,13 @@ def unless_untimed(
     the model's rows were timed (LatencyModel.launch); limits: the GPU limits the model's
     features assume (LatencyModel.limits)."""
     if pass_name == "wgrad":
-        choice = _unless_tma_tile(choice, launch, params, device, heuristic)
-        choice = _unless_one_strip(choice, params, device, heuristic)
-        return _unless_untimed_walk(choice, params, device, heuristic)
+        from spio.kernels.conv2d_gw8 import wgrad
+
+        # The heuristic's tile before its walk is balanced: computed once for the rules.
+        tile = wgrad.default_tile_on(params, device)
+        choice = _unless_tma_tile(choice, launch, tile, heuristic)
+        choice = _unless_one_strip(choice, tile, heuristic)
+        return _unless_untimed_walk(choice, tile, heuristic)
     choice = _unless_segments(choice, pass_name, params, heuristic)
     choice = _unless_narrow_strips(choice, pass_name, params, device, heuristic)
     return _unless_more_waves(choice, pass_name, limits, params, device, heuristic)
@@ -197,7 +201,7 @@ def compiled_grid(
 
 
 def _unless_tma_tile(
-    choice: ConfigChoice, launch: str, params: Conv2dGw8Params, device: int, heuristic: Heuristic
+    choice: ConfigChoice, launch: str, tile: Any, heuristic: Heuristic
 ) -> ConfigChoice:
     """choice, or the heuristic's config where it is a wgrad tile with TMA rows (on a GPU
     with TMA, wgrad_tma_tile.tma_tile) and choice's is not, unless the model's rows timed
@@ -214,11 +218,7 @@ def _unless_tma_tile(
     choices ran 1.000-1.053x the heuristic's on those seven layers and 1.046x in geometric
     mean on 16 campaign layers of seed 14 (0.961-1.376x).
     """
-    from spio.kernels.conv2d_gw8 import wgrad
-
-    if choice.config.tma or launch == "launcher":
-        return choice
-    if not wgrad.default_tile_on(params, device).tma:
+    if choice.config.tma or launch == "launcher" or not tile.tma:
         return choice
     why = (
         "its tile has no TMA rows and the heuristic's has, which the models undervalue (they "
@@ -227,9 +227,7 @@ def _unless_tma_tile(
     return _given_way(choice, heuristic(), why)
 
 
-def _unless_one_strip(
-    choice: ConfigChoice, params: Conv2dGw8Params, device: int, heuristic: Heuristic
-) -> ConfigChoice:
+def _unless_one_strip(choice: ConfigChoice, tile: Any, heuristic: Heuristic) -> ConfigChoice:
     """choice, or the heuristic's config where its wgrad tile covers the image with one strip
     of a width outside the config space (spio-kernels' wgrad_tma_tile._one_strip_tile:
     48 columns for images 33 to 48 wide), which no model has timed: over a config measured
@@ -240,9 +238,8 @@ def _unless_one_strip(
     ran 0.886-0.987x of it (16x256x40x40 13.78 against 12.20 us, 32x128x44x44 14.07 against
     12.64, 128x64x48x48 23.25 against 22.42).
     """
-    from spio.kernels.conv2d_gw8 import wgrad, wgrad_spec
+    from spio.kernels.conv2d_gw8 import wgrad_spec
 
-    tile = wgrad.default_tile_on(params, device)
     if tile.block_q in wgrad_spec.BLOCK_Q_VALUES or choice.config.block_q == tile.block_q:
         return choice
     why = (
@@ -252,9 +249,7 @@ def _unless_one_strip(
     return _given_way(choice, heuristic(), why)
 
 
-def _unless_untimed_walk(
-    choice: ConfigChoice, params: Conv2dGw8Params, device: int, heuristic: Heuristic
-) -> ConfigChoice:
+def _unless_untimed_walk(choice: ConfigChoice, tile: Any, heuristic: Heuristic) -> ConfigChoice:
     """choice, or the heuristic's config where its wgrad tile walks a number of steps of
     images outside the config space (spio-kernels' wgrad_tma_tile._fewest_waves: as many as
     put the grid in one wave, 3 to 32), which no model has timed; kept where choice walks as
@@ -266,9 +261,8 @@ def _unless_untimed_walk(
     steps), 160x1024x14x14 36.32 -> 34.37 (two images, 16 segments), 512x1024x10x10 73.55
     -> 57.04 (one image, 41 segments).
     """
-    from spio.kernels.conv2d_gw8 import wgrad, wgrad_spec
+    from spio.kernels.conv2d_gw8 import wgrad_spec
 
-    tile = wgrad.default_tile_on(params, device)
     if tile.walk_n in wgrad_spec.WALK_N_VALUES or choice.config.walk_n == tile.walk_n:
         return choice
     why = f"the heuristic's tile walks {tile.walk_n} steps of images, which the models never timed"

@@ -384,8 +384,9 @@ def _fewest_waves(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -
         blocks = grid_blocks(params, walked)
         if blocks < FEWEST_WAVES_MIN_SM_SHARE * sm_count:
             break
-        if ceil_div(blocks, slots) < best_waves and _is_valid(params, walked):
-            best, best_waves = walked, ceil_div(blocks, slots)
+        waves = ceil_div(blocks, slots)
+        if waves < best_waves and _is_valid(params, walked):
+            best, best_waves = walked, waves
     return best
 
 
