@@ -293,6 +293,15 @@ CASES = {
         *[f for f in _WALKED_IMAGES[3:] if f.split("=")[0] not in ("block_n", "walk_n")],
         *["block_n=4", "walk_n=3", "skip_pad_rows=1"],
     ],
+    # Full lines of 32 rows, four images a step by TMA, walked three steps into one wave
+    # (wgrad_tma_tile._walked_full_line_tile), two of the images past the batch.
+    "wgrad-four-images-full-line-walked-three-steps": [
+        "wgrad",
+        "10x64x32x32",
+        "--config",
+        *[f for f in _TMA if f.split("=")[0] not in ("block_p", "block_n")],
+        *["block_p=32", "block_n=4", "walk_n=3", "image_sync=1", "skip_pad_rows=1"],
+    ],
     "wgrad-skip-pad-rows-walked-cp-async-bias": [
         "wgrad",
         "5x64x10x12",
