@@ -42,6 +42,21 @@ def test_a_campaign_can_aim_at_chosen_batch_sizes() -> None:
         campaign_layers(10, batches=(0,))
 
 
+def test_a_campaign_can_aim_at_the_widths_networks_use() -> None:
+    from spio.perfmodel._campaign import NETWORK_CHANNELS, NETWORK_SIDES
+
+    layers = campaign_layers(40, seed=5, channels=NETWORK_CHANNELS, sides=NETWORK_SIDES)
+    sampled = layers[len(STANDARD_LAYERS) :]
+    assert {layer.c for layer in sampled} <= set(NETWORK_CHANNELS)
+    assert {layer.h for layer in sampled} <= set(NETWORK_SIDES)
+    assert {layer.c for layer in sampled} & {96, 160}  # group counts that are not multiples of 8
+    assert layers == campaign_layers(40, seed=5, channels=NETWORK_CHANNELS, sides=NETWORK_SIDES)
+    with pytest.raises(ValueError, match=r"channels must be positive multiples of 8, got \[100\]"):
+        campaign_layers(10, channels=(100,))
+    with pytest.raises(ValueError, match=r"sides must be positive ints, got \[\]"):
+        campaign_layers(10, sides=())
+
+
 def _fake_bench(calls: list[list[str]]):  # type: ignore[no-untyped-def]
     """A bench.main that records its argv, writes one config row per shape and pass, and its
     table (the default against cuDNN) of this run's shapes, with its JSON twin."""

@@ -138,6 +138,20 @@ def test_compare_refuses_a_campaign_whose_layers_are_all_excluded(
     assert "every one of the 1 layers is in the --exclude files" in capsys.readouterr().err
 
 
+def test_layers_lists_a_campaign_on_chosen_widths_and_sides(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    main(["layers", "--layers", "20", "--seed", "2", "--channels", "96", "160", "--sides", "12"])
+    sampled = capsys.readouterr().out.splitlines()[6:]  # after the standard layers
+    assert len(sampled) == 14
+    assert all(line.split()[0].split("x")[1] in ("96", "160") for line in sampled)
+    assert all(line.split()[0].endswith("x12x12") for line in sampled)
+    with pytest.raises(SystemExit):
+        main(["layers", "--channels", "100"])
+    err = capsys.readouterr().err
+    assert "--channels: must be a multiple of 8 (the group width), got 100" in err
+
+
 def test_compare_takes_layers_by_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Layers named on the command line (here all excluded, so nothing reaches the GPU).
     times = tmp_path / "times.csv"

@@ -24,6 +24,14 @@ from ._passes import PASSES
 
 CHANNELS = (64, 128, 256, 512, 1024)
 SIDES = (7, 8, 14, 16, 28, 32, 56, 64, 112)
+#: Widths and image sides that networks use besides CHANNELS and SIDES (ConvNeXt's 96 to
+#: 768 channels, 160 and 320; 10 x 10 to 48 x 48 images), which no shipped model had timed
+#: by 2026-11-30: on the H200, choose_config's picks on such widths ran 0.906-1.233x the
+#: heuristic's configs (fprop and dgrad, 1.014x and 1.030x in geometric mean over 8
+#: layers; 64x96x56x56 dgrad 0.906x, 128x160x28x28 dgrad 1.233x). A campaign on them:
+#: `spio-perfmodel collect --channels ... --sides ...`.
+NETWORK_CHANNELS = (96, 160, 192, 320, 384, 768)
+NETWORK_SIDES = (10, 12, 13, 20, 24, 40, 48)
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: Filter sizes, 3 x 3 most often (what ConvNets mostly use).
 FILTERS = (1, 3, 3, 3, 5, 7)
@@ -46,17 +54,27 @@ STANDARD_LAYERS = (
 
 
 def campaign_layers(
-    count: int, seed: int = 0, batches: Sequence[int] = BATCHES
+    count: int,
+    seed: int = 0,
+    batches: Sequence[int] = BATCHES,
+    channels: Sequence[int] = CHANNELS,
+    sides: Sequence[int] = SIDES,
 ) -> list[Conv2dGw8Params]:
-    """The standard layers, then sampled ones up to count in all (deterministic in seed).
+    """The standard layers, then sampled ones up to count in all (deterministic in seed and
+    the value lists; the defaults sample what every campaign so far sampled).
 
-    batches: the batch sizes to sample from (a campaign aimed at large batches, say), each
-    positive; a layer whose activations would pass MAX_ACTIVATION_BYTES is not sampled.
+    batches, channels, sides: the batch sizes, channel counts (multiples of 8, the group
+    width) and image sides (H = W) to sample from, for a campaign aimed at large batches or
+    at NETWORK_CHANNELS and NETWORK_SIDES, say; a layer whose activations would pass
+    MAX_ACTIVATION_BYTES is not sampled.
     """
     if count < 1:
         raise ValueError(f"count must be at least 1, got {count}")
-    if not batches or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in batches):
-        raise ValueError(f"batches must be positive ints, got {list(batches)}")
+    for name, values in (("batches", batches), ("sides", sides)):
+        if not values or any(not _is_positive_int(v) for v in values):
+            raise ValueError(f"{name} must be positive ints, got {list(values)}")
+    if not channels or any(not _is_positive_int(c) or c % 8 for c in channels):
+        raise ValueError(f"channels must be positive multiples of 8, got {list(channels)}")
     rng = random.Random(seed)
     layers = dict.fromkeys(STANDARD_LAYERS[:count])
     attempts = 0
@@ -64,7 +82,7 @@ def campaign_layers(
         attempts += 1
         if attempts > 1000 * count:
             raise ValueError(f"could not sample {count} distinct layers")
-        n, c, side = rng.choice(list(batches)), rng.choice(CHANNELS), rng.choice(SIDES)
+        n, c, side = rng.choice(list(batches)), rng.choice(list(channels)), rng.choice(list(sides))
         if n * c * side * side * 2 > MAX_ACTIVATION_BYTES:
             continue
         extent = rng.choice(FILTERS)
@@ -75,6 +93,10 @@ def campaign_layers(
         )
         layers[layer] = None
     return list(layers)
+
+
+def _is_positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def layers_done(out_dir: Path, passes: Sequence[str]) -> set[Conv2dGw8Params]:

@@ -4,8 +4,11 @@
     spio-perfmodel train TIMES.csv ... --pass wgrad --out wgrad.json [--gpu NAME] [--sm-count 132]
     spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
     spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--batches N ...]
-    spio-perfmodel layers [--layers 24] [--seed 0] [--batches N ...]
-    spio-perfmodel compare [--layers 16] [--seed 1] [--exclude TIMES.csv ...] [--out CSV]
+        [--channels C ...] [--sides H ...]
+    spio-perfmodel layers [--layers 24] [--seed 0] [--batches N ...] [--channels C ...]
+        [--sides H ...]
+    spio-perfmodel compare [--layers 16] [--seed 1] [--channels C ...] [--sides H ...]
+        [--exclude TIMES.csv ...] [--out CSV]
     spio-perfmodel shipped
     spio-perfmodel tune 128x64x64x64 --pass wgrad [--device 0] [--candidates 4] [--r 3 ...]
     spio-perfmodel tunings [--forget]
@@ -33,7 +36,7 @@ from spio.kernels.conv2d_gw8.bench_results import LAUNCHES
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._autotune import AUTOTUNE_CANDIDATES
-from ._campaign import BATCHES, campaign_layers, collect
+from ._campaign import BATCHES, CHANNELS, SIDES, campaign_layers, collect
 from ._compare import compare, report, write_csv
 from ._data import LatencyTable, layer_key, read_config_times
 from ._evaluate import evaluate
@@ -134,13 +137,19 @@ def _tunings(args: argparse.Namespace) -> None:
         print(f"{len(kept_tunings())} tunings kept in {directory}")
 
 
+def _sampled_layers(args: argparse.Namespace) -> list[Conv2dGw8Params]:
+    """The campaign's layers that args' --layers, --seed and value lists name."""
+    batches = getattr(args, "batches", BATCHES)
+    return campaign_layers(args.layers, args.seed, batches, args.channels, args.sides)
+
+
 def _layers(args: argparse.Namespace) -> None:
-    for layer in campaign_layers(args.layers, args.seed, args.batches):
+    for layer in _sampled_layers(args):
         print(layer_key(layer))
 
 
 def _collect(args: argparse.Namespace) -> None:
-    layers = campaign_layers(args.layers, args.seed, args.batches)
+    layers = _sampled_layers(args)
     timed = collect(
         args.out, layers, args.configs, args.passes, graph=not args.loop,
         as_launched=args.as_launched,
@@ -153,7 +162,7 @@ def _compare(args: argparse.Namespace) -> None:
     if args.shapes:
         candidates = list(dict.fromkeys(_layer(args, shape) for shape in args.shapes))
     else:
-        candidates = campaign_layers(args.layers, args.seed)
+        candidates = _sampled_layers(args)
     layers = [layer for layer in candidates if layer not in seen]
     if not layers:
         raise ValueError(f"every one of the {len(candidates)} layers is in the --exclude files")
@@ -230,6 +239,7 @@ def _parser() -> argparse.ArgumentParser:
             "--batches", nargs="+", type=_positive, default=list(BATCHES),
             help="batch sizes to sample (default: 1 to 512)",
         )  # fmt: skip
+        _add_sample_options(sub)
         if name == "collect":
             sub.add_argument("--out", required=True, help="directory of the config-times CSVs")
             sub.add_argument("--configs", type=_positive, default=40, help="sampled per pass")
@@ -242,6 +252,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("compare", help="time chosen against heuristic configs (GPU)")
     sub.add_argument("--layers", type=_positive, default=16, help="layers in the campaign")
     sub.add_argument("--seed", type=int, default=1)
+    _add_sample_options(sub)
     sub.add_argument(
         "--shapes", nargs="+", metavar="NxCxHxW",
         help="these layers instead of a campaign's (with --r, --s, --pad and --dtype)",
@@ -276,6 +287,26 @@ def _add_layer_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--s", type=int, default=3, help="filter columns (default 3)")
     parser.add_argument("--pad", type=int, default=1, help="zero padding per side (default 1)")
     parser.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"))
+
+
+def _add_sample_options(parser: argparse.ArgumentParser) -> None:
+    """The channel counts and image sides a campaign samples from (_campaign's
+    NETWORK_CHANNELS and NETWORK_SIDES are those the shipped models never timed)."""
+    parser.add_argument(
+        "--channels", nargs="+", type=_channel_count, default=list(CHANNELS),
+        help="channel counts to sample, multiples of 8 (default: 64 to 1024, powers of two)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sides", nargs="+", type=_positive, default=list(SIDES),
+        help="image sides (H = W) to sample (default: 7 to 112)",
+    )  # fmt: skip
+
+
+def _channel_count(text: str) -> int:
+    value = _positive(text)
+    if value % 8:
+        raise argparse.ArgumentTypeError(f"must be a multiple of 8 (the group width), got {text}")
+    return value
 
 
 def _positive(text: str) -> int:
