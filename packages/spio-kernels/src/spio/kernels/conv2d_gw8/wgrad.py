@@ -253,15 +253,6 @@ def _balanced_walk(params: Conv2dGw8Params, config: WgradConfig, device: int) ->
     32x64x64x64 12.7 -> 17.1). Grids of under a wave, the models' picks for small layers,
     lost 10-28% (8x64x56x56 5.9 -> 7.0, 2x512x7x7 7 x 7 5.5 -> 7.7, 64x128x7x7 1 x 1 2.6 ->
     2.9), though the heuristic's tile at 1x64x56x56 gained (6.4 -> 5.3).
-
-    One wave of four-image TMA blocks on fewer SMs than the GPU has is left alone too (H200,
-    2026-11-30, tools/wgrad_variants_check.py, the launcher's 72 to 120 blocks against
-    segments on 120 to 132): 15 layers 0.942-1.081x, 0.998x in geometric mean, with no
-    pattern to follow (96x192x14x14 8.70 -> 8.05 us but 80x384x14x14 9.26 -> 9.83;
-    80x192x32x32 1.041x but 160x64x48x48 1.001x). Most of these passes take 8-10 us, and
-    about 4 us of a pass is not its walk (tools/wgrad_time_split.py at 128x768x12x12 and
-    80x192x32x32: launch, the walks' spread, the blocks' sums, the reduction), which more
-    SMs do not shorten.
     """
     if config.segments or config.block_r:
         return config  # (segments walk whole filters)

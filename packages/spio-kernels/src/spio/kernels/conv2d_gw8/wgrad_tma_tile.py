@@ -374,6 +374,14 @@ def _fewest_waves(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -
     steps; 768x256x13x13 1.061x, 2.53x cuDNN; 128x768x12x12 1.062x; 160x1024x14x14 1.050x;
     256x1024x16x16 1.047x; 96x1024x14x14 1.045x; 384x768x14x14 0.999x). 384x384x14x14,
     whose 120 blocks the share keeps in segments, ran 1.008x walking five steps.
+
+    Grids this leaves as one wave on fewer SMs than the GPU has (the launcher walks segments
+    only past one wave, wgrad._balanced_walk) keep their blocks: segments on every SM ran
+    0.942-1.081x, 0.998x in geometric mean, on 15 layers of 72 to 120 blocks (H200,
+    2026-11-30, the same tool; 96x192x14x14 8.70 -> 8.05 us but 80x384x14x14 9.26 -> 9.83,
+    80x192x32x32 1.041x but 160x64x48x48 1.001x). About 4 us of such a pass is not its walk
+    (tools/wgrad_time_split.py at 128x768x12x12 and 80x192x32x32: launch, the walks' spread,
+    the blocks' sums, the reduction), and more SMs do not shorten it.
     """
     slots = FOUR_IMAGE_BLOCKS_PER_SM * sm_count
     best, best_waves = config, ceil_div(grid_blocks(params, config), slots)
