@@ -141,9 +141,11 @@ def test_compare_refuses_a_campaign_whose_layers_are_all_excluded(
 def test_layers_lists_a_campaign_on_chosen_widths_and_sides(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    from spio.perfmodel._campaign import STANDARD_LAYERS
+
     main(["layers", "--layers", "20", "--seed", "2", "--channels", "96", "160", "--sides", "12"])
-    sampled = capsys.readouterr().out.splitlines()[6:]  # after the standard layers
-    assert len(sampled) == 14
+    sampled = capsys.readouterr().out.splitlines()[len(STANDARD_LAYERS) :]
+    assert len(sampled) == 20 - len(STANDARD_LAYERS)
     assert all(line.split()[0].split("x")[1] in ("96", "160") for line in sampled)
     assert all(line.split()[0].endswith("x12x12") for line in sampled)
     with pytest.raises(SystemExit):
