@@ -14,6 +14,10 @@
 #   change to one pass's kernels only that pass needs new data (its sources digest changed).
 # CAMPAIGN_AS_LAUNCHED=1 (environment): time each tile as the launcher runs it (collect
 #   --as-launched: wgrad's walk and producer warps), rows of launch "launcher".
+# CAMPAIGN_CHANNELS, CAMPAIGN_SIDES (environment): the channel counts and image sides to
+#   sample (collect --channels, --sides), e.g. "96 160 192 320 384 768" and
+#   "10 12 13 20 24 40 48", the widths and sides no shipped model has timed; default the
+#   campaigns' 64 to 1024 channels and 7 to 112 sides.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +34,15 @@ as_launched=()
 if [ "${CAMPAIGN_AS_LAUNCHED:-0}" = 1 ]; then
     as_launched=(--as-launched)
 fi
+sample=()
+if [ -n "${CAMPAIGN_CHANNELS:-}" ]; then
+    read -r -a channels <<<"$CAMPAIGN_CHANNELS"
+    sample+=(--channels "${channels[@]}")
+fi
+if [ -n "${CAMPAIGN_SIDES:-}" ]; then
+    read -r -a sides <<<"$CAMPAIGN_SIDES"
+    sample+=(--sides "${sides[@]}")
+fi
 python=${PYTHON:-python3}
 mkdir -p "$out"
 
@@ -39,10 +52,10 @@ cd "$root"
 
 export SPIO_JIT_PROGRESS=0 PYTHONUNBUFFERED=1
 "$python" -m spio.perfmodel._cli layers --layers "$layers" --seed "$seed" "${batches[@]}" \
-    | tee "$out/layers.txt"
+    "${sample[@]}" | tee "$out/layers.txt"
 "$python" -m spio.perfmodel._cli collect --out "$out/data" --layers "$layers" \
     --configs "$configs" --seed "$seed" --passes "${passes[@]}" "${batches[@]}" \
-    "${as_launched[@]}" 2>&1 | tee "$out/collect.log"
+    "${sample[@]}" "${as_launched[@]}" 2>&1 | tee "$out/collect.log"
 for pass in "${passes[@]}"; do
     "$python" -m spio.perfmodel._cli evaluate "$out/data/conv2d_gw8_configs_$pass.csv" \
         --pass "$pass" --folds 6 2>&1 | tee "$out/evaluate_$pass.txt"
