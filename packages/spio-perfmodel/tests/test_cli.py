@@ -70,6 +70,23 @@ def test_evaluate_prints_the_regret(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "model regret: median" in out
 
 
+def test_evaluate_scores_the_held_out_files_layers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    train, held_out = tmp_path / "train.csv", tmp_path / "held_out.csv"
+    _write_times(train, "fprop", LAYERS[:6])
+    _write_times(held_out, "fprop", LAYERS[6:8])
+    main(["evaluate", str(train), "--held-out", str(held_out), "--pass", "fprop"])
+    out = capsys.readouterr().out
+    assert "fprop: 2 held-out layers" in out
+    assert "model regret: median" in out
+    with pytest.raises(SystemExit, match="--folds splits the rows into folds; --held-out"):
+        main(["evaluate", str(train), "--held-out", str(held_out), "--pass", "fprop",
+              "--folds", "2"])  # fmt: skip
+    with pytest.raises(SystemExit, match="no wgrad rows"):
+        main(["evaluate", str(train), "--held-out", str(held_out), "--pass", "wgrad"])
+
+
 def test_errors_exit_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["pick", str(tmp_path / "none.json"), "8x64x8x8"])

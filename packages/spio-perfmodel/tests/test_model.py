@@ -13,7 +13,15 @@ import pytest
 from synthetic import GPU, LAYERS, synthetic_rows, synthetic_us
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
-from spio.perfmodel import PASSES, ConfigTime, GpuLimits, LatencyModel, TrainingOptions, evaluate
+from spio.perfmodel import (
+    PASSES,
+    ConfigTime,
+    GpuLimits,
+    LatencyModel,
+    TrainingOptions,
+    evaluate,
+    evaluate_held_out,
+)
 from spio.perfmodel._model import config_fingerprint
 from spio.perfmodel._passes import heuristic_tile
 
@@ -27,6 +35,34 @@ def test_picks_for_unseen_layers_are_near_the_best(pass_name: str) -> None:
     assert len(evaluation.layers) == len(LAYERS)
     assert evaluation.median_regret < 0.03, evaluation.report()
     assert evaluation.p95_regret < 0.15, evaluation.report()
+
+
+def test_held_out_layers_are_scored_by_a_model_that_never_saw_them() -> None:
+    training = synthetic_rows("fprop", LAYERS[:8], per_layer=120)
+    held_out = synthetic_rows("fprop", LAYERS[8:], per_layer=120, seed=1)
+    evaluation = evaluate_held_out(training, held_out, options=FAST)
+    assert [result.params for result in evaluation.layers] == LAYERS[8:]
+    assert evaluation.median_regret < 0.05, evaluation.report()
+    # A held-out layer's rows among the training rows are left out of training: the
+    # model, and so every pick, is the one trained without them.
+    leaked = evaluate_held_out(training + held_out, held_out, options=FAST)
+    assert [r.picked for r in leaked.layers] == [r.picked for r in evaluation.layers]
+    assert leaked.regrets() == evaluation.regrets()
+
+
+def test_held_out_rows_are_checked() -> None:
+    rows = synthetic_rows("fprop", LAYERS[:4], per_layer=20)
+    with pytest.raises(ValueError, match="held_out has no rows"):
+        evaluate_held_out(rows, [], options=FAST)
+    with pytest.raises(ValueError, match=r"one pass, got \['dgrad', 'fprop'\]"):
+        evaluate_held_out(rows, synthetic_rows("dgrad", LAYERS[4:5], per_layer=20), options=FAST)
+    with pytest.raises(ValueError, match="no rows are left to train on"):
+        evaluate_held_out(rows, rows, options=FAST)
+    other_gpu = [dataclasses.replace(row, gpu="Other GPU") for row in rows[:20]]
+    with pytest.raises(ValueError, match="held_out has no rows of GPU Synthetic GPU"):
+        evaluate_held_out(rows[20:], other_gpu, options=FAST)
+    with pytest.raises(ValueError, match="shortlist must be an int >= 1, got 0"):
+        evaluate_held_out(rows[20:], rows[:20], options=FAST, shortlist=0)
 
 
 def test_the_report_sets_the_default_beside_the_model() -> None:

@@ -1,6 +1,7 @@
 """The `spio-perfmodel` command: evaluate, train and query latency models from config times.
 
     spio-perfmodel evaluate TIMES.csv ... --pass wgrad [--gpu NAME] [--folds 5] [--shortlist 4]
+        [--held-out TIMES.csv ...]
     spio-perfmodel train TIMES.csv ... --pass wgrad --out wgrad.json [--gpu NAME] [--sm-count 132]
     spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
     spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--batches N ...]
@@ -19,7 +20,9 @@ compare times the config choose_config picks against the heuristic's on a campai
 layers (those in --exclude's files left out: the model's training layers); shipped lists
 the models that ship with spio-perfmodel; tune times a model's shortlist for one layer on
 the GPU (tune_config) and prints the fastest; tunings says how many of choose_config's
-tunings are kept on disk and where (--forget deletes them).
+tunings are kept on disk and where (--forget deletes them). evaluate splits the layers
+into folds, or with --held-out trains once on the other files and scores those files'
+layers (a campaign of widths the training rows never sampled, say).
 
 TIMES.csv files are written by `python -m spio.kernels.bench conv2d_gw8 --all-configs --out DIR`.
 """
@@ -39,7 +42,7 @@ from ._autotune import AUTOTUNE_CANDIDATES
 from ._campaign import BATCHES, CHANNELS, SIDES, campaign_layers, collect
 from ._compare import compare, report, write_csv
 from ._data import LatencyTable, layer_key, read_config_times
-from ._evaluate import evaluate
+from ._evaluate import evaluate, evaluate_held_out
 from ._features import GpuLimits
 from ._model import LatencyModel
 from ._passes import PASSES
@@ -48,8 +51,10 @@ from ._shipped import shipped_models
 from ._tunings import forget_tunings, kept_tunings, tunings_dir
 
 
-def _rows(args: argparse.Namespace) -> LatencyTable:
-    table = read_config_times(args.times)
+def _rows(args: argparse.Namespace, files: Sequence[str] | None = None) -> LatencyTable:
+    """The rows of files (default args.times) that args' pass, GPU, kernel and launch select."""
+    files = args.times if files is None else files
+    table = read_config_times(files)
     if table.skipped:
         print(f"left out {len(table.skipped)} rows the kernel no longer accepts, e.g.:")
         for line in table.skipped[:3]:
@@ -64,7 +69,7 @@ def _rows(args: argparse.Namespace) -> LatencyTable:
         args.pass_name, None if args.pool else args.gpu, args.kernel, args.launch
     )
     if not selected.rows:
-        raise SystemExit(f"no {args.pass_name} rows for GPU {args.gpu or gpus} in {args.times}")
+        raise SystemExit(f"no {args.pass_name} rows for GPU {args.gpu or gpus} in {files}")
     kernels = Counter(row.kernel or "(unknown)" for row in selected.rows)
     if len(kernels) > 1:
         listed = ", ".join(f"{kernel} ({count} rows)" for kernel, count in kernels.items())
@@ -85,9 +90,19 @@ def _limits(args: argparse.Namespace) -> GpuLimits:
 def _evaluate(args: argparse.Namespace) -> None:
     rows = _rows(args).rows
     limits = _limits(args)
-    evaluation = evaluate(
-        list(rows), folds=args.folds, limits=limits, shortlist=args.shortlist, gpu=args.gpu
-    )
+    if args.held_out:
+        if args.folds is not None:
+            raise SystemExit("--folds splits the rows into folds; --held-out names the layers "
+                             "to score instead: give one of them")  # fmt: skip
+        held_out = _rows(args, args.held_out).rows
+        evaluation = evaluate_held_out(
+            list(rows), list(held_out), limits=limits, shortlist=args.shortlist, gpu=args.gpu
+        )
+    else:
+        folds = 5 if args.folds is None else args.folds
+        evaluation = evaluate(
+            list(rows), folds=folds, limits=limits, shortlist=args.shortlist, gpu=args.gpu
+        )
     print(evaluation.report())
 
 
@@ -220,7 +235,12 @@ def _parser() -> argparse.ArgumentParser:
             help="the rows' launch: their tiles as they are, or as the launcher runs them",
         )  # fmt: skip
         if name == "evaluate":
-            sub.add_argument("--folds", type=int, default=5)
+            sub.add_argument("--folds", type=int, help="layer folds (default 5)")
+            sub.add_argument(
+                "--held-out", nargs="+", metavar="TIMES.csv",
+                help="score these files' layers with one model trained on the others' rows "
+                "(instead of folds)",
+            )  # fmt: skip
             sub.add_argument(
                 "--shortlist", type=_positive, default=AUTOTUNE_CANDIDATES,
                 help="best-predicted configs autotuning times (default %(default)s)",

@@ -201,11 +201,65 @@ def evaluate(
     results: list[LayerResult] = []
     for train_rows, test_rows in splitter.split(np.zeros(len(rows)), groups=groups):
         model = LatencyModel.train([rows[i] for i in train_rows], limits, options, gpu)
-        held_out = (rows[i] for i in test_rows if rows[i].launch == launch and rows[i].gpu == gpu)
-        for params, layer_rows in by_layer(held_out).items():
-            results.append(_layer_result(model, params, layer_rows, limits, shortlist, launch))
+        held_out = [rows[i] for i in test_rows]
+        results += _scored(model, held_out, limits, shortlist, launch, gpu)
     results.sort(key=lambda result: index[result.params])
     return Evaluation(rows[0].pass_name, tuple(results), shortlist)
+
+
+def evaluate_held_out(
+    rows: Sequence[ConfigTime],
+    held_out: Sequence[ConfigTime],
+    limits: GpuLimits | None = None,
+    options: TrainingOptions | None = None,
+    shortlist: int = AUTOTUNE_CANDIDATES,
+    gpu: str | None = None,
+) -> Evaluation:
+    """Score a model trained on rows on the layers of held_out, rows of a set of layers
+    chosen by the caller rather than by folds: a campaign of channel counts or image sides
+    that rows never sampled, say, to ask how far the model carries to them.
+
+    Rows of a held-out layer are left out of training wherever they are, so the score is
+    of layers the model never saw. held_out's rows must be of rows' pass; raises ValueError
+    when held_out is empty, when no training rows are left, or for a shortlist below 1.
+    """
+    if isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1:
+        raise ValueError(f"shortlist must be an int >= 1, got {shortlist!r}")
+    if not held_out:
+        raise ValueError("held_out has no rows: give the config times of the layers to score")
+    passes = {row.pass_name for row in [*rows, *held_out]}
+    if len(passes) > 1:
+        raise ValueError(f"rows and held_out must be of one pass, got {sorted(passes)}")
+    scored = {row.params for row in held_out}
+    training = [row for row in rows if row.params not in scored]
+    if not training:
+        raise ValueError("every training row is of a held-out layer: no rows are left to train on")
+    limits = limits or GpuLimits()
+    launch = "launcher" if any(row.launch == "launcher" for row in training) else "tile"
+    model = LatencyModel.train(training, limits, options, gpu)
+    results = _scored(model, held_out, limits, shortlist, launch, model.gpu)
+    if not results:
+        raise ValueError(
+            f"held_out has no rows of GPU {model.gpu} and launch {launch!r}, those the model "
+            "predicts"
+        )
+    return Evaluation(held_out[0].pass_name, tuple(results), shortlist)
+
+
+def _scored(
+    model: LatencyModel,
+    rows: Sequence[ConfigTime],
+    limits: GpuLimits,
+    shortlist: int,
+    launch: str,
+    gpu: str | None,
+) -> list[LayerResult]:
+    """The results of the layers of rows that are of the model's launch and GPU."""
+    held_out = (row for row in rows if row.launch == launch and row.gpu == gpu)
+    return [
+        _layer_result(model, params, layer_rows, limits, shortlist, launch)
+        for params, layer_rows in by_layer(held_out).items()
+    ]
 
 
 def _layer_result(
