@@ -43,3 +43,20 @@ def test_limits_of_the_device() -> None:
     assert limits.sm_count > 0
     assert limits.max_threads_per_sm >= 1024
     assert limits.shared_per_sm >= 64 * 1024
+
+
+def test_retime_times_an_older_kernels_rows_again(tmp_path: Path) -> None:
+    import dataclasses
+
+    pytest.importorskip("torch")
+    from spio.perfmodel._retime import retime
+
+    layer = Conv2dGw8Params.make(2, 64, 16, 16)
+    collect(tmp_path / "campaign", [layer], 2, passes=("fprop",))
+    rows = read_config_times(tmp_path / "campaign" / "conv2d_gw8_configs_fprop.csv").rows
+    older = [dataclasses.replace(row, kernel="0123456789ab") for row in rows]
+    assert len(retime(older, tmp_path / "again")) == 1
+    again = read_config_times(tmp_path / "again" / "conv2d_gw8_configs_fprop.csv").rows
+    assert [row.config for row in again] == [row.config for row in rows]
+    assert {(row.kernel, row.timing) for row in again} == {(sources_digest("fprop"), "graph")}
+    assert all(0 < row.median_us < 1e4 for row in again)

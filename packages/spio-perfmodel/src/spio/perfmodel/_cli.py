@@ -8,6 +8,7 @@
         [--channels C ...] [--sides H ...]
     spio-perfmodel layers [--layers 24] [--seed 0] [--batches N ...] [--channels C ...]
         [--sides H ...]
+    spio-perfmodel retime TIMES.csv ... --pass fprop --kernel OLD_DIGEST --out DIR [--loop]
     spio-perfmodel compare [--layers 16] [--seed 1] [--channels C ...] [--sides H ...]
         [--exclude TIMES.csv ...] [--out CSV]
     spio-perfmodel shipped
@@ -15,7 +16,9 @@
     spio-perfmodel tunings [--forget]
 
 collect times a campaign of layers on this machine's GPU (see _campaign; it needs torch
-and spio-kernels[bench]); layers prints the campaign's layers without timing anything.
+and spio-kernels[bench]); layers prints the campaign's layers without timing anything;
+retime times the configs of rows of older kernels (--kernel) again on today's, into DIR
+(see _retime).
 compare times the config choose_config picks against the heuristic's on a campaign's
 layers (those in --exclude's files left out: the model's training layers); shipped lists
 the models that ship with spio-perfmodel; tune times a model's shortlist for one layer on
@@ -46,6 +49,7 @@ from ._evaluate import evaluate, evaluate_held_out
 from ._features import GpuLimits
 from ._model import LatencyModel
 from ._passes import PASSES
+from ._retime import retime
 from ._select import tune_config
 from ._shipped import shipped_models
 from ._tunings import forget_tunings, kept_tunings, tunings_dir
@@ -172,6 +176,14 @@ def _collect(args: argparse.Namespace) -> None:
     print(f"timed {len(timed)} of {len(layers)} layers (the rest were in {args.out} already)")
 
 
+def _retime(args: argparse.Namespace) -> None:
+    rows = _rows(args).rows
+    timed = retime(list(rows), args.out, graph=not args.loop)
+    configs = sum(len(job.configs) for job in timed)
+    print(f"timed {configs} configs of {len(timed)} layer-passes again into {args.out} (those "
+          "already there were skipped)")  # fmt: skip
+
+
 def _compare(args: argparse.Namespace) -> None:
     seen = set(read_config_times(args.exclude).by_layer()) if args.exclude else set()
     if args.shapes:
@@ -269,6 +281,18 @@ def _parser() -> argparse.ArgumentParser:
                 "--as-launched", action="store_true",
                 help="time each tile as the launcher runs it (wgrad: its walk, producer warps)",
             )  # fmt: skip
+    sub = commands.add_parser("retime", help="time older kernels' rows again on today's (GPU)")
+    sub.add_argument("times", nargs="+", help="config-times CSV files")
+    sub.add_argument("--pass", dest="pass_name", required=True, choices=sorted(PASSES))
+    sub.add_argument(
+        "--kernel", required=True,
+        help="the sources digest of the rows to time again (older kernels')",
+    )  # fmt: skip
+    sub.add_argument("--gpu", help="the GPU name of the rows (this machine's GPU)")
+    sub.add_argument("--launch", choices=LAUNCHES, help="only the rows of this launch")
+    sub.add_argument("--out", required=True, help="directory of the new config-times CSVs")
+    sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
+    sub.set_defaults(pool=False)
     sub = commands.add_parser("compare", help="time chosen against heuristic configs (GPU)")
     sub.add_argument("--layers", type=_positive, default=16, help="layers in the campaign")
     sub.add_argument("--seed", type=int, default=1)
@@ -347,6 +371,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "collect": _collect,
             "layers": _layers,
             "compare": _compare,
+            "retime": _retime,
             "shipped": _shipped,
             "tune": _tune,
             "tunings": _tunings,

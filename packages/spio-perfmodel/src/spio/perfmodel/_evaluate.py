@@ -180,8 +180,7 @@ def evaluate(
     leave-one-layer-out); shortlist, how many best-predicted configs autotuning's pick is
     the fastest of. Raises ValueError with fewer than two layers, or a shortlist below 1.
     """
-    if isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1:
-        raise ValueError(f"shortlist must be an int >= 1, got {shortlist!r}")
+    _check_shortlist(shortlist)
     from sklearn.model_selection import GroupKFold
 
     limits = limits or GpuLimits()
@@ -223,8 +222,7 @@ def evaluate_held_out(
     of layers the model never saw. held_out's rows must be of rows' pass; raises ValueError
     when held_out is empty, when no training rows are left, or for a shortlist below 1.
     """
-    if isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1:
-        raise ValueError(f"shortlist must be an int >= 1, got {shortlist!r}")
+    _check_shortlist(shortlist)
     if not held_out:
         raise ValueError("held_out has no rows: give the config times of the layers to score")
     passes = {row.pass_name for row in [*rows, *held_out]}
@@ -244,6 +242,11 @@ def evaluate_held_out(
             "predicts"
         )
     return Evaluation(held_out[0].pass_name, tuple(results), shortlist)
+
+
+def _check_shortlist(shortlist: int) -> None:
+    if isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1:
+        raise ValueError(f"shortlist must be an int >= 1, got {shortlist!r}")
 
 
 def _scored(
