@@ -55,8 +55,11 @@ from ._shipped import shipped_models
 from ._tunings import forget_tunings, kept_tunings, tunings_dir
 
 
-def _rows(args: argparse.Namespace, files: Sequence[str] | None = None) -> LatencyTable:
-    """The rows of files (default args.times) that args' pass, GPU, kernel and launch select."""
+def _rows(
+    args: argparse.Namespace, files: Sequence[str] | None = None, training: bool = True
+) -> LatencyTable:
+    """The rows of files (default args.times) that args' pass, GPU, kernel and launch select;
+    training: they train a model (which a note on rows of both launches is about)."""
     files = args.times if files is None else files
     table = read_config_times(files)
     if table.skipped:
@@ -80,7 +83,7 @@ def _rows(args: argparse.Namespace, files: Sequence[str] | None = None) -> Laten
         raise SystemExit(f"the rows come from several versions of the kernels: {listed}; "
                          "choose one with --kernel")  # fmt: skip
     launches = Counter(row.launch for row in selected.rows)
-    if len(launches) > 1:
+    if training and len(launches) > 1:
         listed = ", ".join(f"{launch} ({count} rows)" for launch, count in launches.items())
         print(f"rows of both launches, {listed}: the model learns the launch as a feature and "
               "predicts tiles as launched (--launch chooses one)")  # fmt: skip
@@ -98,7 +101,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         if args.folds is not None:
             raise SystemExit("--folds splits the rows into folds; --held-out names the layers "
                              "to score instead: give one of them")  # fmt: skip
-        held_out = _rows(args, args.held_out).rows
+        held_out = _rows(args, args.held_out, training=False).rows
         evaluation = evaluate_held_out(
             list(rows), list(held_out), limits=limits, shortlist=args.shortlist, gpu=args.gpu
         )
@@ -177,7 +180,7 @@ def _collect(args: argparse.Namespace) -> None:
 
 
 def _retime(args: argparse.Namespace) -> None:
-    rows = _rows(args).rows
+    rows = _rows(args, training=False).rows
     timed = retime(list(rows), args.out, graph=not args.loop)
     configs = sum(len(job.configs) for job in timed)
     print(f"timed {configs} configs of {len(timed)} layer-passes again into {args.out} (those "
