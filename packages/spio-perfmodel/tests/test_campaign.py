@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import spio.jit
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, bench
 from spio.kernels.conv2d_gw8.bench_results import contender_rows, read_csv, write_csv
 from spio.perfmodel._campaign import (
@@ -98,6 +99,7 @@ def test_collect_groups_layers_by_filter_and_resumes(
 ) -> None:
     calls: list[list[str]] = []
     monkeypatch.setattr(bench, "main", _fake_bench(calls))
+    monkeypatch.setattr(spio.jit, "device_info", lambda index=0: None)  # (as if on a GPU)
     layers = campaign_layers(12, seed=1)
     timed = collect(tmp_path, layers, 5, passes=("wgrad",))
     assert timed == layers
@@ -132,6 +134,7 @@ def test_the_command_line_collects_and_lists(
 
     calls: list[list[str]] = []
     monkeypatch.setattr(bench, "main", _fake_bench(calls))
+    monkeypatch.setattr(spio.jit, "device_info", lambda index=0: None)  # (as if on a GPU)
     main(["layers", "--layers", "7", "--seed", "2"])
     listed = capsys.readouterr().out.split("\n")
     assert listed[0] == "128x64x64x64"

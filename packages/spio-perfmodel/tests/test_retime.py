@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from synthetic import GPU, LAYERS, synthetic_rows
 
+import spio.jit
 from spio.kernels.conv2d_gw8.sources_digest import sources_digest
 from spio.perfmodel import read_config_times
 from spio.perfmodel._cli import main
@@ -55,6 +56,7 @@ def fake_bench(monkeypatch: pytest.MonkeyPatch) -> FakeBench:
     for name in ("launched_configs", "precompile", "Buffers", "bench_pass"):
         monkeypatch.setattr(bench, name, getattr(fake, name))
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: GPU)
+    monkeypatch.setattr(spio.jit, "device_info", lambda index=0: None)
     return fake
 
 
@@ -102,19 +104,42 @@ def test_retime_refuses_another_gpus_rows(tmp_path: Path, fake_bench: FakeBench)
     assert fake_bench.timed == []
 
 
-def test_the_command_times_the_rows_of_the_named_kernel(
-    tmp_path: Path, fake_bench: FakeBench, capsys: pytest.CaptureFixture[str]
+def test_without_a_gpu_the_commands_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # (device_info is cached per process: on a GPU machine it would answer from the cache.)
+    monkeypatch.setattr(spio.jit._driver, "device_count", lambda: 0)
+    monkeypatch.setattr(spio.jit, "device_info", spio.jit._driver.check_device_index)
+    times = tmp_path / "times.csv"
+    _write_old_times(times)
+    for argv in (
+        ["retime", str(times), "--pass", "fprop", "--kernel", OLD, "--out", str(tmp_path)],
+        ["collect", "--out", str(tmp_path), "--layers", "1"],
+    ):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert "device=0 does not exist; this process sees no CUDA device" in (
+            capsys.readouterr().err
+        )
+
+
+def _write_old_times(times: Path) -> None:
+    """Rows of LAYERS[:2] as an older kernel's (OLD) config times CSV."""
     from spio.kernels.conv2d_gw8.bench_results import write_config_times
 
-    times = tmp_path / "times.csv"
     old = _old_rows("fprop")
     for params in LAYERS[:2]:
         configs = {row.config: row.median_us for row in old if row.params == params}
         write_config_times(GPU, "fprop", params, configs, times, timing="graph")
     # (write_config_times writes today's digest: make these rows an older kernel's.)
-    text = times.read_text().replace(sources_digest("fprop"), OLD)
-    times.write_text(text)
+    times.write_text(times.read_text().replace(sources_digest("fprop"), OLD))
+
+
+def test_the_command_times_the_rows_of_the_named_kernel(
+    tmp_path: Path, fake_bench: FakeBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    times = tmp_path / "times.csv"
+    _write_old_times(times)
     out = tmp_path / "new"
     main(["retime", str(times), "--pass", "fprop", "--kernel", OLD, "--out", str(out)])
     assert "timed 6 configs of 2 layer-passes again" in capsys.readouterr().out

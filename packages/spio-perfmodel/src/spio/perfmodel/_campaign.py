@@ -125,8 +125,10 @@ def collect(
     each tile as the launcher runs it (the benchmark's --as-launched: wgrad's walk and kernel
     improvements, producer warps among them), rows of launch "launcher".
     """
+    import spio.jit
     from spio.kernels.conv2d_gw8 import bench
 
+    spio.jit.device_info(0)  # (a clear ValueError where there is no GPU, before torch's)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     done = layers_done(out, passes)

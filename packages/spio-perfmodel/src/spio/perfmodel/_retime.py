@@ -68,6 +68,9 @@ def retime(
     CSVs; return the jobs timed now (retime_jobs). The rows must be of this GPU: another
     GPU's times are no retiming of them (ValueError naming both). Needs a GPU, torch and the
     benchmark's dependencies (spio-kernels[bench])."""
+    import spio.jit
+
+    spio.jit.device_info(0)  # (a clear ValueError where there is no GPU, before torch's)
     import torch
 
     from spio.kernels.conv2d_gw8 import bench
