@@ -2,8 +2,10 @@
 
 The layers are split into folds (scikit-learn's GroupKFold, a layer never in two folds);
 for each fold a model trained on the other layers picks the config it predicts fastest
-among the fold's measured configs. The regret of a layer is the picked config's measured
-time over the fastest measured one, minus 1. Beside it stand the regret of what
+among the fold's measured configs (evaluate_held_out: one model, and layers the caller
+holds out, such as a campaign of widths the others never sampled). The regret of a layer
+is the picked config's measured time over the fastest measured one, minus 1. Beside it
+stand the regret of what
 choose_config would run among those configs (the model's pick only where it is predicted
 MIN_PREDICTED_GAIN faster than the default, else the default), and the regret of the spec's
 `default_config` for the GPU's SM count, where the data holds its time, and the regret of
