@@ -5,9 +5,9 @@ for each fold a model trained on the other layers picks the config it predicts f
 among the fold's measured configs (evaluate_held_out: one model, and layers the caller
 holds out, such as a campaign of widths the others never sampled). The regret of a layer
 is the picked config's measured time over the fastest measured one, minus 1. Beside it
-stand the regret of what
-choose_config would run among those configs (the model's pick only where it is predicted
-MIN_PREDICTED_GAIN faster than the default, else the default), and the regret of the spec's
+stand the regret of what choose_config would run among those configs (the model's pick
+only where it is predicted MIN_PREDICTED_GAIN faster than the default, else the default),
+and the regret of the spec's
 `default_config` for the GPU's SM count, where the data holds its time, and the regret of
 autotuning's pick: the fastest of the model's `shortlist` best-predicted configs among the
 fold's and the default (tune_config times them on the device). (A launch without a
