@@ -1,24 +1,23 @@
 """How well a latency model chooses configs for layers it has not seen.
 
-The layers are split into folds (scikit-learn's GroupKFold, a layer never in two folds);
-for each fold a model trained on the other layers picks the config it predicts fastest
-among the fold's measured configs (evaluate_held_out: one model, and layers the caller
-holds out, such as a campaign of widths the others never sampled). The regret of a layer
-is the picked config's measured time over the fastest measured one, minus 1. Beside it
-stand the regret of what choose_config would run among those configs (the model's pick
-only where it is predicted MIN_PREDICTED_GAIN faster than the default, else the default),
-and the regret of the spec's
-`default_config` for the GPU's SM count, where the data holds its time, and the regret of
-autotuning's pick: the fastest of the model's `shortlist` best-predicted configs among the
-fold's and the default (tune_config times them on the device). (A launch without a
-config runs `default_config_on`, which for fprop and dgrad may shorten the walk after
-asking the device for its occupancy; a campaign times that one, and where it differs the
-spec's default may be missing from the data.) The best is the best measured: with sampled
-configs, the regret against the whole space's best is larger or equal. TARGETS.md asks for
-a median regret within 2% and a p95 within 8% over held-out layers. (On a GPU with TMA,
-choose_config also keeps wgrad's heuristic tile with TMA rows over a pick without them,
-_give_way._unless_tma_tile: a gain of the producer warps those tiles run with, which rows timed
-without them cannot show.)
+The layers are split into folds (scikit-learn's GroupKFold, a layer never in two folds); for
+each fold a model trained on the other layers picks the config it predicts fastest among the
+fold's measured configs (evaluate_held_out: one model, and layers the caller holds out, such
+as a campaign of widths the others never sampled). The regret of a layer is the picked
+config's measured time over the fastest measured one, minus 1. Beside it stand the regret of
+what choose_config would run among those configs (the model's pick only where it is
+predicted MIN_PREDICTED_GAIN faster than the default, else the default), and the regret of
+the spec's `default_config` for the GPU's SM count, where the data holds its time, and the
+regret of autotuning's pick: the fastest of the model's `shortlist` best-predicted configs
+among the fold's and the default (tune_config times them on the device). (A launch without a
+config runs `default_config_on`, which for fprop and dgrad may shorten the walk after asking
+the device for its occupancy; a campaign times that one, and where it differs the spec's
+default may be missing from the data.) The best is the best measured: with sampled configs,
+the regret against the whole space's best is larger or equal. TARGETS.md asks for a median
+regret within 2% and a p95 within 8% over held-out layers. (On a GPU with TMA, choose_config
+also keeps wgrad's heuristic tile with TMA rows over a pick without them,
+_give_way._unless_tma_tile: a gain of the producer warps those tiles run with, which rows
+timed without them cannot show.)
 
 Rows of both launches (_data.ConfigTime.launch) train models with the launch as a feature,
 which predict tiles as launched: the held-out layers are then scored on their launched rows
