@@ -99,11 +99,18 @@ def _is_positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+def config_times_path(out_dir: Path, pass_name: str) -> Path:
+    """The config-times CSV of pass_name that the benchmark writes into out_dir."""
+    from spio.kernels.conv2d_gw8.bench import CONFIGS_CSV_NAME
+
+    return out_dir / CONFIGS_CSV_NAME.format(pass_name=pass_name)
+
+
 def layers_done(out_dir: Path, passes: Sequence[str]) -> set[Conv2dGw8Params]:
     """Layers with rows of every pass in out_dir's config-times CSVs."""
     done: set[Conv2dGw8Params] | None = None
     for pass_name in passes:
-        path = out_dir / f"conv2d_gw8_configs_{pass_name}.csv"
+        path = config_times_path(out_dir, pass_name)
         have = set(read_config_times(path).select(pass_name).by_layer()) if path.exists() else set()
         done = have if done is None else done & have
     return done or set()

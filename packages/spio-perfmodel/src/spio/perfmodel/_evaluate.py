@@ -234,13 +234,12 @@ def evaluate_held_out(
     if not training:
         raise ValueError("every training row is of a held-out layer: no rows are left to train on")
     limits = limits or GpuLimits()
-    launch = "launcher" if any(row.launch == "launcher" for row in training) else "tile"
     model = LatencyModel.train(training, limits, options, gpu)
-    results = _scored(model, held_out, limits, shortlist, launch, model.gpu)
+    results = _scored(model, held_out, limits, shortlist, model.launch, model.gpu)
     if not results:
         raise ValueError(
-            f"held_out has no rows of GPU {model.gpu} and launch {launch!r}, those the model "
-            "predicts"
+            f"held_out has no rows of GPU {model.gpu} and launch {model.launch!r}, those the "
+            "model predicts"
         )
     return Evaluation(held_out[0].pass_name, tuple(results), shortlist)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
+from ._campaign import config_times_path
 from ._data import ConfigTime, read_config_times
 
 
@@ -101,7 +102,7 @@ def retime(
             job.pass_name,
             job.params,
             {config: times[runs[config]] for config in job.configs},
-            out / f"conv2d_gw8_configs_{job.pass_name}.csv",
+            config_times_path(out, job.pass_name),
             timing="graph" if graph else "loop",
             launch=job.launch,
         )
@@ -112,7 +113,7 @@ def _layers_done(out: Path, passes: set[str]) -> set[tuple[str, str, Conv2dGw8Pa
     """(pass, launch, layer) of every row in out's config-times CSVs of passes."""
     done = set()
     for pass_name in passes:
-        path = out / f"conv2d_gw8_configs_{pass_name}.csv"
+        path = config_times_path(out, pass_name)
         if path.exists():
             table = read_config_times(path).select(pass_name)
             done |= {(row.pass_name, row.launch, row.params) for row in table.rows}
