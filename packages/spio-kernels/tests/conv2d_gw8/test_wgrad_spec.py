@@ -1146,6 +1146,43 @@ def test_short_walks_split_the_filters_rows(
 
 
 @pytest.mark.parametrize(
+    ("shape", "split"),
+    [
+        # The split tile's grid without the split already fills 3/4 of 132 SMs: 384, 192
+        # and 128 blocks, where the split ran 1.05-1.58x slower (H200).
+        ((4, 768, 28, 28, 3), False),
+        ((16, 768, 10, 10, 3), False),
+        ((1, 768, 28, 28, 3), False),
+        ((2, 512, 28, 28, 3), False),
+        # 96 blocks or fewer: the split pays.
+        ((8, 384, 14, 14, 3), True),
+        ((4, 256, 20, 20, 5), True),
+        ((8, 1024, 7, 7, 3), True),
+    ],
+)
+def test_short_walks_on_full_grids_keep_their_filter_rows(
+    shape: tuple[int, int, int, int, int], split: bool
+) -> None:
+    n, c, h, w, k = shape
+    params = Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2)
+    short_walk = wgrad_heuristic.default_config(params, 132)
+    assert short_walk.block_p < wgrad_spec.BLOCK_P_VALUES[0]
+    tile = wgrad_heuristic.split_walk_tile(params, short_walk, 132)
+    assert (tile.block_r == 1) == split
+    unsplit_blocks = wgrad_spec.grid_blocks(params, dataclasses.replace(tile, block_r=0))
+    assert (unsplit_blocks < wgrad_heuristic.SPLIT_WALK_MAX_SM_SHARE * 132) == split
+    wgrad_spec.check_config(params, tile)
+
+
+def test_the_full_grid_line_scales_with_the_sm_count() -> None:
+    # 128 unsplit blocks fill 3/4 of 132 SMs but not of 264: there the split pays again.
+    params = Conv2dGw8Params.make(2, 512, 28, 28)
+    short_walk = wgrad_heuristic.default_config(params, 132)
+    assert wgrad_heuristic.split_walk_tile(params, short_walk, 132).block_r == 0
+    assert wgrad_heuristic.split_walk_tile(params, short_walk, 264).block_r == 1
+
+
+@pytest.mark.parametrize(
     "params",
     [
         Conv2dGw8Params.make(1, 64, 16, 16, r=1, s=1, padding=0),  # one filter row

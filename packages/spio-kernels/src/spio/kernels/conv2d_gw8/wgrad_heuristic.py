@@ -288,6 +288,20 @@ def _short_walk_tile(params: Conv2dGw8Params) -> WgradConfig | None:
 #: Row chunks (longest first) and prefetches (deepest first) of split_walk_tile's tiles.
 SPLIT_WALK_CHUNKS = (8, 4, 2, 1)
 SPLIT_WALK_PREFETCHES = (4, 2, 1)
+#: The share of the SMs that a split tile's grid without the split (block_r 0) must fall
+#: short of for the split to pay. A split block walks block_p rows where the unsplit one walks
+#: R - 1 + block_p, so the split reads each input row R times over; that buys parallelism
+#: on a small grid and is pure cost on a full one. H200 (132 SMs, 2026-11-30, 3 x 3 unless
+#: named, each as the launcher runs it, alternating in one process; split -> unsplit):
+#: unsplit grids of 384 or 192 blocks: 4x768x28x28 9.55 -> 6.71 us, 16x768x10x10 8.09 ->
+#: 5.88, 4x384x28x28 7.19 -> 5.31, 32x192x10x10 6.42 -> 4.94, 1x768x28x28 6.91 -> 4.37,
+#: 2x768x28x28 7.19 -> 5.27, 1x1024x28x28 (256) 5.14 -> 4.82; of 128: 2x512x28x28 4.80 ->
+#: 4.59, 16x256x10x10 4.48 -> 4.21, 8x512x12x12 4.68 -> 4.46; of 96 or fewer the split won:
+#: 8x384x14x14 4.34 against 4.62, 4x256x20x20 5 x 5 6.39 against 6.61, 2x768x14x14 3.61
+#: against 4.18, 8x1024x7x7 3.63 against 4.38, 4x64x32x32 3.25 against 3.59, 1x64x56x56
+#: 3.44 against 4.33, 1x128x16x16 7 x 7 3.18 against 6.07. So the line lies between 96 and
+#: 128 blocks on 132 SMs.
+SPLIT_WALK_MAX_SM_SHARE = 0.75
 
 
 def split_walk_tile(
@@ -304,7 +318,10 @@ def split_walk_tile(
     Where one block can cover the layer's images (at most 8 rows, one column strip, every
     image), a chunk of all the rows, so that a single partial sum is grad_w and no reduction
     runs: with the most groups whose grid holds SHORT_WALK_MIN_BLOCKS blocks. Else the
-    longest of SPLIT_WALK_CHUNKS whose grid holds a block per SM (else the shortest).
+    longest of SPLIT_WALK_CHUNKS whose grid holds a block per SM (else the shortest). Where
+    that tile without the split fills SPLIT_WALK_MAX_SM_SHARE of the SMs (wide layers: many
+    groups), the split reads rows again for blocks the GPU does not need, and the tile walks
+    every filter row instead.
 
     H200 (2026-11-29, tools/wgrad_row_split_check.py, each as the launcher runs it, one
     process), the short walk's time -> this tile's, and the fastest split tile timed:
@@ -343,7 +360,18 @@ def split_walk_tile(
     tiles = [t for t in (tile(groups[0], p) for p in chunks) if t is not None]
     if not tiles:
         return config
-    return next((t for t in tiles if grid_blocks(params, t) >= sm_count), tiles[-1])
+    split = next((t for t in tiles if grid_blocks(params, t) >= sm_count), tiles[-1])
+    return _unsplit_on_a_full_grid(params, split, sm_count)
+
+
+def _unsplit_on_a_full_grid(
+    params: Conv2dGw8Params, split: WgradConfig, sm_count: int
+) -> WgradConfig:
+    """split without its filter rows split (block_r 0) where that tile's grid already holds
+    SPLIT_WALK_MAX_SM_SHARE of the SMs' worth of blocks and is valid; else split."""
+    unsplit = dataclasses.replace(split, block_r=0)
+    enough = grid_blocks(params, unsplit) >= SPLIT_WALK_MAX_SM_SHARE * sm_count
+    return unsplit if enough and _is_valid(params, unsplit) else split
 
 
 def _one_group_per_block(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
