@@ -1174,6 +1174,17 @@ def test_short_walks_on_full_grids_keep_their_filter_rows(
     wgrad_spec.check_config(params, tile)
 
 
+def test_larger_filters_keep_the_split_on_full_grids() -> None:
+    # Untimed on full grids: 5 x 5 and 7 x 7 keep what won on small ones.
+    for k in (5, 7):
+        params = Conv2dGw8Params.make(2, 768, 28, 28, r=k, s=k, padding=k // 2)
+        short_walk = wgrad_heuristic.default_config(params, 132)
+        tile = wgrad_heuristic.split_walk_tile(params, short_walk, 132)
+        assert tile.block_r == 1
+        unsplit_blocks = wgrad_spec.grid_blocks(params, dataclasses.replace(tile, block_r=0))
+        assert unsplit_blocks >= wgrad_heuristic.SPLIT_WALK_MAX_SM_SHARE * 132  # a full grid
+
+
 def test_the_full_grid_line_scales_with_the_sm_count() -> None:
     # 128 unsplit blocks fill 3/4 of 132 SMs but not of 264: there the split pays again.
     params = Conv2dGw8Params.make(2, 512, 28, 28)

@@ -302,6 +302,10 @@ SPLIT_WALK_PREFETCHES = (4, 2, 1)
 #: 3.44 against 4.33, 1x128x16x16 7 x 7 3.18 against 6.07. So the line lies between 96 and
 #: 128 blocks on 132 SMs.
 SPLIT_WALK_MAX_SM_SHARE = 0.75
+#: The filters (rows) SPLIT_WALK_MAX_SM_SHARE was timed on. Larger filters read their rows
+#: more times over when split, but walk more rows each when not, and on full grids neither
+#: has been timed: they keep the split, which won on every small grid timed.
+UNSPLIT_MAX_FILTER_ROWS = 3
 
 
 def split_walk_tile(
@@ -321,7 +325,7 @@ def split_walk_tile(
     longest of SPLIT_WALK_CHUNKS whose grid holds a block per SM (else the shortest). Where
     that tile without the split fills SPLIT_WALK_MAX_SM_SHARE of the SMs (wide layers: many
     groups), the split reads rows again for blocks the GPU does not need, and the tile walks
-    every filter row instead.
+    every filter row instead (filters of up to UNSPLIT_MAX_FILTER_ROWS rows, those timed).
 
     H200 (2026-11-29, tools/wgrad_row_split_check.py, each as the launcher runs it, one
     process), the short walk's time -> this tile's, and the fastest split tile timed:
@@ -368,7 +372,10 @@ def _unsplit_on_a_full_grid(
     params: Conv2dGw8Params, split: WgradConfig, sm_count: int
 ) -> WgradConfig:
     """split without its filter rows split (block_r 0) where that tile's grid already holds
-    SPLIT_WALK_MAX_SM_SHARE of the SMs' worth of blocks and is valid; else split."""
+    SPLIT_WALK_MAX_SM_SHARE of the SMs' worth of blocks and is valid, for filters of at most
+    UNSPLIT_MAX_FILTER_ROWS rows; else split."""
+    if params.r > UNSPLIT_MAX_FILTER_ROWS:
+        return split
     unsplit = dataclasses.replace(split, block_r=0)
     enough = grid_blocks(params, unsplit) >= SPLIT_WALK_MAX_SM_SHARE * sm_count
     return unsplit if enough and _is_valid(params, unsplit) else split
