@@ -1137,12 +1137,28 @@ def test_stream_config_walks_whole_filters() -> None:
 def test_short_walks_split_the_filters_rows(
     shape: tuple[int, int, int, int, int], expected: WgradConfig
 ) -> None:
+    params, tile = _split_short_walk(shape)
+    assert tile == expected
+    wgrad_spec.check_config(params, expected)
+
+
+def _split_short_walk(
+    shape: tuple[int, int, int, int, int],
+) -> tuple[Conv2dGw8Params, WgradConfig]:
+    """The layer of (n, c, h, w, k x k filter) and split_walk_tile's tile for its short walk
+    on 132 SMs."""
     n, c, h, w, k = shape
     params = Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2)
     short_walk = wgrad_heuristic.default_config(params, 132)
     assert short_walk.block_p < wgrad_spec.BLOCK_P_VALUES[0]
-    assert wgrad_heuristic.split_walk_tile(params, short_walk, 132) == expected
-    wgrad_spec.check_config(params, expected)
+    return params, wgrad_heuristic.split_walk_tile(params, short_walk, 132)
+
+
+def _fills_the_grid_unsplit(params: Conv2dGw8Params, tile: WgradConfig) -> bool:
+    """Whether tile without a split of the filter rows fills the share of 132 SMs past
+    which the split does not pay."""
+    unsplit = dataclasses.replace(tile, block_r=0)
+    return wgrad_spec.grid_blocks(params, unsplit) >= wgrad_heuristic.SPLIT_WALK_MAX_SM_SHARE * 132
 
 
 @pytest.mark.parametrize(
@@ -1163,26 +1179,18 @@ def test_short_walks_split_the_filters_rows(
 def test_short_walks_on_full_grids_keep_their_filter_rows(
     shape: tuple[int, int, int, int, int], split: bool
 ) -> None:
-    n, c, h, w, k = shape
-    params = Conv2dGw8Params.make(n, c, h, w, r=k, s=k, padding=k // 2)
-    short_walk = wgrad_heuristic.default_config(params, 132)
-    assert short_walk.block_p < wgrad_spec.BLOCK_P_VALUES[0]
-    tile = wgrad_heuristic.split_walk_tile(params, short_walk, 132)
+    params, tile = _split_short_walk(shape)
     assert (tile.block_r == 1) == split
-    unsplit_blocks = wgrad_spec.grid_blocks(params, dataclasses.replace(tile, block_r=0))
-    assert (unsplit_blocks < wgrad_heuristic.SPLIT_WALK_MAX_SM_SHARE * 132) == split
+    assert _fills_the_grid_unsplit(params, tile) != split
     wgrad_spec.check_config(params, tile)
 
 
 def test_larger_filters_keep_the_split_on_full_grids() -> None:
     # Untimed on full grids: 5 x 5 and 7 x 7 keep what won on small ones.
     for k in (5, 7):
-        params = Conv2dGw8Params.make(2, 768, 28, 28, r=k, s=k, padding=k // 2)
-        short_walk = wgrad_heuristic.default_config(params, 132)
-        tile = wgrad_heuristic.split_walk_tile(params, short_walk, 132)
+        params, tile = _split_short_walk((2, 768, 28, 28, k))
         assert tile.block_r == 1
-        unsplit_blocks = wgrad_spec.grid_blocks(params, dataclasses.replace(tile, block_r=0))
-        assert unsplit_blocks >= wgrad_heuristic.SPLIT_WALK_MAX_SM_SHARE * 132  # a full grid
+        assert _fills_the_grid_unsplit(params, tile)
 
 
 def test_the_full_grid_line_scales_with_the_sm_count() -> None:
