@@ -15,7 +15,9 @@ valid). Each as the launcher runs it (improved_config_on), deterministic, timed 
 process alternating three rounds (CUDA-graph replays, the fastest round's median) with
 cuDNN. Prints the fastest SHOWN with their grids and partial sums; the fastest CHECKED are
 checked against the fp32 reference. Which small layers the split pays on, and with what
-tile.
+tile; on wide layers whose default keeps the filter rows together
+(wgrad_heuristic.SPLIT_WALK_MAX_SM_SHARE), the heuristic's config is the unsplit tile and
+the split tiles are those it passed over.
 """
 
 from __future__ import annotations
