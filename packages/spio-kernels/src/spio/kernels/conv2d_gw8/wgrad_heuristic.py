@@ -50,6 +50,25 @@ TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
 #: call for walking steps of images, the ladder's half-line tiles walk better (128x1024x16x16:
 #: 42.7 us walked four steps, 52.4 with this tile unwalked, 47.3 with four images walked two).
 FULL_LINE_TILE = (16, 8, 2, 64, 2, 2)
+#: Images side by side in FULL_LINE_TILE where the layer's groups are not a multiple of 8
+#: (96, 160, 224, 480 channels: ConvNeXt's and EfficientNet's widths), so that its blocks of
+#: four groups keep eight warps (_full_line_tiles). H200 (2026-11-30,
+#: tools/wgrad_variants_check.py --variants block_n=4 block_q=32, each as the launcher places
+#: it, alternating in one process; two images -> four): 128x96x56x56 76.54 -> 47.04 us
+#: (3.33x cuDNN), 128x160x56x56 132.29 -> 81.36, 256x96x28x28 41.13 -> 26.31, 128x160x28x28
+#: 35.11 -> 23.45, 256x160x14x14 19.11 -> 14.17, 64x480x14x14 1.079x, 64x224x28x28 1.053x,
+#: 32x480x28x28 1.028x. Doubling the columns instead (block_q 32) gained as much on 56- and
+#: 28-row layers of 128 images or more but lost on the others (0.55-0.97x). Held out (the same
+#: tool and day, the former default -> this): 64x160x56x56 65.60 -> 40.89 us, 128x224x28x28
+#: 45.02 -> 31.64, 512x96x14x14 23.12 -> 15.51, 64x672x14x14 1.091x, 256x96x56x56 1.068x,
+#: 128x160x24x24 1.063x, 256x96x20x20 1.032x, 256x160x24x24 1.029x, 512x96x20x20 1.025x
+#: (the last four in place of the ladder's 32-column tile), 256x480x28x28 0.978x; where the
+#: former walked two images two steps, 256x224x14x14 1.068x, 128x672x14x14 1.065x,
+#: 128x480x14x14 0.975x, 128x480x16x16 0.911x.
+HALF_LINE_IMAGES = 4
+#: The largest filter (taps) HALF_LINE_IMAGES was timed on: 3 x 3. 1 x 1 filters and 5 x 5
+#: or wider ones, whose tiles this would move to other paths (TMA rows, walks), keep theirs.
+HALF_LINE_MAX_TAPS = 9
 
 #: Resident warps per SM a grid should fill before a larger tile is preferred (as fprop's).
 #: Where the rules below say MIN_WARPS_PER_SM, filters of LARGE_FILTER_TAPS taps or more ask
@@ -229,11 +248,11 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     block walks one step. Where the result still leaves the grid under MIN_WARPS_PER_SM warps
     per SM: for a layer with short chunks in its space (has_short_chunks), SHORT_WALK_TILE;
     else, where the images are small (SMALL_GRID_MAX_PIXELS), SMALL_GRID_TILE (fitted) if its
-    grid holds as many warps or more.
+    grid holds as many warps or more. A ladder tile that stays walks two steps where its
+    partial sums are heavy (_heavy_partials_walked).
     """
     min_warps = _min_warps(params, sm_count)
-    full_line = _fit_tile(params, FULL_LINE_TILE)
-    if full_line is not None:
+    for full_line in _full_line_tiles(params):
         full_line = _with_image_sync(params, full_line)
         if (
             full_line.image_sync
@@ -263,7 +282,20 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
         small = _fit_tile(params, SMALL_GRID_TILE)
         if small is not None and _total_warps(params, small) >= _total_warps(params, config):
             return small
-    return config
+    return _heavy_partials_walked(params, config, sm_count)
+
+
+def _full_line_tiles(params: Conv2dGw8Params) -> list[WgradConfig]:
+    """FULL_LINE_TILE fitted to params; where the layer's groups are not a multiple of its
+    groups (it fits with half as many, four, and half the warps) and the filter has 2 to
+    HALF_LINE_MAX_TAPS taps, first the same tile with HALF_LINE_IMAGES images side by side,
+    which gives the block its warps back."""
+    tiles = [_fit_tile(params, FULL_LINE_TILE)]
+    tile_q, block_g, warp_g, block_p, prefetch, _ = FULL_LINE_TILE
+    if params.groups % block_g and 1 < params.r * params.s <= HALF_LINE_MAX_TAPS:
+        fields = (tile_q, block_g, warp_g, block_p, prefetch, HALF_LINE_IMAGES)
+        tiles.insert(0, _fit_tile(params, fields))
+    return [tile for tile in dict.fromkeys(tiles) if tile is not None]
 
 
 def _short_walk_tile(params: Conv2dGw8Params) -> WgradConfig | None:
@@ -302,10 +334,6 @@ SPLIT_WALK_PREFETCHES = (4, 2, 1)
 #: 3.44 against 4.33, 1x128x16x16 7 x 7 3.18 against 6.07. So the line lies between 96 and
 #: 128 blocks on 132 SMs.
 SPLIT_WALK_MAX_SM_SHARE = 0.75
-#: The filters (rows) SPLIT_WALK_MAX_SM_SHARE was timed on. Larger filters read their rows
-#: more times over when split, but walk more rows each when not, and on full grids neither
-#: has been timed: they keep the split, which won on every small grid timed.
-UNSPLIT_MAX_FILTER_ROWS = 3
 
 
 def split_walk_tile(
@@ -325,7 +353,7 @@ def split_walk_tile(
     longest of SPLIT_WALK_CHUNKS whose grid holds a block per SM (else the shortest). Where
     that tile without the split fills SPLIT_WALK_MAX_SM_SHARE of the SMs (wide layers: many
     groups), the split reads rows again for blocks the GPU does not need, and the tile walks
-    every filter row instead (filters of up to UNSPLIT_MAX_FILTER_ROWS rows, those timed).
+    every filter row instead.
 
     H200 (2026-11-29, tools/wgrad_row_split_check.py, each as the launcher runs it, one
     process), the short walk's time -> this tile's, and the fastest split tile timed:
@@ -372,10 +400,16 @@ def _unsplit_on_a_full_grid(
     params: Conv2dGw8Params, split: WgradConfig, sm_count: int
 ) -> WgradConfig:
     """split without its filter rows split (block_r 0) where that tile's grid already holds
-    SPLIT_WALK_MAX_SM_SHARE of the SMs' worth of blocks and is valid, for filters of at most
-    UNSPLIT_MAX_FILTER_ROWS rows; else split."""
-    if params.r > UNSPLIT_MAX_FILTER_ROWS:
-        return split
+    SPLIT_WALK_MAX_SM_SHARE of the SMs' worth of blocks and is valid; else split.
+
+    5 x 5 and 7 x 7 filters as 3 x 3 ones (H200, 2026-11-30, tools/wgrad_variants_check.py
+    --variants block_r=0, alternating in one process; split -> unsplit, unsplit blocks):
+    2x768x28x28 5 x 5 10.56 -> 8.45 us (192), 8x1024x10x10 5 x 5 10.88 -> 8.14 (256),
+    16x256x10x10 5 x 5 7.37 -> 5.96 (128), 4x512x28x28 5 x 5 13.14 -> 9.09 (256),
+    16x384x14x14 7 x 7 17.68 -> 14.36 (192), 32x256x10x10 7 x 7 18.09 -> 10.94 (256),
+    4x256x28x28 7 x 7 11.94 -> 10.43 (128). Held out: 16x384x14x14 5 x 5 11.74 -> 8.26 us,
+    8x512x12x12 5 x 5 9.06 -> 6.20, 16x256x14x14 7 x 7 13.53 -> 9.83, 1x1024x28x28 5 x 5
+    9.13 -> 7.80."""
     unsplit = dataclasses.replace(split, block_r=0)
     enough = grid_blocks(params, unsplit) >= SPLIT_WALK_MAX_SM_SHARE * sm_count
     return unsplit if enough and _is_valid(params, unsplit) else split
@@ -429,6 +463,46 @@ def _walked(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> Wgra
             and grid_blocks(params, walked) >= sm_count
         ):
             return walked
+    return config
+
+
+#: Share of the pass's compulsory bytes above which the partial sums call for walking two
+#: steps of images even on a grid under MIN_WARPS_PER_SM warps per SM (_heavy_partials_walked),
+#: where the walked grid keeps HEAVY_PARTIALS_MIN_BLOCKS_PER_SM blocks per SM.
+HEAVY_PARTIALS_SHARE = 0.25
+HEAVY_PARTIALS_MIN_BLOCKS_PER_SM = 2
+
+
+def _heavy_partials_walked(
+    params: Conv2dGw8Params, config: WgradConfig, sm_count: int
+) -> WgradConfig:
+    """config walking two steps of images where its partial sums exceed HEAVY_PARTIALS_SHARE
+    of the pass's bytes and the walked grid still holds HEAVY_PARTIALS_MIN_BLOCKS_PER_SM blocks
+    per SM (and is valid); else config.
+
+    Narrow images (7 x 7 to 10 x 10) write partial sums of a third of the pass's bytes; their
+    tiles' unwalked grids of more than a wave went to segments (wgrad.balanced_config_on),
+    which a walk of two steps beat. H200 (2026-11-30, tools/wgrad_variants_check.py
+    --variants walk_n=2, alternating in one process; launched -> walked, walked blocks):
+    128x768x7x7 11.97 -> 9.53 us (384), 128x672x7x7 11.21 -> 9.48 (336), 96x768x8x8 10.88
+    -> 9.44 (288), 256x160x10x10 15.95 -> 10.92 (320), 192x384x7x7 9.87 -> 9.61 (288).
+    Walked grids of 2 blocks per SM or fewer lost: 128x512x7x7 7.36 -> 8.28 (256),
+    96x672x7x7 7.49 -> 8.06 (252), 64x128x10x10 5.01 -> 7.04 (256); so did those whose
+    partials stay under a quarter of the bytes (128x192x20x20 0.906x, 96x512x12x12 0.988x).
+    Held out (the same tool and day, unwalked -> walked): 256x320x4x4 8.74 -> 6.62 us,
+    128x768x4x4 7.94 -> 6.51, 96x768x4x4 5 x 5 14.31 -> 8.86, 256x384x8x8 12.16 -> 9.93,
+    512x160x7x7 11.10 -> 10.03, 256x192x10x10 1.028x; 128x320x10x10 lost (0.947x).
+    """
+    share = workspace_bytes(params, config) / params.compulsory_bytes("wgrad")
+    if config.walk_n != 1 or share <= HEAVY_PARTIALS_SHARE:
+        return config
+    walked = dataclasses.replace(config, walk_n=2)
+    if (
+        _images_fit(params, walked.images)
+        and _is_valid(params, walked)
+        and grid_blocks(params, walked) > HEAVY_PARTIALS_MIN_BLOCKS_PER_SM * sm_count
+    ):
+        return walked
     return config
 
 
