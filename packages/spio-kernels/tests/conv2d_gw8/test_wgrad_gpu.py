@@ -825,6 +825,38 @@ def test_the_default_walking_into_one_wave_matches_reference(params: Conv2dGw8Pa
         assert config.walk_n not in WALK_N_VALUES
 
 
+@pytest.mark.parametrize(
+    ("params", "fields"),
+    [
+        # Four images of four groups where the groups are not a multiple of 8
+        # (wgrad_heuristic.HALF_LINE_IMAGES), with a bias's sums in bf16 ...
+        (Conv2dGw8Params.make(128, 96, 56, 56), {"block_g": 4, "warp_g": 2, "block_n": 4}),
+        (
+            Conv2dGw8Params.make(126, 160, 27, 30, dtype="bfloat16", has_bias=True),
+            {"block_g": 4, "warp_g": 2, "block_n": 4},
+        ),
+        # ... two steps of images where the partial sums are heavy (_heavy_partials_walked),
+        # the second step past the batch's end ...
+        (Conv2dGw8Params.make(93, 768, 8, 8), {"walk_n": 2}),
+        (Conv2dGw8Params.make(96, 768, 4, 4, r=5, s=5, padding=2), {"walk_n": 2}),
+        # ... and a 5 x 5 and a 7 x 7 short walk kept whole on a full grid
+        # (split_walk_tile's SPLIT_WALK_MAX_SM_SHARE).
+        (Conv2dGw8Params.make(16, 256, 10, 10, r=5, s=5, padding=2), {"block_r": 0}),
+        (Conv2dGw8Params.make(4, 256, 28, 28, r=7, s=7, padding=3), {"block_r": 0}),
+    ],
+    ids=str,
+)
+def test_the_defaults_of_half_lines_heavy_walks_and_unsplit_filters_match_reference(
+    params: Conv2dGw8Params, fields: dict[str, int]
+) -> None:
+    import torch
+
+    if torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count < 100:
+        pytest.skip("the rules' grids are sized for a GPU of 100 SMs or more")
+    config = _default_matching_reference(params, 27)
+    assert {name: getattr(config, name) for name in fields} == fields
+
+
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:
     import torch
 
