@@ -51,8 +51,8 @@ TILE_LADDER: tuple[tuple[int, int, int, int, int, int], ...] = (
 #: 42.7 us walked four steps, 52.4 with this tile unwalked, 47.3 with four images walked two).
 FULL_LINE_TILE = (16, 8, 2, 64, 2, 2)
 #: Images side by side in FULL_LINE_TILE where the layer's groups are not a multiple of 8
-#: (96, 160, 224, 480 channels: ConvNeXt's and EfficientNet's widths), so that its blocks of
-#: four groups keep eight warps (_full_line_tiles). H200 (2026-11-30,
+#: (96, 160, 224, 480, 672 channels: ConvNeXt's and EfficientNet's among them), so that
+#: its blocks of four groups keep eight warps (_full_line_tiles). H200 (2026-11-30,
 #: tools/wgrad_variants_check.py --variants block_n=4 block_q=32, each as the launcher places
 #: it, alternating in one process; two images -> four): 128x96x56x56 76.54 -> 47.04 us
 #: (3.33x cuDNN), 128x160x56x56 132.29 -> 81.36, 256x96x28x28 41.13 -> 26.31, 128x160x28x28
@@ -468,7 +468,7 @@ def _walked(params: Conv2dGw8Params, config: WgradConfig, sm_count: int) -> Wgra
 
 #: Share of the pass's compulsory bytes above which the partial sums call for walking two
 #: steps of images even on a grid under MIN_WARPS_PER_SM warps per SM (_heavy_partials_walked),
-#: where the walked grid keeps HEAVY_PARTIALS_MIN_BLOCKS_PER_SM blocks per SM.
+#: where the walked grid keeps more than HEAVY_PARTIALS_MIN_BLOCKS_PER_SM blocks per SM.
 HEAVY_PARTIALS_SHARE = 0.25
 HEAVY_PARTIALS_MIN_BLOCKS_PER_SM = 2
 
@@ -477,8 +477,8 @@ def _heavy_partials_walked(
     params: Conv2dGw8Params, config: WgradConfig, sm_count: int
 ) -> WgradConfig:
     """config walking two steps of images where its partial sums exceed HEAVY_PARTIALS_SHARE
-    of the pass's bytes and the walked grid still holds HEAVY_PARTIALS_MIN_BLOCKS_PER_SM blocks
-    per SM (and is valid); else config.
+    of the pass's bytes and the walked grid still holds more than
+    HEAVY_PARTIALS_MIN_BLOCKS_PER_SM blocks per SM (and is valid); else config.
 
     Narrow images (7 x 7 to 10 x 10) write partial sums of a third of the pass's bytes; their
     tiles' unwalked grids of more than a wave went to segments (wgrad.balanced_config_on),
