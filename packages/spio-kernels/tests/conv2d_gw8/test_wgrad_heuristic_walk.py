@@ -59,10 +59,6 @@ def test_the_unwalked_tile_takes_eight_groups_by_tma_on_a_gpu_with_tma() -> None
     assert tile == WgradConfig(16, 8, 2, 16, 2, 4, image_sync=True, tma=True)
 
 
-def _partials_share(params: Conv2dGw8Params, config: WgradConfig) -> float:
-    return wgrad_spec.workspace_bytes(params, config) / params.compulsory_bytes("wgrad")
-
-
 @pytest.mark.parametrize(
     "shape", [(128, 768, 7, 7, 3), (96, 768, 8, 8, 3), (256, 160, 10, 10, 3), (96, 768, 4, 4, 5)]
 )
@@ -74,7 +70,7 @@ def test_heavy_partial_sums_walk_two_steps_under_the_warps_threshold(
     config = wgrad_heuristic.default_config(params, H200_SMS)
     assert config.walk_n == 2
     unwalked = dataclasses.replace(config, walk_n=1)
-    assert _partials_share(params, unwalked) > wgrad_heuristic.HEAVY_PARTIALS_SHARE
+    assert wgrad_heuristic._partials_share(params, unwalked) > wgrad_heuristic.HEAVY_PARTIALS_SHARE
     # The walk leaves the grid under the warps the other walks ask, in more than 2 blocks
     # an SM.
     walked_warps = config.warps * wgrad_spec.grid_blocks(params, config)

@@ -493,8 +493,7 @@ def _heavy_partials_walked(
     128x768x4x4 7.94 -> 6.51, 96x768x4x4 5 x 5 14.31 -> 8.86, 256x384x8x8 12.16 -> 9.93,
     512x160x7x7 11.10 -> 10.03, 256x192x10x10 1.028x; 128x320x10x10 lost (0.947x).
     """
-    share = workspace_bytes(params, config) / params.compulsory_bytes("wgrad")
-    if config.walk_n != 1 or share <= HEAVY_PARTIALS_SHARE:
+    if config.walk_n != 1 or _partials_share(params, config) <= HEAVY_PARTIALS_SHARE:
         return config
     walked = dataclasses.replace(config, walk_n=2)
     if (
@@ -508,7 +507,12 @@ def _heavy_partials_walked(
 
 def _partials_call_for_walking(params: Conv2dGw8Params, config: WgradConfig) -> bool:
     """Whether config's partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes."""
-    return workspace_bytes(params, config) > WALK_PARTIALS_SHARE * params.compulsory_bytes("wgrad")
+    return _partials_share(params, config) > WALK_PARTIALS_SHARE
+
+
+def _partials_share(params: Conv2dGw8Params, config: WgradConfig) -> float:
+    """config's partial sums (its workspace) as a share of the pass's compulsory bytes."""
+    return workspace_bytes(params, config) / params.compulsory_bytes("wgrad")
 
 
 def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
