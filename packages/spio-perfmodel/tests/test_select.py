@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 import spio.kernels.conv2d_gw8.sources_digest as digest_module
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, placement
+from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, placement
 from spio.perfmodel import PASSES, ConfigChoice, GpuLimits, _select, choose_config, shipped_model
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
@@ -516,6 +516,90 @@ def test_a_wgrad_pick_does_not_replace_the_heuristics_walk_into_one_wave(
     # pick stays.
     gpu.arch = "sm_80"
     choice = choose_config("wgrad", LONG_WALK_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")
+
+
+#: A layer whose wgrad heuristic walks two steps of images because one step's partial sums
+#: would be over a quarter of the pass's bytes (wgrad_heuristic.walks_heavy_partials).
+HEAVY_WALK_LAYER = Conv2dGw8Params.make(96, 768, 8, 8)
+
+
+def test_a_one_step_wgrad_pick_does_not_replace_the_heuristics_walk_over_heavy_partials(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    tile = wgrad.default_tile_on(HEAVY_WALK_LAYER)
+    assert (tile.walk_n, tile.tma) == (2, False)
+    space = PASSES["wgrad"].config_space(HEAVY_WALK_LAYER)
+    # The shipped H200 model's pick there: the tile, one step, one row ahead (11.10 us
+    # against the walk's 9.45 on an H200).
+    one_step = dataclasses.replace(tile, walk_n=1, prefetch=1)
+    assert one_step in space
+    choice = choose_config("wgrad", HEAVY_WALK_LAYER, model=_wgrad_stub(one_step))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (tile, "heuristic")
+    assert choice.reason.endswith(
+        "the heuristic's tile walks 2 steps of images over heavy partial sums, which the "
+        "models' one-step picks run slower than they predict"
+    )
+    # A pick that walks steps of its own stays.
+    walked = next(c for c in space if c.walk_n == 2 and c != tile and not c.tma)
+    choice = choose_config("wgrad", HEAVY_WALK_LAYER, model=_wgrad_stub(walked))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (walked, "model")
+
+
+def test_a_one_step_wgrad_pick_stays_where_the_partial_sums_are_light(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    # 64x1024x16x16 walks two steps for partial sums of 14% of the bytes (_walked), under
+    # the quarter that _unless_heavy_walk gives way for.
+    layer = Conv2dGw8Params.make(64, 1024, 16, 16)
+    tile = wgrad.default_tile_on(layer)
+    assert tile.walk_n == 2
+    pick = next(c for c in PASSES["wgrad"].config_space(layer) if c.walk_n == 1 and c.tma)
+    choice = choose_config("wgrad", layer, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")
+
+
+#: A layer off the full line (12 groups) whose wgrad heuristic syncs four images on 48 rows
+#: in chunks of 32, whole only as the launcher cuts them (two of 24).
+EVEN_SYNC_LAYER = Conv2dGw8Params.make(48, 96, 48, 48)
+
+
+def test_a_wgrad_pick_does_not_replace_a_tile_synced_on_chunks_cut_evenly(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    tile = wgrad.default_tile_on(EVEN_SYNC_LAYER)
+    assert (tile.block_n, tile.block_p, tile.image_sync) == (4, 32, True)
+    # The shipped H200 model's pick there (18.09 us against the tile's 15.31 on an H200).
+    pick = WgradConfig(32, 4, 2, 32, 2, 2, image_sync=True)
+    assert pick in PASSES["wgrad"].config_space(EVEN_SYNC_LAYER)
+    choice = choose_config("wgrad", EVEN_SYNC_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (tile, "heuristic")
+    assert choice.reason.endswith(
+        "the heuristic's tile syncs its images on 48 rows cut evenly from chunks of 32, "
+        "which the models timed with a short last chunk"
+    )
+    # A model whose rows timed each tile as the launcher runs it saw the even cut.
+    model = _wgrad_stub(pick)
+    model.launch = "launcher"
+    choice = choose_config("wgrad", EVEN_SYNC_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")
+
+
+def test_a_wgrad_pick_stays_where_the_tile_syncs_on_whole_chunks(gpu: SimpleNamespace) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    # 512x96x24x24: one chunk of the four-image tile covers the rows.
+    layer = Conv2dGw8Params.make(512, 96, 24, 24)
+    tile = wgrad.default_tile_on(layer)
+    assert (tile.block_n, tile.image_sync) == (4, True)
+    pick = next(c for c in PASSES["wgrad"].config_space(layer) if c.block_n == 2 and not c.tma)
+    choice = choose_config("wgrad", layer, model=_wgrad_stub(pick))  # type: ignore[arg-type]
     assert (choice.config, choice.source) == (pick, "model")
 
 

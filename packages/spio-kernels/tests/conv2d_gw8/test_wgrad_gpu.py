@@ -857,6 +857,31 @@ def test_the_defaults_of_half_lines_heavy_walks_and_unsplit_filters_match_refere
     assert {name: getattr(config, name) for name in fields} == fields
 
 
+@pytest.mark.parametrize(
+    ("params", "block_p"),
+    [
+        # Four images of half the rows, synced on chunks the launcher cuts evenly (56 rows
+        # as two of 28), two images past the batch's end ...
+        (Conv2dGw8Params.make(62, 96, 56, 56), 28),
+        # ... four images of 64-row chunks cut as two of 56 ...
+        (Conv2dGw8Params.make(30, 96, 112, 112), 56),
+        # ... and 81 rows as three of 27, in bf16 with a bias's sums.
+        (Conv2dGw8Params.make(24, 160, 81, 81, dtype="bfloat16", has_bias=True), 27),
+    ],
+    ids=str,
+)
+def test_the_four_image_tiles_on_rows_cut_evenly_match_reference(
+    params: Conv2dGw8Params, block_p: int
+) -> None:
+    import torch
+
+    if torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count < 100:
+        pytest.skip("the rules' grids are sized for a GPU of 100 SMs or more")
+    config = _default_matching_reference(params, 29)
+    assert (config.block_n, config.block_g, config.image_sync) == (4, 4, True)
+    assert config.block_p == block_p
+
+
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:
     import torch
 

@@ -1,7 +1,10 @@
 """wgrad's full-line tile takes four images side by side where the layer's groups are not a
-multiple of its 8 (wgrad_heuristic.HALF_LINE_IMAGES)."""
+multiple of its 8 (wgrad_heuristic.HALF_LINE_IMAGES), with half its rows where the grid
+lacks warps; full-line tiles sync their images on row chunks cut evenly."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -28,6 +31,64 @@ def test_groups_off_the_full_line_take_four_images(
     assert config == WgradConfig(16, 4, 2, block_p, 2, 4, image_sync=True)
     assert config.warps == 8  # the full-line tile's warps, with half its groups
     wgrad_spec.check_config(params, config)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (64, 96, 56, 56),  # 33.86 -> 25.82 us on an H200: rows 56 in chunks of 28
+        (48, 96, 48, 48),
+        (8, 480, 56, 56),
+    ],
+)
+def test_four_images_walk_half_the_rows_where_the_grid_lacks_warps(
+    shape: tuple[int, int, int, int],
+) -> None:
+    params = Conv2dGw8Params.make(*shape)
+    four, half_rows = wgrad_heuristic._full_line_tiles(params)[:2]
+    assert (four.block_n, half_rows.block_n) == (4, 4)
+    assert half_rows.block_p * 2 == four.block_p
+    # The four-image tile's grid misses the warps the heuristic asks; its half-rows grid
+    # has them, and takes the rows in chunks the launcher cuts evenly (56 = 28 + 28).
+    sm_warps = wgrad_heuristic.MIN_WARPS_PER_SM * H200_SMS
+    assert wgrad_heuristic._total_warps(params, four) < sm_warps
+    config = wgrad_heuristic.default_config(params, H200_SMS)
+    assert config == dataclasses.replace(half_rows, image_sync=True)
+    assert wgrad_heuristic._total_warps(params, config) >= sm_warps
+    wgrad_spec.check_config(params, config)
+
+
+@pytest.mark.parametrize(
+    ("hw", "synced"),
+    [(112, True), (96, True), (120, True), (81, True), (113, False), (83, False)],
+)
+def test_full_lines_off_eight_groups_sync_images_on_chunks_cut_evenly(
+    hw: int, synced: bool
+) -> None:
+    # 112 rows in chunks of 64 are walked as two of 56: whole chunks, so the four-image
+    # tile (whose gain needs its images synced) runs, as do 81 in three of 27 (of 32);
+    # 113 cut as 57 + 56 is not whole, nor 83 in 42 + 41 or 28 + 28 + 27.
+    params = Conv2dGw8Params.make(32, 96, hw, hw)
+    config = wgrad_heuristic.default_config(params, H200_SMS)
+    assert (config.block_n == 4) == synced
+    assert config.image_sync == synced
+
+
+def test_full_lines_of_eight_groups_sync_images_on_chunks_of_their_rows() -> None:
+    # With 8 groups the full-line tile would replace the eight-group TMA tile, which went
+    # either way on an H200 (0.821-1.197x): 112 rows in chunks of 64 keep the ladder's tile.
+    params = Conv2dGw8Params.make(64, 64, 112, 112)
+    config = wgrad_heuristic.default_config(params, H200_SMS)
+    assert (config.block_q, config.block_n, config.image_sync) == (32, 1, False)
+
+
+def test_ladder_tiles_sync_only_on_chunks_of_their_rows() -> None:
+    # The ladder's tiles synced on even chunks went either way on an H200 (0.845-1.127x):
+    # 4x64x56x56's 16-row chunks, cut as 14, keep the block's barrier.
+    params = Conv2dGw8Params.make(4, 64, 56, 56)
+    config = wgrad_heuristic._tile_config(params, H200_SMS)
+    assert (config.block_p, config.block_n) == (16, 4)
+    assert not config.image_sync
 
 
 def test_groups_of_the_full_line_keep_two_images() -> None:

@@ -2,8 +2,10 @@
 tile that the models never timed, so they cannot weigh it against their pick, and it ran
 faster than the picks on the GPU.
 
-- wgrad's TMA rows (_unless_tma_tile), one-strip tiles (_unless_one_strip) and walks of a
-  number of steps outside the config space (_unless_untimed_walk);
+- wgrad's TMA rows (_unless_tma_tile), one-strip tiles (_unless_one_strip), walks of a
+  number of steps outside the config space (_unless_untimed_walk), walks over heavy
+  partial sums that a model's one-step pick would give up (_unless_heavy_walk) and images
+  synced on row chunks cut evenly (_unless_synced_on_even_chunks);
 - fprop's and dgrad's segments (_unless_segments) and 16-column strips where 32-column ones
   would overhang the image (_unless_narrow_strips);
 - and a pick of fprop or dgrad on a filter of 3 x 3 or smaller, in strips of 16 columns or
@@ -49,7 +51,9 @@ def unless_untimed(
         tile = wgrad.default_tile_on(params, device)
         choice = _unless_tma_tile(choice, launch, tile, heuristic)
         choice = _unless_one_strip(choice, tile, heuristic)
-        return _unless_untimed_walk(choice, tile, heuristic)
+        choice = _unless_untimed_walk(choice, tile, heuristic)
+        choice = _unless_heavy_walk(choice, params, tile, heuristic)
+        return _unless_synced_on_even_chunks(choice, launch, params, tile, heuristic)
     choice = _unless_segments(choice, pass_name, params, heuristic)
     choice = _unless_narrow_strips(choice, pass_name, params, device, heuristic)
     return _unless_more_waves(choice, pass_name, limits, params, device, heuristic)
@@ -266,4 +270,77 @@ def _unless_untimed_walk(choice: ConfigChoice, tile: Any, heuristic: Heuristic) 
     if tile.walk_n in wgrad_spec.WALK_N_VALUES or choice.config.walk_n == tile.walk_n:
         return choice
     why = f"the heuristic's tile walks {tile.walk_n} steps of images, which the models never timed"
+    return _given_way(choice, heuristic(), why)
+
+
+def _unless_heavy_walk(
+    choice: ConfigChoice, params: Conv2dGw8Params, tile: Any, heuristic: Heuristic
+) -> ConfigChoice:
+    """choice, or the heuristic's config where its wgrad tile walks steps of images because
+    one step's partial sums would be heavy (spio-kernels' wgrad_heuristic.walks_heavy_partials:
+    over a quarter of the pass's bytes, on images of 4 x 4 to 10 x 10) and choice is a
+    model's pick that walks one step: the models predict such picks faster than they run.
+
+    H200 (2026-11-30, `spio-perfmodel compare` before this rule, in one process): on all 5
+    layers where the shipped H200 model's one-step pick replaced the heuristic's walk of two
+    steps, the pick ran slower: 128x672x7x7 11.26 against 9.33 us, 96x768x8x8 11.08 against
+    9.47 (11.10 against 9.45 in another process), 512x160x7x7 0.900x, 256x160x10x10 0.910x,
+    192x384x7x7 0.977x, though the model predicted them 6-22% faster. Where the model
+    predicted its pick less than MIN_PREDICTED_GAIN faster, the heuristic's walk ran already
+    (256x320x4x4, 128x768x4x4, 256x384x8x8, 256x192x10x10). Picks that walk 2 or 4 steps of
+    their own (steps the models' campaigns timed) stay; none has been timed against the
+    heuristic's walk.
+    """
+    from spio.kernels.conv2d_gw8 import wgrad_heuristic
+
+    if choice.source != "model" or choice.config.walk_n > 1:
+        return choice
+    if not wgrad_heuristic.walks_heavy_partials(params, tile):
+        return choice
+    why = (
+        f"the heuristic's tile walks {tile.walk_n} steps of images over heavy partial sums, "
+        "which the models' one-step picks run slower than they predict"
+    )
+    return _given_way(choice, heuristic(), why)
+
+
+def _unless_synced_on_even_chunks(
+    choice: ConfigChoice,
+    launch: str,
+    params: Conv2dGw8Params,
+    tile: Any,
+    heuristic: Heuristic,
+) -> ConfigChoice:
+    """choice, or the heuristic's config where its wgrad tile syncs its images on row chunks
+    that only the launcher's even cut makes whole (spio-kernels'
+    wgrad_heuristic.syncs_on_chunks_cut_evenly: the full-line tiles of layers whose groups
+    are not a multiple of 8, on rows such as 48, 56, 80 and 112) and choice is another
+    config a model picked, unless the model's rows timed each tile as the launcher runs it
+    (launch == "launcher").
+
+    Models of tiles timed as they are saw such a tile walk full chunks and a short last one,
+    on which synced images run slow (wgrad_heuristic._with_image_sync), and so predict the
+    heuristic's tile slower than the launcher runs it. H200 (2026-11-30, `spio-perfmodel
+    compare` before this rule, each list in one process): on all 9 such layers where the
+    shipped H200 model's pick replaced the tile, the pick ran slower: 192x160x80x80 341.58
+    against 240.81 us, 32x672x80x80 235.25 against 173.14, 256x160x80x80 0.756x,
+    48x160x112x112 0.777x, 128x480x80x80 0.783x, 16x480x112x112 0.827x, 48x96x48x48 0.846x
+    (twice), 16x480x40x40 0.986x, and, drawn at random with 7 four-image tiles on whole
+    chunks, 24x160x80x80 0.929x. Held out (three of the 181 layers of the 3 x 3 to 1 x 1
+    grid the rule covers, drawn at random, tools/wgrad_variants_check.py, the pick as a
+    variant): 1 x 1 32x96x80x80 32.94 against 23.66 us (0.718x), 4x672x112x112 0.789x, and
+    24x160x80x80, where the pick ran 1.096x (28.62 against 31.37 us). Where the four-image
+    tile's chunks are whole (images of 14 to 28 rows) the picks ran 0.984-1.099x of it and
+    stay.
+    """
+    from spio.kernels.conv2d_gw8 import wgrad_heuristic
+
+    if choice.source != "model" or launch == "launcher" or choice.config == tile:
+        return choice
+    if not wgrad_heuristic.syncs_on_chunks_cut_evenly(params, tile):
+        return choice
+    why = (
+        f"the heuristic's tile syncs its images on {params.p} rows cut evenly from chunks of "
+        f"{tile.block_p}, which the models timed with a short last chunk"
+    )
     return _given_way(choice, heuristic(), why)

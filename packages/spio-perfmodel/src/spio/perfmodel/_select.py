@@ -13,8 +13,9 @@ Below that the prediction is less certain than the gain: on the H200, on the tar
 layers (whose heuristics were tuned on measurements), picks predicted 0.1-2.5% faster ran up
 to 4% slower, while on 13 layers no model had seen the same threshold kept the whole
 geometric-mean gain (docs/perfmodel). A pick does not replace a heuristic config that walks
-or tiles in a way the models never timed (_give_way): wgrad's TMA rows (on a GPU with TMA)
-and one-strip tiles, fprop's and dgrad's segments and narrowed strips. The environment variable
+or tiles in a way the models never timed or mispredict (_give_way): wgrad's TMA rows (on a
+GPU with TMA), one-strip tiles, walks over heavy partial sums and images synced on rows cut
+evenly, fprop's and dgrad's segments and narrowed strips. The environment variable
 SPIO_CONFIG_SELECTION=heuristic turns the models off; `model` (the default) uses them where
 they fit; `autotune` times the fitting model's shortlist on the device at a layer's first
 call of each pass and runs the fastest (`tune_config`, _autotune).

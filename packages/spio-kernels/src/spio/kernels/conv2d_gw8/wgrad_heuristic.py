@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ._tiling import first_filling, images_per_fragment, next_power_of_two
+from .even_chunks import even_rows
 from .params import Conv2dGw8Params
 from .wgrad_spec import (
     BLOCK_N_VALUES,
@@ -253,7 +254,7 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     """
     min_warps = _min_warps(params, sm_count)
     for full_line in _full_line_tiles(params):
-        full_line = _with_image_sync(params, full_line)
+        full_line = _with_image_sync(params, full_line, cut_evenly=_off_the_full_line(params))
         if (
             full_line.image_sync
             and _total_warps(params, full_line) >= min_warps
@@ -285,16 +286,45 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     return _heavy_partials_walked(params, config, sm_count)
 
 
+def _off_the_full_line(params: Conv2dGw8Params) -> bool:
+    """Whether the layer's groups are not a multiple of FULL_LINE_TILE's (96, 160, 224, 480,
+    672 channels): no tile of 8 groups fits it, neither the full-line tile's nor, on a GPU
+    with TMA, the eight-group TMA tile (wgrad_tma_tile)."""
+    return params.groups % FULL_LINE_TILE[1] != 0
+
+
 def _full_line_tiles(params: Conv2dGw8Params) -> list[WgradConfig]:
     """FULL_LINE_TILE fitted to params; where the layer's groups are not a multiple of its
-    groups (it fits with half as many, four, and half the warps) and the filter has 2 to
-    HALF_LINE_MAX_TAPS taps, first the same tile with HALF_LINE_IMAGES images side by side,
-    which gives the block its warps back."""
+    groups (_off_the_full_line: it fits with half as many, four, and half the warps) and the
+    filter has 2 to HALF_LINE_MAX_TAPS taps, first the same tile with HALF_LINE_IMAGES
+    images side by side, which gives the block its warps back, then that tile with half its
+    rows, which doubles its blocks where the grid lacks warps (as the ladder's second tile
+    halves its first).
+
+    On layers off the full line, _tile_config syncs these tiles' images on row chunks as
+    the launcher cuts them evenly (rows 56, 80, 112: chunks of 28, 40, 56), where their
+    alternative is the ladder's 32-column cp.async tile. H200 (2026-11-30,
+    tools/wgrad_former_default_check.py, each layer alternating in one process; the former
+    default -> this, 15 layers, all 3 x 3 but two):
+    - four images: 32x96x112x112 64.39 -> 45.75 us, 16x224x112x112 75.95 -> 53.79,
+      32x160x80x80 51.70 -> 39.08, 64x160x80x80 90.30 -> 76.58;
+    - four images of half the rows: 64x96x56x56 33.86 -> 25.82 us (the tile the shipped H200
+      model picks, 26.06), 48x96x48x48 20.42 -> 15.28, 16x96x120x120 38.18 -> 26.78,
+      24x160x56x56 1.232x, 8x480x56x56 1.200x, 8x224x112x112 1.191x, 48x160x40x40 1.146x,
+      8x160x112x112 1.107x, 48x96x64x64 1.014x;
+    - two images, 1 x 1: 24x160x80x80 1.030x, 16x480x112x112 0.986x.
+    Where the groups are a multiple of 8 the same sync put the two-image tile in place of
+    the eight-group TMA tile on an H200 and went either way (16 layers, 1.025x in geometric
+    mean, 0.821-1.197x: 64x128x80x80 1.175x, 32x320x80x80 1.175x, 32x384x80x80 0.821x,
+    24x384x80x80 0.832x), and the ladder's own tiles synced on even chunks did too
+    (2x128x56x56 5 x 5 1.127x, 4x64x56x56 0.845x), so both keep chunks of block_p rows.
+    """
     tiles = [_fit_tile(params, FULL_LINE_TILE)]
     tile_q, block_g, warp_g, block_p, prefetch, _ = FULL_LINE_TILE
-    if params.groups % block_g and 1 < params.r * params.s <= HALF_LINE_MAX_TAPS:
-        fields = (tile_q, block_g, warp_g, block_p, prefetch, HALF_LINE_IMAGES)
-        tiles.insert(0, _fit_tile(params, fields))
+    if _off_the_full_line(params) and 1 < params.r * params.s <= HALF_LINE_MAX_TAPS:
+        four = (tile_q, block_g, warp_g, block_p, prefetch, HALF_LINE_IMAGES)
+        half_rows = (tile_q, block_g, warp_g, block_p // 2, prefetch, HALF_LINE_IMAGES)
+        tiles[:0] = [_fit_tile(params, four), _fit_tile(params, half_rows)]
     return [tile for tile in dict.fromkeys(tiles) if tile is not None]
 
 
@@ -505,6 +535,24 @@ def _heavy_partials_walked(
     return config
 
 
+def syncs_on_chunks_cut_evenly(params: Conv2dGw8Params, config: WgradConfig) -> bool:
+    """Whether config is a full-line tile of a layer off the full line (_off_the_full_line)
+    that syncs its images on row chunks only the launcher's even cut makes whole (block_p not
+    dividing the rows: _with_image_sync's cut_evenly). (TMA tiles sync on a short last chunk
+    by a rule of their own, wgrad_tma_tile.)"""
+    uneven = config.block_p < params.p and params.p % config.block_p != 0
+    synced = config.image_sync and not config.tma
+    return synced and uneven and _off_the_full_line(params)
+
+
+def walks_heavy_partials(params: Conv2dGw8Params, config: WgradConfig) -> bool:
+    """Whether config walks steps of images over partial sums that one step would make
+    more than HEAVY_PARTIALS_SHARE of the pass's bytes (_heavy_partials_walked's walks, and
+    _walked's on such layers)."""
+    unwalked = dataclasses.replace(config, walk_n=1)
+    return config.walk_n > 1 and _partials_share(params, unwalked) > HEAVY_PARTIALS_SHARE
+
+
 def _partials_call_for_walking(params: Conv2dGw8Params, config: WgradConfig) -> bool:
     """Whether config's partial sums exceed WALK_PARTIALS_SHARE of the pass's bytes."""
     return _partials_share(params, config) > WALK_PARTIALS_SHARE
@@ -515,10 +563,15 @@ def _partials_share(params: Conv2dGw8Params, config: WgradConfig) -> float:
     return workspace_bytes(params, config) / params.compulsory_bytes("wgrad")
 
 
-def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfig:
+def _with_image_sync(
+    params: Conv2dGw8Params, config: WgradConfig, cut_evenly: bool = False
+) -> WgradConfig:
     """config with image_sync where it has several images side by side, one to a warp row
     (paired tiles keep the block's barrier: their sweeps' fastest configs mostly do), and its
     row chunks cover the output rows exactly, or one chunk covers them and it walks one step.
+    Where cut_evenly (the full-line tiles of layers whose groups are not a multiple of 8,
+    _tile_config), the chunks are counted as the launcher cuts them (even_chunks.even_rows:
+    112 rows in chunks of 64 walk two of 56), which pays there alone (_full_line_tiles).
 
     From alternating H200 runs. Whole row chunks gained: 32x64x64x64 15.0 -> 13.2 us,
     64x128x32x32 15.0 -> 13.4, 64x1024x16x16 26.3 -> 25.8, 128x1024x16x16 44.3 -> 43.2;
@@ -529,7 +582,10 @@ def _with_image_sync(params: Conv2dGw8Params, config: WgradConfig) -> WgradConfi
     One short chunk per image, not walked, gained (FULL_LINE_TILE, in one process):
     128x64x56x56 35.5 -> 34.5 us, 128x256x14x14 12.3 -> 11.8, 512x256x14x14 47.3 -> 45.4.
     """
-    whole_chunks = params.p % config.block_p == 0
+    rows = config.block_p
+    if cut_evenly and rows < params.p:
+        rows = even_rows(params.p, rows)
+    whole_chunks = params.p % rows == 0
     one_chunk = config.block_p >= params.p and config.walk_n == 1
     if config.warp_images == 1 and config.block_n > 1 and (whole_chunks or one_chunk):
         return dataclasses.replace(config, image_sync=True)
