@@ -1,6 +1,6 @@
 """Where a model's choice gives way to the heuristic's config: the heuristic runs a walk or a
-tile that the models never timed, so they cannot weigh it against their pick, and it ran
-faster than the picks on the GPU.
+tile that the models never timed, or timed otherwise than the launcher runs it, so they
+cannot weigh it against their pick, and it ran faster than the picks on the GPU.
 
 - wgrad's TMA rows (_unless_tma_tile), one-strip tiles (_unless_one_strip), walks of a
   number of steps outside the config space (_unless_untimed_walk), walks over heavy
@@ -287,7 +287,10 @@ def _unless_heavy_walk(
     9.47 (11.10 against 9.45 in another process), 512x160x7x7 0.900x, 256x160x10x10 0.910x,
     192x384x7x7 0.977x, though the model predicted them 6-22% faster. Where the model
     predicted its pick less than MIN_PREDICTED_GAIN faster, the heuristic's walk ran already
-    (256x320x4x4, 128x768x4x4, 256x384x8x8, 256x192x10x10). Picks that walk 2 or 4 steps of
+    (256x320x4x4, 128x768x4x4, 256x384x8x8, 256x192x10x10). Held out (8 of the 17 other layers
+    on the grid whose pick walks one step, tools/wgrad_variants_check.py, the pick as a
+    variant, the same day): 0.821-0.909x (96x768x7x7 11.24 against 9.23 us, 192x480x7x7
+    0.853x, 64x672x10x10 0.870x, 384x96x10x10 0.909x). Picks that walk 2 or 4 steps of
     their own (steps the models' campaigns timed) stay; none has been timed against the
     heuristic's walk.
     """
