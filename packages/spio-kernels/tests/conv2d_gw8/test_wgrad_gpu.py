@@ -865,8 +865,10 @@ def test_the_defaults_of_half_lines_heavy_walks_and_unsplit_filters_match_refere
         (Conv2dGw8Params.make(62, 96, 56, 56), 28),
         # ... four images of 64-row chunks cut as two of 56 ...
         (Conv2dGw8Params.make(30, 96, 112, 112), 56),
-        # ... and 81 rows as three of 27, in bf16 with a bias's sums.
+        # ... 81 rows as three of 27, in bf16 with a bias's sums ...
         (Conv2dGw8Params.make(24, 160, 81, 81, dtype="bfloat16", has_bias=True), 27),
+        # ... and 24 rows in 16-row chunks cut as two of 12, partials 12% of the bytes.
+        (Conv2dGw8Params.make(15, 672, 24, 24), 12),
     ],
     ids=str,
 )

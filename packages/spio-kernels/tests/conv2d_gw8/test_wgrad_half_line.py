@@ -59,6 +59,43 @@ def test_four_images_walk_half_the_rows_where_the_grid_lacks_warps(
 
 
 @pytest.mark.parametrize(
+    "shape",
+    [
+        (16, 672, 24, 24),  # 21.78 -> 12.54 us on an H200 (the ladder's tile walked two steps)
+        (96, 96, 20, 20),  # 1.225x (the ladder's tile in segments)
+        (128, 96, 24, 24),
+    ],
+)
+def test_four_images_take_16_row_chunks_where_the_partials_stay_under_a_quarter(
+    shape: tuple[int, int, int, int],
+) -> None:
+    params = Conv2dGw8Params.make(*shape)
+    config = wgrad_heuristic.default_config(params, H200_SMS)
+    assert config == WgradConfig(16, 4, 2, 16, 2, 4, image_sync=True)
+    # More partial sums than the two-image full-line tile may write, fewer than a quarter.
+    share = wgrad_heuristic._partials_share(params, config)
+    assert (
+        wgrad_heuristic.WALK_PARTIALS_SHARE < share <= wgrad_heuristic.HALF_LINE_MAX_PARTIALS_SHARE
+    )
+
+
+def test_half_rows_keep_chunks_of_16_rows() -> None:
+    # 14 x 14 images: the four-image tile's 16-row chunk is not halved to 8 (untimed).
+    params = Conv2dGw8Params.make(24, 672, 14, 14)
+    four = wgrad_heuristic._full_line_tiles(params)[0]
+    assert (four.block_n, four.block_p) == (4, 16)
+    assert wgrad_heuristic._half_rows(params, four) is None
+    assert wgrad_heuristic.default_config(params, H200_SMS).block_p == 16
+
+
+def test_one_chunk_four_image_tiles_keep_the_full_lines_partials_limit() -> None:
+    # 10 x 10 images in one 16-row chunk: partials over a tenth of the bytes still walk.
+    params = Conv2dGw8Params.make(192, 672, 10, 10)
+    config = wgrad_heuristic.default_config(params, H200_SMS)
+    assert config.walk_n > 1
+
+
+@pytest.mark.parametrize(
     ("hw", "synced"),
     [(112, True), (96, True), (120, True), (81, True), (113, False), (83, False)],
 )

@@ -67,6 +67,21 @@ FULL_LINE_TILE = (16, 8, 2, 64, 2, 2)
 #: former walked two images two steps, 256x224x14x14 1.068x, 128x672x14x14 1.065x,
 #: 128x480x14x14 0.975x, 128x480x16x16 0.911x.
 HALF_LINE_IMAGES = 4
+#: The largest share of the pass's bytes the partial sums of the four-image tiles may take
+#: (where FULL_LINE_TILE's may take WALK_PARTIALS_SHARE): images of 17 to 32 rows walk them
+#: in 16-row chunks (cut evenly) rather than the ladder's walks or segments, whose grids
+#: hold 1 to 1.5 blocks an SM there; above a quarter the walks of two steps of images pay
+#: (HEAVY_PARTIALS_SHARE). H200 (2026-11-30, tools/wgrad_variants_check.py, alternating in
+#: one process; the former default -> four images in 16-row chunks, partials 12-18% of the
+#: bytes): 16x672x24x24 21.78 -> 12.54 us (walked two steps; the shipped model's pick 12.20),
+#: 16x480x24x24 1.127x; then on 6 layers of the same kind: 64x160x24x24 22.04 -> 12.51 us,
+#: 24x480x24x24 1.652x, 128x96x24x24 1.590x (the three walked two steps), 16x672x20x20
+#: 1.310x, 48x224x20x20 1.301x, 96x96x20x20 1.225x (the three in segments).
+HALF_LINE_MAX_PARTIALS_SHARE = 0.25
+#: The shortest row chunk of the four-image tile with half its rows (_half_rows): 16, the
+#: chunks HALF_LINE_MAX_PARTIALS_SHARE's layers were timed with (8-row chunks of images of
+#: 9 to 16 rows were not).
+HALF_ROWS_MIN_BLOCK_P = 16
 #: The largest filter (taps) HALF_LINE_IMAGES was timed on: 3 x 3. 1 x 1 filters and 5 x 5
 #: or wider ones, whose tiles this would move to other paths (TMA rows, walks), keep theirs.
 HALF_LINE_MAX_TAPS = 9
@@ -238,9 +253,10 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
 def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
     """The heuristic's tile.
 
-    FULL_LINE_TILE (fitted to params) where its grid holds MIN_WARPS_PER_SM warps per SM,
-    its partial sums stay within WALK_PARTIALS_SHARE of the pass's bytes and its images sync
-    on their own (its measured gain needs them to). Else the first tile of TILE_LADDER whose
+    The first of the full-line tiles (_full_line_tiles) whose grid holds MIN_WARPS_PER_SM
+    warps per SM, whose partial sums stay within WALK_PARTIALS_SHARE of the pass's bytes
+    (HALF_LINE_MAX_PARTIALS_SHARE for four images in several row chunks) and whose images
+    sync on their own (its measured gain needs them to). Else the first tile of TILE_LADDER whose
     grid holds MIN_WARPS_PER_SM warps per SM (where none does, the one with the most warps);
     then, where the partial sums exceed WALK_PARTIALS_SHARE, the most steps of images per
     block (walk_n 4 or 2) whose grid still holds MIN_WARPS_PER_SM warps per SM and a block
@@ -258,7 +274,7 @@ def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
         if (
             full_line.image_sync
             and _total_warps(params, full_line) >= min_warps
-            and not _partials_call_for_walking(params, full_line)
+            and _partials_share(params, full_line) <= _full_line_partials_limit(params, full_line)
         ):
             return full_line
     candidates = [
@@ -298,8 +314,8 @@ def _full_line_tiles(params: Conv2dGw8Params) -> list[WgradConfig]:
     groups (_off_the_full_line: it fits with half as many, four, and half the warps) and the
     filter has 2 to HALF_LINE_MAX_TAPS taps, first the same tile with HALF_LINE_IMAGES
     images side by side, which gives the block its warps back, then that tile with half its
-    rows, which doubles its blocks where the grid lacks warps (as the ladder's second tile
-    halves its first).
+    rows (chunks of HALF_ROWS_MIN_BLOCK_P rows or more), which doubles its blocks where the
+    grid lacks warps (as the ladder's second tile halves its first).
 
     On layers off the full line, _tile_config syncs these tiles' images on row chunks as
     the launcher cuts them evenly (rows 56, 80, 112: chunks of 28, 40, 56), where their
@@ -322,10 +338,27 @@ def _full_line_tiles(params: Conv2dGw8Params) -> list[WgradConfig]:
     tiles = [_fit_tile(params, FULL_LINE_TILE)]
     tile_q, block_g, warp_g, block_p, prefetch, _ = FULL_LINE_TILE
     if _off_the_full_line(params) and 1 < params.r * params.s <= HALF_LINE_MAX_TAPS:
-        four = (tile_q, block_g, warp_g, block_p, prefetch, HALF_LINE_IMAGES)
-        half_rows = (tile_q, block_g, warp_g, block_p // 2, prefetch, HALF_LINE_IMAGES)
-        tiles[:0] = [_fit_tile(params, four), _fit_tile(params, half_rows)]
+        four = _fit_tile(params, (tile_q, block_g, warp_g, block_p, prefetch, HALF_LINE_IMAGES))
+        tiles[:0] = [four, _half_rows(params, four)]
     return [tile for tile in dict.fromkeys(tiles) if tile is not None]
+
+
+def _half_rows(params: Conv2dGw8Params, tile: WgradConfig | None) -> WgradConfig | None:
+    """tile with half its row chunk, where that keeps chunks of HALF_ROWS_MIN_BLOCK_P rows
+    or more and is a valid config; else None."""
+    if tile is None or tile.block_p // 2 < HALF_ROWS_MIN_BLOCK_P:
+        return None
+    half = dataclasses.replace(tile, block_p=tile.block_p // 2)
+    return half if _is_valid(params, half) else None
+
+
+def _full_line_partials_limit(params: Conv2dGw8Params, tile: WgradConfig) -> float:
+    """The largest share of the pass's bytes a full-line tile's partial sums may take:
+    HALF_LINE_MAX_PARTIALS_SHARE for the four-image tiles that walk several row chunks of
+    an image, else WALK_PARTIALS_SHARE."""
+    if tile.block_n == HALF_LINE_IMAGES and tile.block_p < params.p:
+        return HALF_LINE_MAX_PARTIALS_SHARE
+    return WALK_PARTIALS_SHARE
 
 
 def _short_walk_tile(params: Conv2dGw8Params) -> WgradConfig | None:
