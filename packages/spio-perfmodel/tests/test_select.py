@@ -603,6 +603,34 @@ def test_a_wgrad_pick_stays_where_the_tile_syncs_on_whole_chunks(gpu: SimpleName
     assert (choice.config, choice.source) == (pick, "model")
 
 
+#: A 1 x 1 layer off the full line (84 groups) whose wgrad heuristic walks its two-image tile
+#: of four groups in 16-row chunks (wgrad_pointwise).
+POINTWISE_LAYER = Conv2dGw8Params.make(4, 672, 112, 112, r=1, s=1, padding=0)
+
+
+def test_a_wgrad_pick_does_not_replace_the_pointwise_tile_in_short_chunks(
+    gpu: SimpleNamespace,
+) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad
+
+    tile = wgrad.default_tile_on(POINTWISE_LAYER)
+    assert (tile.block_n, tile.block_g, tile.block_p, tile.image_sync) == (2, 4, 16, True)
+    # The shipped H200 model's pick there (49.33 us against the tile's 40.55 on an H200).
+    pick = WgradConfig(32, 4, 2, 8, 2, 2, 2, image_sync=True)
+    assert pick in PASSES["wgrad"].config_space(POINTWISE_LAYER)
+    choice = choose_config("wgrad", POINTWISE_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config.block_p, choice.source) == (16, "heuristic")
+    assert choice.reason.endswith(
+        "the heuristic's 1 x 1 tile walks chunks of 16 rows, against which the models' picks "
+        "ran up to 18% slower"
+    )
+    # On a layer of 8-group pixel lines the 1 x 1 tile keeps its chunks, and the pick stays.
+    layer = Conv2dGw8Params.make(128, 128, 64, 64, r=1, s=1, padding=0)
+    assert wgrad.default_tile_on(layer).block_p == 64
+    choice = choose_config("wgrad", layer, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config, choice.source) == (pick, "model")
+
+
 def test_an_fprop_pick_runs_its_rows_in_even_chunks(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

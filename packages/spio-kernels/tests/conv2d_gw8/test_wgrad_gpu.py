@@ -884,6 +884,36 @@ def test_the_four_image_tiles_on_rows_cut_evenly_match_reference(
     assert config.block_p == block_p
 
 
+@pytest.mark.parametrize(
+    ("params", "block_p"),
+    [
+        # 1 x 1 filters, groups not a multiple of 8: two images of four groups in 16-row
+        # chunks (wgrad_pointwise), one image past the batch's end ...
+        (Conv2dGw8Params.make(7, 672, 112, 112, r=1, s=1, padding=0), 16),
+        # ... 56 rows as four chunks of 14, in bf16 with a bias's sums ...
+        (
+            Conv2dGw8Params.make(
+                65, 224, 56, 56, r=1, s=1, padding=0, dtype="bfloat16", has_bias=True
+            ),
+            14,
+        ),
+        # ... and 28 rows as two of 14 (the tile's 32-row chunks before).
+        (Conv2dGw8Params.make(47, 480, 28, 28, r=1, s=1, padding=0), 14),
+    ],
+    ids=str,
+)
+def test_the_pointwise_tiles_in_short_chunks_match_reference(
+    params: Conv2dGw8Params, block_p: int
+) -> None:
+    import torch
+
+    if torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count < 100:
+        pytest.skip("the rules' grids are sized for a GPU of 100 SMs or more")
+    config = _default_matching_reference(params, 31)
+    assert (config.block_n, config.block_g, config.image_sync, config.segments) == (2, 4, True, 0)
+    assert config.block_p == block_p
+
+
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:
     import torch
 

@@ -4,8 +4,9 @@ cannot weigh it against their pick, and it ran faster than the picks on the GPU.
 
 - wgrad's TMA rows (_unless_tma_tile), one-strip tiles (_unless_one_strip), walks of a
   number of steps outside the config space (_unless_untimed_walk), walks over heavy
-  partial sums that a model's one-step pick would give up (_unless_heavy_walk) and images
-  synced on row chunks cut evenly (_unless_synced_on_even_chunks);
+  partial sums that a model's one-step pick would give up (_unless_heavy_walk), images
+  synced on row chunks cut evenly (_unless_synced_on_even_chunks) and 1 x 1 tiles in short
+  chunks (_unless_pointwise_chunks);
 - fprop's and dgrad's segments (_unless_segments) and 16-column strips where 32-column ones
   would overhang the image (_unless_narrow_strips);
 - and a pick of fprop or dgrad on a filter of 3 x 3 or smaller, in strips of 16 columns or
@@ -53,7 +54,8 @@ def unless_untimed(
         choice = _unless_one_strip(choice, tile, heuristic)
         choice = _unless_untimed_walk(choice, tile, heuristic)
         choice = _unless_heavy_walk(choice, params, tile, heuristic)
-        return _unless_synced_on_even_chunks(choice, launch, params, tile, heuristic)
+        choice = _unless_synced_on_even_chunks(choice, launch, params, tile, heuristic)
+        return _unless_pointwise_chunks(choice, params, tile, heuristic)
     choice = _unless_segments(choice, pass_name, params, heuristic)
     choice = _unless_narrow_strips(choice, pass_name, params, device, heuristic)
     return _unless_more_waves(choice, pass_name, limits, params, device, heuristic)
@@ -345,5 +347,36 @@ def _unless_synced_on_even_chunks(
     why = (
         f"the heuristic's tile syncs its images on {params.p} rows cut evenly from chunks of "
         f"{tile.block_p}, which the models timed with a short last chunk"
+    )
+    return _given_way(choice, heuristic(), why)
+
+
+def _unless_pointwise_chunks(
+    choice: ConfigChoice, params: Conv2dGw8Params, tile: Any, heuristic: Heuristic
+) -> ConfigChoice:
+    """choice, or the heuristic's config where its wgrad tile is the 1 x 1 tile in 16-row
+    chunks (spio-kernels' wgrad_pointwise.walks_pointwise_chunks: groups not a multiple of 8)
+    and choice is another config a model picked.
+
+    Many of these layers were _unless_synced_on_even_chunks' (chunks of 64 rows on 80 and
+    112), whose rule no longer applies once 16-row chunks divide the rows. H200 (2026-11-30,
+    `spio-perfmodel compare` before this rule, two processes): over 13 layers the shipped
+    H200 model's picks ran 0.971x of the tile in geometric mean, 0.822-1.059x. The first
+    six: 4x672x112x112 49.33 against 40.55 us (0.822x), 16x480x112x112 0.935x, 256x480x80x80
+    0.939x, 32x224x80x80 0.963x, 96x160x64x64 0.973x, 384x160x48x48 1.034x. The seven after
+    them, held out, were even (0.997x): 48x672x80x80 248.14 against 211.75 us (0.853x),
+    32x224x112x112 0.986x, 8x480x80x80 and 64x96x112x112 1.004x, 192x224x48x48 1.041x,
+    256x96x32x32 1.050x, 128x160x80x80 1.059x. Giving way caps the loss at 6% where the
+    picks' worst cost 15-18%.
+    """
+    from spio.kernels.conv2d_gw8 import wgrad_pointwise
+
+    if choice.source != "model" or choice.config == tile:
+        return choice
+    if not wgrad_pointwise.walks_pointwise_chunks(params, tile):
+        return choice
+    why = (
+        f"the heuristic's 1 x 1 tile walks chunks of {tile.block_p} rows, against which the "
+        "models' picks ran up to 18% slower"
     )
     return _given_way(choice, heuristic(), why)

@@ -13,6 +13,7 @@ import dataclasses
 from ._tiling import first_filling, images_per_fragment, next_power_of_two
 from .even_chunks import even_rows
 from .params import Conv2dGw8Params
+from .wgrad_pointwise import pointwise_chunks
 from .wgrad_spec import (
     BLOCK_N_VALUES,
     BLOCK_P_VALUES,
@@ -243,11 +244,12 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     """Pick a config by rule of thumb (the perf model replaces this later): the tile rules
     of _tile_config, then for 7 x 7 filters one group per block (_one_group_per_block),
     except in short walks (SHORT_WALK_TILE: at 1x64x16x16 7 x 7, H200, one group a block
-    took 5.31 us against the tile's 4.96)."""
+    took 5.31 us against the tile's 4.96); for 1 x 1 filters on layers whose groups are not
+    a multiple of 8, shorter row chunks where they fill the waves (wgrad_pointwise)."""
     config = _tile_config(params, sm_count)
     if config.block_p < BLOCK_P_VALUES[0]:
         return config
-    return _one_group_per_block(params, config)
+    return pointwise_chunks(params, _one_group_per_block(params, config), sm_count)
 
 
 def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
