@@ -762,6 +762,15 @@ def test_the_default_with_tma_rows_for_overhanging_strips_matches_reference(
     assert config.tma is (torch.cuda.get_device_capability() >= (9, 0))
 
 
+def _skip_below_100_sms() -> None:
+    """Skip on a GPU of fewer than 100 SMs: the heuristic rules these tests check size their
+    grids for 100 SMs or more."""
+    import torch
+
+    if torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count < 100:
+        pytest.skip("the rules' grids are sized for a GPU of 100 SMs or more")
+
+
 def _default_matching_reference(params: Conv2dGw8Params, salt: int) -> WgradConfig:
     """The config a launch without one runs on this GPU, after checking its grad_w against
     the fp32 reference (inputs seeded by salt and salt + 1)."""
@@ -849,10 +858,8 @@ def test_the_default_walking_into_one_wave_matches_reference(params: Conv2dGw8Pa
 def test_the_defaults_of_half_lines_heavy_walks_and_unsplit_filters_match_reference(
     params: Conv2dGw8Params, fields: dict[str, int]
 ) -> None:
-    import torch
 
-    if torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count < 100:
-        pytest.skip("the rules' grids are sized for a GPU of 100 SMs or more")
+    _skip_below_100_sms()
     config = _default_matching_reference(params, 27)
     assert {name: getattr(config, name) for name in fields} == fields
 
@@ -875,10 +882,8 @@ def test_the_defaults_of_half_lines_heavy_walks_and_unsplit_filters_match_refere
 def test_the_four_image_tiles_on_rows_cut_evenly_match_reference(
     params: Conv2dGw8Params, block_p: int
 ) -> None:
-    import torch
 
-    if torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count < 100:
-        pytest.skip("the rules' grids are sized for a GPU of 100 SMs or more")
+    _skip_below_100_sms()
     config = _default_matching_reference(params, 29)
     assert (config.block_n, config.block_g, config.image_sync) == (4, 4, True)
     assert config.block_p == block_p
@@ -905,10 +910,8 @@ def test_the_four_image_tiles_on_rows_cut_evenly_match_reference(
 def test_the_pointwise_tiles_in_short_chunks_match_reference(
     params: Conv2dGw8Params, block_p: int
 ) -> None:
-    import torch
 
-    if torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count < 100:
-        pytest.skip("the rules' grids are sized for a GPU of 100 SMs or more")
+    _skip_below_100_sms()
     config = _default_matching_reference(params, 31)
     assert (config.block_n, config.block_g, config.image_sync, config.segments) == (2, 4, True, 0)
     assert config.block_p == block_p
