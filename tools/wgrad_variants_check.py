@@ -15,7 +15,8 @@ segments keeps that walk: segments=0 runs row chunks).
 A variant that cannot run the layer is reported with the reason and left out. Timed in this
 process, alternating three rounds (CUDA-graph replays of the whole pass, the fastest round's
 median), with cuDNN and the copy bandwidth; each variant's registers and blocks per SM are
-printed, and the fastest is checked against the fp32 reference.
+printed, and the fastest (with --check-all every variant) is checked against the fp32
+reference.
 
 The other check tools each compare one field; this one is for a question that is not yet a
 field's rule (which walk, barrier or tile a layer under its target wants).
@@ -79,6 +80,12 @@ def main() -> None:
         help="the configs' shared-memory limit instead of _tiling.MAX_SHARED_MEM (e.g. 232448, "
         "sm_90's 227 KiB, for rings deeper than the portable limit allows)",
     )
+    parser.add_argument(
+        "--check-all",
+        action="store_true",
+        help="check every variant against the fp32 reference, not only the fastest (for "
+        "tiles no config space has held)",
+    )
     args = parser.parse_args()
     if args.shared_mem_cap is not None:
         tiling.MAX_SHARED_MEM = args.shared_mem_cap
@@ -102,8 +109,12 @@ def main() -> None:
                 f"blocks at once, grid {wgrad_spec.grid_blocks(params, config)}; {config}",
                 flush=True,
             )
-        fastest = min(configs, key=times.__getitem__)
-        print(f"  fastest err {max_error(params, fastest):.1e}", flush=True)
+        if args.check_all:
+            for text, config in variants.items():
+                print(f"  {text}: err {max_error(params, config):.1e}", flush=True)
+        else:
+            fastest = min(configs, key=times.__getitem__)
+            print(f"  fastest err {max_error(params, fastest):.1e}", flush=True)
 
 
 if __name__ == "__main__":

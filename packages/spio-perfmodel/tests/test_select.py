@@ -603,9 +603,9 @@ def test_a_wgrad_pick_stays_where_the_tile_syncs_on_whole_chunks(gpu: SimpleName
     assert (choice.config, choice.source) == (pick, "model")
 
 
-#: A 1 x 1 layer off the full line (84 groups) whose wgrad heuristic walks its two-image tile
-#: of four groups in 16-row chunks (wgrad_pointwise).
-POINTWISE_LAYER = Conv2dGw8Params.make(4, 672, 112, 112, r=1, s=1, padding=0)
+#: A 1 x 1 layer off the full line (28 groups, which wgrad_pixel_groups leaves in fours) whose
+#: wgrad heuristic walks its two-image tile of four groups in 16-row chunks (wgrad_pointwise).
+POINTWISE_LAYER = Conv2dGw8Params.make(32, 224, 80, 80, r=1, s=1, padding=0)
 
 
 def test_a_wgrad_pick_does_not_replace_the_pointwise_tile_in_short_chunks(
@@ -615,7 +615,8 @@ def test_a_wgrad_pick_does_not_replace_the_pointwise_tile_in_short_chunks(
 
     tile = wgrad.default_tile_on(POINTWISE_LAYER)
     assert (tile.block_n, tile.block_g, tile.block_p, tile.image_sync) == (2, 4, 16, True)
-    # The shipped H200 model's pick there (49.33 us against the tile's 40.55 on an H200).
+    # The shipped H200 model's pick on 4x672x112x112 (49.33 us against the tile's 40.55 on
+    # an H200, before wgrad_pixel_groups).
     pick = WgradConfig(32, 4, 2, 8, 2, 2, 2, image_sync=True)
     assert pick in PASSES["wgrad"].config_space(POINTWISE_LAYER)
     choice = choose_config("wgrad", POINTWISE_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
@@ -629,6 +630,25 @@ def test_a_wgrad_pick_does_not_replace_the_pointwise_tile_in_short_chunks(
     assert wgrad.default_tile_on(layer).block_p == 64
     choice = choose_config("wgrad", layer, model=_wgrad_stub(pick))  # type: ignore[arg-type]
     assert (choice.config, choice.source) == (pick, "model")
+
+
+#: A 1 x 1 layer of 84 groups, whose wgrad heuristic reads runs of 12 of them a block
+#: (wgrad_pixel_groups), a width outside the config space.
+PIXEL_GROUPS_LAYER = Conv2dGw8Params.make(4, 672, 112, 112, r=1, s=1, padding=0)
+
+
+def test_a_wgrad_pick_does_not_replace_a_tile_of_untimed_groups(gpu: SimpleNamespace) -> None:
+    from spio.kernels.conv2d_gw8 import wgrad, wgrad_spec
+
+    tile = wgrad.default_tile_on(PIXEL_GROUPS_LAYER)
+    assert (tile.block_g, tile.warp_g, tile.walk_n) == (12, 4, 2)
+    assert tile.block_g not in wgrad_spec.BLOCK_G_VALUES
+    pick = WgradConfig(32, 4, 2, 8, 2, 2, 2, image_sync=True)
+    choice = choose_config("wgrad", PIXEL_GROUPS_LAYER, model=_wgrad_stub(pick))  # type: ignore[arg-type]
+    assert (choice.config.block_g, choice.source) == (12, "heuristic")
+    assert choice.reason.endswith(
+        "the heuristic's tile takes 12 groups a block, which the models never timed"
+    )
 
 
 def test_an_fprop_pick_runs_its_rows_in_even_chunks(

@@ -5,8 +5,8 @@ tool's summary reports nothing. The sample: each pass's default on a layer with 
 the configs of the covering set that change how blocks load and meet (prefetch, a ring
 deeper than a block's walk, the tensor-core K, images side by side with their own barriers,
 a single partial sum that skips the reduction, TMA rows, images paired in each K step,
-segments of the stream of rows, with the deeper prefetch autotuning times; fprop and dgrad
-walking segments), and
+segments of the stream of rows, with the deeper prefetch autotuning times, groups per block
+that are not a power of two; fprop and dgrad walking segments), and
 a 5 x 3 filter with asymmetric padding and bias. Small layers keep racecheck, which
 serialises the blocks, to seconds per case.
 """
@@ -209,6 +209,18 @@ CASES = {
     # with producer warps on per-image barriers over segments.
     "wgrad-lane-registers-filter": ["wgrad", "3x16x9x7", *_FILTER, "--config", "lane_registers=1"],
     "wgrad-lane-registers-producer-segments": [*_TMA_SEGMENTS, "producer=1", "lane_registers=1"],
+    # Groups per block that are not a power of two (the rings' ring_swizzle): wgrad's 1 x 1
+    # tile of a whole 12-group pixel walking two steps over an odd batch, with the bias's
+    # sums (wgrad_pixel_groups), and fprop and dgrad taking 12 of 12 groups.
+    "wgrad-pixel-groups": [
+        "wgrad",
+        "5x96x12x20",
+        *["--r", "1", "--s", "1", "--padding", "0", "--bias", "--config"],
+        *["block_q=16", "block_g=12", "warp_g=4", "block_p=16", "prefetch=2", "block_n=2"],
+        *["walk_n=2", "image_sync=1", "segments=0", "tma=0", "producer=0", "block_r=0"],
+    ],
+    "fprop-pixel-groups": ["fprop", "3x96x20x18", "--bias", "--config", "block_g=12", "warp_g=4"],
+    "dgrad-pixel-groups": ["dgrad", "3x96x20x18", "--config", "block_g=12", "warp_g=4"],
     # Partial sums dropped from L2 once the reduce kernel has read them (discard_partials),
     # with the bias's sums and grad_w rounded to the activations' dtype.
     "wgrad-discard-bias-rounded": [

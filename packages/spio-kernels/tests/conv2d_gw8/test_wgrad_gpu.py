@@ -892,18 +892,17 @@ def test_the_four_image_tiles_on_rows_cut_evenly_match_reference(
 @pytest.mark.parametrize(
     ("params", "block_p"),
     [
-        # 1 x 1 filters, groups not a multiple of 8: two images of four groups in 16-row
-        # chunks (wgrad_pointwise), one image past the batch's end ...
-        (Conv2dGw8Params.make(7, 672, 112, 112, r=1, s=1, padding=0), 16),
-        # ... 56 rows as four chunks of 14, in bf16 with a bias's sums ...
+        # 1 x 1 filters, 28 groups (whose runs of 14 wgrad_pixel_groups leaves): two images
+        # of four groups in 16-row chunks (wgrad_pointwise), one image past the batch's end
+        # ...
+        (Conv2dGw8Params.make(31, 224, 112, 112, r=1, s=1, padding=0), 16),
+        # ... and 56 rows as four chunks of 14, in bf16 with a bias's sums.
         (
             Conv2dGw8Params.make(
                 65, 224, 56, 56, r=1, s=1, padding=0, dtype="bfloat16", has_bias=True
             ),
             14,
         ),
-        # ... and 28 rows as two of 14 (the tile's 32-row chunks before).
-        (Conv2dGw8Params.make(47, 480, 28, 28, r=1, s=1, padding=0), 14),
     ],
     ids=str,
 )
@@ -915,6 +914,32 @@ def test_the_pointwise_tiles_in_short_chunks_match_reference(
     config = _default_matching_reference(params, 31)
     assert (config.block_n, config.block_g, config.image_sync, config.segments) == (2, 4, True, 0)
     assert config.block_p == block_p
+
+
+@pytest.mark.parametrize(
+    ("params", "block_g"),
+    [
+        # 1 x 1 filters, groups not a multiple of 8 (wgrad_pixel_groups): runs of 12 of 84
+        # groups walking two steps, one image past the batch's end ...
+        (Conv2dGw8Params.make(7, 672, 112, 112, r=1, s=1, padding=0), 12),
+        # ... runs of 20 of 60 groups, 28 rows as two chunks of 14 ...
+        (Conv2dGw8Params.make(47, 480, 28, 28, r=1, s=1, padding=0), 20),
+        # ... whole 12-group pixels in bf16 with a bias's sums, 80 rows as two of 40 ...
+        (
+            Conv2dGw8Params.make(
+                33, 96, 80, 80, r=1, s=1, padding=0, dtype="bfloat16", has_bias=True
+            ),
+            12,
+        ),
+        # ... and four images side by side, an odd batch.
+        (Conv2dGw8Params.make(7, 96, 112, 112, r=1, s=1, padding=0), 12),
+    ],
+    ids=str,
+)
+def test_the_pixel_group_tiles_match_reference(params: Conv2dGw8Params, block_g: int) -> None:
+    _skip_below_100_sms()
+    config = _default_matching_reference(params, 37)
+    assert (config.block_g, config.warp_g) == (block_g, 4)
 
 
 def test_tma_launches_keep_a_tensor_map_pair_per_address_pair() -> None:

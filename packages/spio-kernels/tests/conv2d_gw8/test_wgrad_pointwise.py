@@ -32,12 +32,14 @@ def test_pointwise_tiles_off_the_full_line_walk_16_row_chunks(
     shape: tuple[int, int, int, int], longer: int
 ) -> None:
     params = _pointwise(*shape)
-    config = wgrad_heuristic.default_config(params, H200_SMS)
-    assert config == WgradConfig(16, 4, 2, POINTWISE_BLOCK_P, 2, 2, image_sync=True)
-    assert walks_pointwise_chunks(params, config)
-    # The tile the rule starts from is the heuristic's own in longer chunks.
+    config = WgradConfig(16, 4, 2, POINTWISE_BLOCK_P, 2, 2, image_sync=True)
+    # The tile the rule starts from is the heuristic's own in longer chunks (which
+    # wgrad_pixel_groups then widens on layers of 60 groups).
     before = WgradConfig(16, 4, 2, longer, 2, 2, image_sync=True)
     assert pointwise_chunks(params, before, H200_SMS) == config
+    assert walks_pointwise_chunks(params, config)
+    chosen = wgrad_heuristic.default_config(params, H200_SMS)
+    assert (chosen.block_p, chosen.image_sync) == (POINTWISE_BLOCK_P, True)
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,9 @@ cannot weigh it against their pick, and it ran faster than the picks on the GPU.
 - wgrad's TMA rows (_unless_tma_tile), one-strip tiles (_unless_one_strip), walks of a
   number of steps outside the config space (_unless_untimed_walk), walks over heavy
   partial sums that a model's one-step pick would give up (_unless_heavy_walk), images
-  synced on row chunks cut evenly (_unless_synced_on_even_chunks) and 1 x 1 tiles in short
-  chunks (_unless_pointwise_chunks);
+  synced on row chunks cut evenly (_unless_synced_on_even_chunks), 1 x 1 tiles in short
+  chunks (_unless_pointwise_chunks) and groups per block outside the config space
+  (_unless_untimed_groups);
 - fprop's and dgrad's segments (_unless_segments) and 16-column strips where 32-column ones
   would overhang the image (_unless_narrow_strips);
 - and a pick of fprop or dgrad on a filter of 3 x 3 or smaller, in strips of 16 columns or
@@ -55,7 +56,8 @@ def unless_untimed(
         choice = _unless_untimed_walk(choice, tile, heuristic)
         choice = _unless_heavy_walk(choice, params, tile, heuristic)
         choice = _unless_synced_on_even_chunks(choice, launch, params, tile, heuristic)
-        return _unless_pointwise_chunks(choice, params, tile, heuristic)
+        choice = _unless_pointwise_chunks(choice, params, tile, heuristic)
+        return _unless_untimed_groups(choice, tile, heuristic)
     choice = _unless_segments(choice, pass_name, params, heuristic)
     choice = _unless_narrow_strips(choice, pass_name, params, device, heuristic)
     return _unless_more_waves(choice, pass_name, limits, params, device, heuristic)
@@ -379,4 +381,25 @@ def _unless_pointwise_chunks(
         f"the heuristic's 1 x 1 tile walks chunks of {tile.block_p} rows, against which the "
         "models' picks ran up to 18% slower"
     )
+    return _given_way(choice, heuristic(), why)
+
+
+def _unless_untimed_groups(choice: ConfigChoice, tile: Any, heuristic: Heuristic) -> ConfigChoice:
+    """choice, or the heuristic's config where its wgrad tile takes a number of groups per
+    block outside the config space (spio-kernels' wgrad_pixel_groups: a 1 x 1 layer's whole
+    pixel, or runs of 20 or 12 groups, where the groups are not a multiple of 8), which no
+    model has timed; kept where choice takes as many.
+
+    Those tiles ran up to 1.22x faster than the four-group tile they replace on an H200
+    (wgrad_pixel_groups), whose block_g the models know. On the 8 layers `spio-perfmodel
+    compare` timed with this rule switched off (2026-12-01), the shipped H200 model predicted
+    its picks less than MIN_PREDICTED_GAIN faster than these tiles, so the tiles ran anyway
+    (1.42x cuDNN in geometric mean); but a model's prediction for a block_g it never saw is
+    an extrapolation, and this keeps a pick from replacing the tile on its strength.
+    """
+    from spio.kernels.conv2d_gw8 import wgrad_spec
+
+    if tile.block_g in wgrad_spec.BLOCK_G_VALUES or choice.config.block_g == tile.block_g:
+        return choice
+    why = f"the heuristic's tile takes {tile.block_g} groups a block, which the models never timed"
     return _given_way(choice, heuristic(), why)

@@ -12,21 +12,30 @@
 // kGroups cells apart and share bank positions when kGroups > 1, so each pixel's groups are
 // XOR-swizzled:
 //
-//     slot(x, g) = g ^ ((x * kGroups / 8) % kGroups)
+//     slot(x, g) = g ^ ((x * kSwizzle / 8) % kSwizzle)
 //
-// e.g. kGroups = 8: slot = g ^ (x % 8); kGroups = 2: the groups swap every 4 pixels. 8
-// consecutive pixels of a group then cover the 8 bank positions of a 128-byte line. The
-// swizzle permutes cells within a pixel only, which keeps the copies coalesced.
+// where kSwizzle is kGroups up to 8 groups (ring_swizzle). e.g. kGroups = 8: slot = g ^ (x %
+// 8); kGroups = 2: the groups swap every 4 pixels. 8 consecutive pixels of a group then cover
+// the 8 bank positions of a 128-byte line. The swizzle permutes cells within a pixel only,
+// which keeps the copies coalesced.
 #pragma once
 
 namespace conv2d_gw8 {
 
+/// The cells a pixel's groups are swizzled among: kGroups up to 8 groups, else the largest
+/// power of two up to 8 that divides kGroups. A pixel of 12 groups (a 1 x 1 layer's whole
+/// 192-byte pixel) starts at cell 12 x, 4 x modulo 8, as a pixel of 4 groups does; XOR on the
+/// low two bits of g keeps each group within its aligned four and covers the 8 bank positions
+/// as at 4 groups.
+__host__ __device__ constexpr int ring_swizzle(int groups) {
+    return groups % 8 == 0 ? 8 : groups % 4 == 0 ? 4 : groups % 2 == 0 ? 2 : 1;
+}
+
 /// The swizzled slot of group g of pixel x in a ring row of kGroups cells per pixel.
 template <int kGroups>
 __device__ __forceinline__ int ring_slot(int x, int g) {
-    static_assert(kGroups == 1 || kGroups == 2 || kGroups == 4 || kGroups == 8,
-                  "ring_slot: 1, 2, 4 or 8 groups per pixel");
-    return g ^ ((x * kGroups / 8) % kGroups);
+    constexpr int kSwizzle = ring_swizzle(kGroups);
+    return g ^ ((x * kSwizzle / 8) % kSwizzle);
 }
 
 /// The cell of pixel x, group g (both within the block) of a ring row (a cursor of a tensor

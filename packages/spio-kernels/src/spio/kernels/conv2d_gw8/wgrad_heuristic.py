@@ -1,6 +1,7 @@
 """wgrad's default config by rule of thumb: the heuristic's tiles (TILE_LADDER,
 FULL_LINE_TILE), the small-grid, short-walk and split-walk rules; the tile a GPU with TMA
-runs instead is wgrad_tma_tile's, 1 x 1 filters' row chunks wgrad_pointwise's. The config,
+runs instead is wgrad_tma_tile's, 1 x 1 filters' row chunks wgrad_pointwise's and their
+groups per block wgrad_pixel_groups'. The config,
 its space and geometry are wgrad_spec's.
 
 Kept out of the sources digest (sources_digest.PASS_FILES): a heuristic decides which config
@@ -14,6 +15,7 @@ import dataclasses
 from ._tiling import first_filling, images_per_fragment, next_power_of_two
 from .even_chunks import even_rows
 from .params import Conv2dGw8Params
+from .wgrad_pixel_groups import pixel_groups_tile
 from .wgrad_pointwise import pointwise_chunks
 from .wgrad_spec import (
     BLOCK_N_VALUES,
@@ -246,11 +248,13 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     of _tile_config, then for 7 x 7 filters one group per block (_one_group_per_block),
     except in short walks (SHORT_WALK_TILE: at 1x64x16x16 7 x 7, H200, one group a block
     took 5.31 us against the tile's 4.96); for 1 x 1 filters on layers whose groups are not
-    a multiple of 8, shorter row chunks where they fill the waves (wgrad_pointwise)."""
+    a multiple of 8, shorter row chunks where they fill the waves (wgrad_pointwise), then
+    blocks of whole pixels or runs of 20 or 12 groups (wgrad_pixel_groups)."""
     config = _tile_config(params, sm_count)
     if config.block_p < BLOCK_P_VALUES[0]:
         return config
-    return pointwise_chunks(params, _one_group_per_block(params, config), sm_count)
+    chunked = pointwise_chunks(params, _one_group_per_block(params, config), sm_count)
+    return pixel_groups_tile(params, chunked, sm_count)
 
 
 def _tile_config(params: Conv2dGw8Params, sm_count: int) -> WgradConfig:
