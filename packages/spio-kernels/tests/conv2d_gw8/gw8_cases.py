@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from config_cover import one_per_field_value
@@ -47,6 +47,16 @@ SEGMENT_SHAPES = [
     Conv2dGw8Params.make(7, 16, 2, 17),
 ]
 
+# Layers of 12 and 60 groups for blocks whose groups are not a power of two (the rings'
+# ring_swizzle): odd sizes, a 5 x 3 filter with asymmetric padding, bias, bf16, a 1 x 1 filter.
+GROUP_COUNT_SHAPES = [
+    Conv2dGw8Params.make(5, 96, 23, 29),
+    Conv2dGw8Params.make(3, 96, 17, 20, r=1, s=1, padding=0),
+    Conv2dGw8Params.make(4, 480, 14, 15, r=5, s=3, padding=(2, 1), dtype="bfloat16", has_bias=True),
+]
+#: Groups per block those layers' blocks take (each where it divides the layer's groups).
+GROUP_COUNTS = (3, 6, 10, 12, 20)
+
 #: Shapes whose space is larger than this run a covering subset (every value of every field).
 MAX_CONFIGS = 48
 
@@ -79,6 +89,32 @@ def segment_configs(tile: Any, stream_rows: int) -> list[Any]:
         for segments in dict.fromkeys((1, 3, stream_rows))
         for prefetch in dict.fromkeys((tile.prefetch, 6))
     ]
+
+
+def group_count_configs(
+    params: Conv2dGw8Params, space: Sequence[Any], check: Callable[[Any, Any], None]
+) -> list[Any]:
+    """For each of GROUP_COUNTS that divides params' groups, the first two configs of space
+    (spread over it) that check accepts with that block_g and a warp_g that divides it."""
+    import dataclasses
+
+    chosen = []
+    for groups in (g for g in GROUP_COUNTS if params.groups % g == 0):
+        found = []
+        for config in space[:: max(1, len(space) // 8)]:
+            for warp_g in (w for w in (1, 2, 3, 4, 5, 6) if groups % w == 0):
+                try:
+                    candidate = dataclasses.replace(config, block_g=groups, warp_g=warp_g)
+                    check(params, candidate)
+                except ValueError:
+                    continue
+                if candidate not in found:
+                    found.append(candidate)
+                break
+            if len(found) == 2:
+                break
+        chosen += found
+    return chosen
 
 
 def uniform(shape: Sequence[int], params: Conv2dGw8Params, salt: int) -> Any:

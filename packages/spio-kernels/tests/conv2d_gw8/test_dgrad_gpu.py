@@ -4,11 +4,13 @@ import dataclasses
 
 import pytest
 from gw8_cases import (
+    GROUP_COUNT_SHAPES,
     PAIRED_SHAPES,
     SEGMENT_SHAPES,
     SHAPES,
     assert_close_16bit,
     covering_configs,
+    group_count_configs,
     paired_configs,
     segment_configs,
     uniform,
@@ -42,6 +44,14 @@ CASES = (
         (layer, config)
         for layer in (dataclasses.replace(params, has_bias=False) for params in SEGMENT_SHAPES)
         for config in segment_configs(dgrad_spec.default_config(layer), layer.n * layer.h)
+    ]
+    + [
+        # Groups per block that are not a power of two.
+        (layer, config)
+        for layer in (dataclasses.replace(params, has_bias=False) for params in GROUP_COUNT_SHAPES)
+        for config in group_count_configs(
+            layer, dgrad_spec.config_space(layer), dgrad_spec.check_config
+        )
     ]
 )
 

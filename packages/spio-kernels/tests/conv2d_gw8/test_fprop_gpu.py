@@ -5,11 +5,13 @@ from typing import Any
 
 import pytest
 from gw8_cases import (
+    GROUP_COUNT_SHAPES,
     PAIRED_SHAPES,
     SEGMENT_SHAPES,
     SHAPES,
     assert_close_16bit,
     covering_configs,
+    group_count_configs,
     paired_configs,
     segment_configs,
     uniform,
@@ -51,6 +53,12 @@ CASES = (
         (params, config)
         for params in SEGMENT_SHAPES
         for config in segment_configs(default_config(params), params.n * params.p)
+    ]
+    + [
+        # Groups per block that are not a power of two.
+        (params, config)
+        for params in GROUP_COUNT_SHAPES
+        for config in group_count_configs(params, config_space(params), fprop_spec.check_config)
     ]
 )
 
