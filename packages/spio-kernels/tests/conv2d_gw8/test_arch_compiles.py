@@ -96,3 +96,23 @@ def test_fprop_and_dgrad_compile_walking_segments(arch: str, pass_name: str) -> 
     segments = compile_pass(PARAMS, dataclasses.replace(tile, segments=7), arch)
     assert segments.arch == arch
     assert segments.code != chunks.code
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_blocks_of_groups_that_are_no_power_of_two_compile(arch: str) -> None:
+    # wgrad_pixel_groups' 1 x 1 tile of a whole 12-group pixel walking two steps, with the
+    # bias's sums, and fprop and dgrad taking 12 groups a block (the rings' ring_swizzle).
+    pointwise = Conv2dGw8Params.make(8, 96, 20, 18, r=1, s=1, padding=0, has_bias=True)
+    tile = wgrad_heuristic.default_config(
+        Conv2dGw8Params.make(512, 96, 112, 112, r=1, s=1, padding=0)
+    )
+    assert (tile.block_g, tile.walk_n) == (12, 2)
+    wide = dataclasses.replace(default_config(PARAMS), block_g=12, warp_g=4)
+    layer = dataclasses.replace(PARAMS, c=96)
+    for code in (
+        compile_wgrad(pointwise, tile, arch),
+        compile_fprop(layer, wide, arch),
+        compile_dgrad(layer, wide, arch),
+    ):
+        assert code.arch == arch
+        assert code.code

@@ -45,6 +45,7 @@ from typing import Any
 
 from .even_chunks import even_chunks
 from .params import Conv2dGw8Params
+from .wgrad_pointwise import LINE_GROUPS
 from .wgrad_spec import WgradConfig, _is_valid, grid_blocks
 
 #: Groups per block of the wider tiles, the first that divides the layer's groups and
@@ -67,9 +68,6 @@ RUN_MIN_BLOCKS_PER_SM = 2.0
 #: The share of the SMs a grid walked two steps must keep busy (a block each at least):
 #: walked grids of 49 to 84 blocks lost 0.55-0.84x, of 256 blocks on 132 SMs gained.
 PIXEL_WALK_SM_SHARE = 1.0
-#: Groups of a whole 128-byte pixel line: layers whose groups are a multiple of it read
-#: whole lines with eight-group tiles already.
-LINE_GROUPS = 8
 #: The heuristic's 1 x 1 tile the rule widens: 16 columns of four groups (its images, warps
 #: a group and ring depth as the heuristic set them).
 NARROW_BLOCK_Q = 16
@@ -90,7 +88,8 @@ def pixel_groups_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: in
     """config with the first of PIXEL_GROUPS that divides the layer's groups and fits per
     block, PIXEL_WARP_G a warp, walking PIXEL_WALK_N steps of images where that grid still
     gives every SM a block (PIXEL_WALK_SM_SHARE), where the filter is 1 x 1, the groups are
-    not a multiple of LINE_GROUPS, config is the heuristic's tile of NARROW_BLOCK_G groups in
+    not a multiple of LINE_GROUPS (whose layers read whole lines with eight-group tiles
+    already), config is the heuristic's tile of NARROW_BLOCK_G groups in
     NARROW_BLOCK_Q columns walking one step, and the wider grid (its rows in even chunks)
     gives at least PIXEL_MIN_SM_SHARE of the SMs a block where its blocks read whole pixels,
     or holds RUN_MIN_BLOCKS_PER_SM blocks an SM where they read runs of them; else config."""
