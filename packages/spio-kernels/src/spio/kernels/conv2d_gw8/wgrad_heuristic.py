@@ -1,8 +1,7 @@
 """wgrad's default config by rule of thumb: the heuristic's tiles (TILE_LADDER,
 FULL_LINE_TILE), the small-grid, short-walk and split-walk rules; the tile a GPU with TMA
 runs instead is wgrad_tma_tile's, 1 x 1 filters' row chunks wgrad_pointwise's and their
-groups per block wgrad_pixel_groups'. The config,
-its space and geometry are wgrad_spec's.
+groups per block wgrad_pixel_groups'. The config, its space and geometry are wgrad_spec's.
 
 Kept out of the sources digest (sources_digest.PASS_FILES): a heuristic decides which config
 runs, not what a config compiles to.
