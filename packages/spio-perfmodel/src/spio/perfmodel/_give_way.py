@@ -248,13 +248,8 @@ def _unless_one_strip(choice: ConfigChoice, tile: Any, heuristic: Heuristic) -> 
     """
     from spio.kernels.conv2d_gw8 import wgrad_spec
 
-    if tile.block_q in wgrad_spec.BLOCK_Q_VALUES or choice.config.block_q == tile.block_q:
-        return choice
-    why = (
-        f"the heuristic's tile covers the image with one {tile.block_q}-column strip, which "
-        "the models never timed"
-    )
-    return _given_way(choice, heuristic(), why)
+    why = f"the heuristic's tile covers the image with one {tile.block_q}-column strip"
+    return _unless_untimed_value(choice, tile, heuristic, "block_q", wgrad_spec.BLOCK_Q_VALUES, why)
 
 
 def _unless_untimed_walk(choice: ConfigChoice, tile: Any, heuristic: Heuristic) -> ConfigChoice:
@@ -271,10 +266,8 @@ def _unless_untimed_walk(choice: ConfigChoice, tile: Any, heuristic: Heuristic) 
     """
     from spio.kernels.conv2d_gw8 import wgrad_spec
 
-    if tile.walk_n in wgrad_spec.WALK_N_VALUES or choice.config.walk_n == tile.walk_n:
-        return choice
-    why = f"the heuristic's tile walks {tile.walk_n} steps of images, which the models never timed"
-    return _given_way(choice, heuristic(), why)
+    why = f"the heuristic's tile walks {tile.walk_n} steps of images"
+    return _unless_untimed_value(choice, tile, heuristic, "walk_n", wgrad_spec.WALK_N_VALUES, why)
 
 
 def _unless_heavy_walk(
@@ -399,7 +392,22 @@ def _unless_untimed_groups(choice: ConfigChoice, tile: Any, heuristic: Heuristic
     """
     from spio.kernels.conv2d_gw8 import wgrad_spec
 
-    if tile.block_g in wgrad_spec.BLOCK_G_VALUES or choice.config.block_g == tile.block_g:
+    why = f"the heuristic's tile takes {tile.block_g} groups a block"
+    return _unless_untimed_value(choice, tile, heuristic, "block_g", wgrad_spec.BLOCK_G_VALUES, why)
+
+
+def _unless_untimed_value(
+    choice: ConfigChoice,
+    tile: Any,
+    heuristic: Heuristic,
+    field: str,
+    timed: tuple[int, ...],
+    what: str,
+) -> ConfigChoice:
+    """choice, or the heuristic's config where tile's field takes a value outside timed (the
+    config space's values of it), which no model has timed, and choice's field another;
+    what says what the tile does, for the reason."""
+    value = getattr(tile, field)
+    if value in timed or getattr(choice.config, field) == value:
         return choice
-    why = f"the heuristic's tile takes {tile.block_g} groups a block, which the models never timed"
-    return _given_way(choice, heuristic(), why)
+    return _given_way(choice, heuristic(), f"{what}, which the models never timed")
