@@ -10,8 +10,11 @@ tile (the pass's spec.default_config) with the variant's fields replaced, placed
 launcher places its own (fprop.walk_chunks: the walk shortened to even out the waves or
 split over one wave, the ring deepened where the SMs hold few blocks; then segments where
 fprop_segments says), the block_p and prefetch the variant names kept in those chunks; a
-variant naming segments=1 walks one wave of segments instead, as many as fit at once.
-A variant that cannot run the layer is reported and left out. Timed in this process,
+variant naming segments=1 walks one wave of segments instead, as many as fit at once, and one
+naming segments=0 keeps its row chunks (as a model's pick runs, placement.placed_config_on).
+A variant is the tile it names: it is not deepened as the launcher deepens its own 1 x 1
+tiles (fprop.tile_chunks), so "prefetch=2" times the launcher's tile as it ran before that
+rule. A variant that cannot run the layer is reported and left out. Timed in this process,
 alternating three rounds (CUDA-graph replays of the pass, the fastest round's median), with
 cuDNN and the copy bandwidth; each variant's registers, blocks at once and grid are printed,
 and the fastest is checked against the fp32 reference.
@@ -45,8 +48,9 @@ KEPT_FIELDS = ("block_p", "prefetch", "segments")
 
 def placed(pass_: str, params: Conv2dGw8Params, tile: FpropConfig, kept: dict[str, Any]) -> Any:
     """tile as the launcher would place it on this GPU, the fields in kept as they are: one
-    wave of segments where kept names segments, else its row chunks as walk_chunks places
-    them with kept's block_p and prefetch, then segments where fprop_segments says."""
+    wave of segments where kept names segments >= 1, else its row chunks as walk_chunks
+    places them with kept's block_p and prefetch, then (unless kept names segments=0)
+    segments where fprop_segments says."""
     kernel_params = dgrad_spec.to_fprop_params(params) if pass_ == "dgrad" else params
 
     def slots_of(config: FpropConfig) -> int:
@@ -57,6 +61,8 @@ def placed(pass_: str, params: Conv2dGw8Params, tile: FpropConfig, kept: dict[st
     sm_count = spio.jit.device_info(0).sm_count
     chunks = fprop.walk_chunks(kernel_params, tile, slots_of(tile), sm_count)
     chunks = dataclasses.replace(chunks, **kept)
+    if "segments" in kept:
+        return chunks  # segments=0: row chunks, as a model's pick runs
     return segments_or_chunks(kernel_params, chunks, slots_of)
 
 

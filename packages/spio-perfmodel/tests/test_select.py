@@ -651,6 +651,41 @@ def test_a_wgrad_pick_does_not_replace_a_tile_of_untimed_groups(gpu: SimpleNames
     )
 
 
+#: A 1 x 1 layer of 60 groups, whose fprop and dgrad tiles take runs of 20 groups a block
+#: (fprop_pixel_groups), a width outside the config space.
+FPROP_PIXEL_GROUPS_LAYER = Conv2dGw8Params.make(256, 480, 28, 28, r=1, s=1, padding=0)
+
+
+@pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
+def test_an_fprop_pick_does_not_replace_a_tile_of_untimed_groups(
+    gpu: SimpleNamespace, pass_name: str
+) -> None:
+    from spio.kernels.conv2d_gw8 import fprop_spec
+
+    heuristic = PASSES[pass_name].default_config(FPROP_PIXEL_GROUPS_LAYER, 132)
+    assert heuristic.block_g == 20
+    assert heuristic.block_g not in fprop_spec.BLOCK_G_VALUES
+    pick = next(
+        c
+        for c in PASSES[pass_name].config_space(FPROP_PIXEL_GROUPS_LAYER)
+        if c.block_g == 4 and c.block_q == 32
+    )
+    model = _StubModel(pick, heuristic_us=12.0, pick_us=10.0)
+    model.pass_name = pass_name
+    choice = choose_config(pass_name, FPROP_PIXEL_GROUPS_LAYER, model=model)  # type: ignore[arg-type]
+    assert (choice.config.block_g, choice.source) == (20, "heuristic")
+    assert choice.reason.endswith(
+        "the heuristic's tile takes 20 groups a block, which the models never timed"
+    )
+    # Where the heuristic keeps a width of the space, the pick stays.
+    layer = Conv2dGw8Params.make(256, 512, 28, 28, r=1, s=1, padding=0)
+    assert PASSES[pass_name].default_config(layer, 132).block_g == 8
+    pick = next(c for c in PASSES[pass_name].config_space(layer) if c.block_g == 4)
+    model = _StubModel(pick, heuristic_us=12.0, pick_us=10.0)
+    model.pass_name = pass_name
+    assert choose_config(pass_name, layer, model=model).config == pick  # type: ignore[arg-type]
+
+
 def test_an_fprop_pick_runs_its_rows_in_even_chunks(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

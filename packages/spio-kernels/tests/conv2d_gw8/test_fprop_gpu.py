@@ -258,3 +258,43 @@ def test_walk_chunks_load_two_rows_ahead_where_the_grid_takes_more_than_one_wave
     chunks = fprop.walk_chunks(kernel_params, tile, slots, 132)
     assert chunks.prefetch == 2
     _check_launch(module, params, chunks)
+
+
+@pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
+@pytest.mark.parametrize(
+    ("shape", "kernel", "groups"),
+    [
+        ((9, 96, 29, 31), 1, 12),  # whole pixels, odd sides
+        ((66, 224, 26, 30), 3, 14),  # halves of 28 groups, a 3 x 3 filter on 32 columns
+        ((130, 480, 14, 13), 1, 20),  # runs of 20 of 60 groups
+        ((21, 160, 15, 17), 1, 20),  # 20 groups, one group a warp widened to two
+    ],
+)
+def test_default_config_on_reads_whole_pixels_where_8_does_not_divide_the_groups(
+    module: Any, shape: tuple[int, int, int, int], kernel: int, groups: int
+) -> None:
+    # fprop_pixel_groups: the launch without a config, as the launcher places the wider
+    # tile, against the reference.
+    import spio.jit
+
+    if spio.jit.device_info(0).sm_count != 132:
+        pytest.skip("the cases are an H100 or H200's grids (132 SMs)")
+    params = Conv2dGw8Params.make(*shape, r=kernel, s=kernel, padding=kernel // 2)
+    assert module.default_config_on(params, 0).block_g == groups
+    _check_launch(module, params)
+
+
+@pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
+def test_default_config_on_walks_short_chunks_on_several_waves_of_a_1x1_tile(
+    module: Any,
+) -> None:
+    # ring_depth.pointwise_walk: 1120 blocks of the eight-group tile, 1056 of which fit at
+    # once two rows ahead; 4-row chunks six rows ahead instead.
+    import spio.jit
+
+    if spio.jit.device_info(0).sm_count != 132:
+        pytest.skip("the case is an H100 or H200's grid (132 SMs)")
+    params = Conv2dGw8Params.make(140, 512, 28, 28, r=1, s=1, padding=0)
+    chosen = module.default_config_on(params, 0)
+    assert (chosen.block_q, chosen.block_p, chosen.prefetch, chosen.segments) == (32, 4, 6, 0)
+    _check_launch(module, params)

@@ -221,6 +221,27 @@ CASES = {
     ],
     "fprop-pixel-groups": ["fprop", "3x96x20x18", "--bias", "--config", "block_g=12", "warp_g=4"],
     "dgrad-pixel-groups": ["dgrad", "3x96x20x18", "--config", "block_g=12", "warp_g=4"],
+    # fprop_pixel_groups' tiles: runs of 20 of a 1 x 1 layer's 60 groups in 16-column strips
+    # six rows ahead, and halves of 28 groups at 3 x 3 in 32-column strips.
+    "fprop-pixel-runs": [
+        "fprop",
+        "3x480x9x13",
+        *["--r", "1", "--s", "1", "--padding", "0", "--bias", "--config"],
+        *["block_q=16", "block_g=20", "warp_g=2", "warp_q16=1", "block_p=16", "prefetch=6"],
+    ],
+    # ring_depth.pointwise_walk: a 1 x 1 tile of 32 columns walking 4 rows six rows ahead,
+    # the last chunk short (odd rows), over more blocks than fit at once.
+    "fprop-pointwise-walk": [
+        "fprop",
+        "5x64x31x45",
+        *["--r", "1", "--s", "1", "--padding", "0", "--bias", "--config"],
+        *["block_q=32", "block_g=8", "warp_g=2", "warp_q16=2", "block_p=4", "prefetch=6"],
+    ],
+    "dgrad-pixel-halves": [
+        "dgrad",
+        "2x224x11x35",
+        *["--config", "block_q=32", "block_g=14", "warp_g=2", "warp_q16=2", "block_p=8"],
+    ],
     # Partial sums dropped from L2 once the reduce kernel has read them (discard_partials),
     # with the bias's sums and grad_w rounded to the activations' dtype.
     "wgrad-discard-bias-rounded": [

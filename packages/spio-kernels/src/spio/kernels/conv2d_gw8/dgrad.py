@@ -14,9 +14,9 @@ from .fprop import (
     ConvLaunch,
     compile_types,
     kernel_source,
-    resident_slots,
+    launch_slots,
+    tile_chunks,
     types_request,
-    walk_chunks,
 )
 from .fprop_segments import segments_or_chunks, slots_on
 from .fprop_spec import FpropConfig
@@ -65,9 +65,12 @@ def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
 
     sm_count = spio.jit.device_info(device).sm_count
     config = dgrad_spec.default_config(params, sm_count)
-    launch = dgrad_launch(params, config, device)
-    slots = resident_slots(launch.kernel, launch.geometry)
-    return walk_chunks(dgrad_spec.to_fprop_params(params), config, slots, sm_count)
+    return tile_chunks(
+        dgrad_spec.to_fprop_params(params),
+        config,
+        lambda c: launch_slots(dgrad_launch(params, c, device)),
+        sm_count,
+    )
 
 
 def get_dgrad_kernel(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -24,7 +25,7 @@ from .fprop_spec import (
 from .fprop_spec import launch_geometry as _launch_geometry
 from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
-from .ring_depth import deeper_ring
+from .ring_depth import deeper_ring, pointwise_walk
 
 SOURCE_NAME = "conv2d_gw8_fprop.cu"
 RING_HEADER = "conv2d_gw8_ring.cuh"
@@ -128,6 +129,11 @@ def fprop_launch(params: Conv2dGw8Params, config: FpropConfig, device: int = 0) 
     return ConvLaunch(kernel, geometry, params.has_bias)
 
 
+def launch_slots(launch: ConvLaunch) -> int:
+    """Blocks of the launch (its kernel at its geometry) that fit on its GPU at once."""
+    return resident_slots(launch.kernel, launch.geometry)
+
+
 def resident_slots(kernel: Any, geometry: Any) -> int:
     """Blocks of the launch geometry that fit on the kernel's GPU at once (_tiling.grid_slots);
     ValueError where not one fits on an SM (no config of the spaces should get there)."""
@@ -157,14 +163,33 @@ def chunks_config_on(params: Conv2dGw8Params, device: int = 0) -> FpropConfig:
     walk shortened where more, smaller blocks fill the last wave of the GPU's block slots
     better (_tiling.balance_waves; the slots are the default's), or where its grid is one
     wave at most, as one_wave.split_one_wave says; loading two rows ahead rather than one
-    where its SMs hold few of its blocks at a time (ring_depth.deeper_ring); its image's
-    rows cut into even chunks (even_chunks)."""
+    where its SMs hold few of its blocks at a time (ring_depth.deeper_ring), and a 1 x 1
+    tile in short walks six rows ahead where its grid takes several waves (tile_chunks); its
+    image's rows cut into even chunks (even_chunks)."""
     import spio.jit
 
     sm_count = spio.jit.device_info(device).sm_count
     config = default_config(params, sm_count)
-    launch = fprop_launch(params, config, device)
-    return walk_chunks(params, config, resident_slots(launch.kernel, launch.geometry), sm_count)
+    return tile_chunks(
+        params, config, lambda c: launch_slots(fprop_launch(params, c, device)), sm_count
+    )
+
+
+def tile_chunks(
+    params: Conv2dGw8Params,
+    tile: FpropConfig,
+    slots_of: Callable[[FpropConfig], int],
+    sm_count: int,
+) -> FpropConfig:
+    """tile's row chunks as walk_chunks places them, its walk and ring those
+    ring_depth.pointwise_walk gives a 1 x 1 tile whose grid takes several waves.
+    slots_of(config): the blocks of config that fit on the GPU at once (compiling it);
+    params: the kernel's (for dgrad, dgrad_spec.to_fprop_params of the layer)."""
+    slots = slots_of(tile)
+    short = pointwise_walk(params, tile, slots)
+    if short != tile:
+        return walk_chunks(params, short, slots_of(short), sm_count)
+    return walk_chunks(params, tile, slots, sm_count)
 
 
 def walk_chunks(

@@ -36,6 +36,7 @@ from ._tiling import WAVE_FILL, wave_fill
 from .fprop_spec import TILE_Q, FpropConfig, grid_blocks, stream_config
 from .one_wave import chunk_fill
 from .params import Conv2dGw8Params
+from .ring_depth import is_pointwise_walk
 
 #: Images shorter than this keep their row chunks: their segments' parts are short, each with
 #: its R - 1 halo rows (14 and 16 rows lost 0.86-0.99x).
@@ -58,6 +59,8 @@ def walks_segments(params: Conv2dGw8Params, chunks: FpropConfig, slots: int) -> 
     dgrad_spec.to_fprop_params of the layer)."""
     if chunks.segments or chunks.block_q < TILE_Q or not may_walk_segments(params):
         return False
+    if is_pointwise_walk(params, chunks):
+        return False  # short 1 x 1 walks fill the waves with many blocks (ring_depth)
     blocks = grid_blocks(params, chunks)
     if blocks <= slots:
         return False

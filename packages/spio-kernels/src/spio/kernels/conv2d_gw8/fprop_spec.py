@@ -486,8 +486,13 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
     SMALL_GRID_MAX_PIXELS, SMALL_GRID_TILE (fitted) where its grid holds as many warps or
     more. Large layers stream long walks of whole-line tiles; small ones (working set in
     L2) are latency-bound and want many independent warps. m16n8k16 (two filter columns per
-    instruction), except for S = 1, where its second column would be all zero weights.
+    instruction), except for S = 1, where its second column would be all zero weights. On
+    layers whose groups are not a multiple of 8, blocks of whole pixels or runs of them
+    (fprop_pixel_groups).
     """
+    # The rule lives outside the sources digest, and imports this module.
+    from .fprop_pixel_groups import pixel_groups_tile
+
     mma_k = 8 if params.s == 1 else 16
     candidates = [
         config
@@ -509,7 +514,7 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
         small = _fit_tile(params, SMALL_GRID_TILE, mma_k)
         if small is not None and _total_warps(params, small) >= _total_warps(params, config):
             config = small
-    return _deeper_ring(params, config)
+    return pixel_groups_tile(params, _deeper_ring(params, config), sm_count)
 
 
 #: The deeper ring the heuristic gives narrow tiles (block_q at most 16) that load two rows

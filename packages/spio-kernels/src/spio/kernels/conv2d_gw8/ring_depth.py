@@ -19,6 +19,19 @@ block's own rows in flight set its pace, and a deeper ring pays:
 Grids of one full wave keep one row ahead: there two rows ran 0.965-0.992x (H200, the same
 run: 32x64x64x64, 64x128x32x32, 64x64x48x48, 16x64x64x64), as 0.996x in the campaigns'
 geometric mean over such grids.
+
+1 x 1 tiles of 32-column strips, two rows ahead, walk 4 rows six rows ahead instead, in row
+chunks, where their grid takes more than one wave (pointwise_walk). A 1 x 1 pass only streams
+its bytes and re-reads no halo rows, so nothing is lost to short walks; a deep ring keeps
+each block's rows in flight, and many short blocks keep every SM's slots refilled to the
+end. On an H200 (2026-12-01, tools/fprop_variants_check.py, each tile placed as the launcher
+places it, alternating in one process): the launcher's tile six rows ahead in its long
+chunks gained 1.007-1.194x on 10 layers of grids of more than one wave but lost
+0.937-0.955x where its chunks then walked segments, and in walks of 8 and 4 rows (row
+chunks) it gained again, 1.06-1.13x and 1.08-1.19x over the long chunks six rows ahead, on
+8 layers: 95-97.5% of copy, 1.11-1.27x cuDNN (64x672x56x56 153.3 -> 130.6 us,
+128x384x56x56 168.1 -> 149.5, 256x768x28x28 166.4 -> 149.5, 256x96x56x56 80.6 -> 74.7),
+where the tile two rows ahead ran 0.84-1.00x cuDNN on the 8-group and 84-group layers.
 """
 
 from __future__ import annotations
@@ -49,3 +62,35 @@ def deeper_ring(
         return config
     deeper = dataclasses.replace(config, prefetch=DEEPER_PREFETCH)
     return deeper if fits(check_config, params, deeper) else config
+
+
+#: The rows ahead and the walk pointwise_walk gives 1 x 1 tiles (fprop_spec's deepest ring,
+#: its shortest walk).
+POINTWISE_PREFETCH = 6
+POINTWISE_BLOCK_P = 4
+#: The narrowest strips pointwise_walk changes: 16-column tiles load six rows ahead from the
+#: heuristic already (fprop_spec.DEEP_PREFETCH).
+POINTWISE_MIN_BLOCK_Q = 32
+
+
+def pointwise_walk(params: Conv2dGw8Params, config: FpropConfig, slots: int) -> FpropConfig:
+    """config walking POINTWISE_BLOCK_P rows POINTWISE_PREFETCH rows ahead where the filter
+    is 1 x 1, config loads DEEPER_PREFETCH rows ahead in strips of POINTWISE_MIN_BLOCK_Q
+    columns or more, and its grid takes more than one wave of the `slots` blocks that fit at
+    once; else config. Such walks run in row chunks (fprop_segments.walks_segments).
+    params: the kernel's (for dgrad, dgrad_spec.to_fprop_params of the layer)."""
+    if (params.r, params.s) != (1, 1) or config.prefetch != DEEPER_PREFETCH:
+        return config
+    if config.block_q < POINTWISE_MIN_BLOCK_Q or grid_blocks(params, config) <= slots:
+        return config
+    short = dataclasses.replace(config, block_p=POINTWISE_BLOCK_P, prefetch=POINTWISE_PREFETCH)
+    return short if fits(check_config, params, short) else config
+
+
+def is_pointwise_walk(params: Conv2dGw8Params, config: FpropConfig) -> bool:
+    """Whether config is a walk pointwise_walk gives (which keeps its row chunks)."""
+    return (
+        (params.r, params.s) == (1, 1)
+        and config.block_q >= POINTWISE_MIN_BLOCK_Q
+        and (config.block_p, config.prefetch) == (POINTWISE_BLOCK_P, POINTWISE_PREFETCH)
+    )
