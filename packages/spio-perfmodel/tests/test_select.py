@@ -54,9 +54,11 @@ class _StubModel:
         pick_us: float,
         measured: object = None,
         timed: tuple[object, ...] = (),
+        pass_name: str = "fprop",
     ) -> None:
         self.pick, self.times = pick, {"heuristic": heuristic_us, "pick": pick_us}
         self.measured, self.timed = measured, timed
+        self.pass_name = pass_name
 
     def measured_config(self, params: Conv2dGw8Params) -> object:
         return self.measured
@@ -434,6 +436,15 @@ def test_a_tuning_times_fprop_and_dgrad_configs_in_their_segments_too(
     assert asked == [(pass_name, SEGMENTS_LAYER, tile, 1)]
 
 
+def _choose_pick(
+    pass_name: str, layer: Conv2dGw8Params, pick: object, **stub: object
+) -> ConfigChoice:
+    """choose_config with a model of pass_name picking pick, predicted 12 us for the
+    heuristic's config and 10 for the pick (stub: _StubModel's measured and timed)."""
+    model = _StubModel(pick, heuristic_us=12.0, pick_us=10.0, pass_name=pass_name, **stub)  # type: ignore[arg-type]
+    return choose_config(pass_name, layer, model=model)  # type: ignore[arg-type]
+
+
 #: A layer whose images are 48 wide: fprop's and dgrad's heuristic takes 16-column strips
 #: (spio-kernels' fprop_spec.strip_columns), wgrad's on a GPU with TMA one 48-column strip
 #: (wgrad_tma_tile._one_strip_tile).
@@ -448,28 +459,20 @@ def test_a_wider_pick_does_not_replace_the_heuristics_narrowed_strips(
     assert heuristic.block_q == 16
     space = PASSES[pass_name].config_space(STRIPS_LAYER)
     wide = next(c for c in space if c.block_q == 32)
-    model = _StubModel(wide, heuristic_us=12.0, pick_us=10.0)
-    model.pass_name = pass_name
-    choice = choose_config(pass_name, STRIPS_LAYER, model=model)  # type: ignore[arg-type]
+    choice = _choose_pick(pass_name, STRIPS_LAYER, wide)
     assert (choice.config, choice.source) == (heuristic, "heuristic")
     assert choice.reason.endswith(
         "the heuristic's 16-column strips fit the image's 48 columns closer than the pick's 32"
     )
     # Measured fastest on the layer, against the heuristic's tile timed there too: kept.
-    model = _StubModel(wide, heuristic_us=12.0, pick_us=10.0, measured=wide, timed=(heuristic,))
-    model.pass_name = pass_name
-    choice = choose_config(pass_name, STRIPS_LAYER, model=model)  # type: ignore[arg-type]
+    choice = _choose_pick(pass_name, STRIPS_LAYER, wide, measured=wide, timed=(heuristic,))
     assert (choice.config, choice.source) == (wide, "measured")
     # A pick of 16-column strips stays, and so does any pick where 32 columns fit the image.
     narrow = next(c for c in space if c.block_q == 16 and c != heuristic)
-    model = _StubModel(narrow, heuristic_us=12.0, pick_us=10.0)
-    model.pass_name = pass_name
-    choice = choose_config(pass_name, STRIPS_LAYER, model=model)  # type: ignore[arg-type]
+    choice = _choose_pick(pass_name, STRIPS_LAYER, narrow)
     assert (choice.config, choice.source) == (narrow, "model")
     wide_fits = next(c for c in PASSES[pass_name].config_space(LAYER) if c.block_q == 32)
-    model = _StubModel(wide_fits, heuristic_us=12.0, pick_us=10.0)
-    model.pass_name = pass_name
-    assert choose_config(pass_name, LAYER, model=model).config == wide_fits  # type: ignore[arg-type]
+    assert _choose_pick(pass_name, LAYER, wide_fits).config == wide_fits
 
 
 def test_a_wgrad_pick_does_not_replace_the_heuristics_one_strip_tile(
@@ -670,9 +673,7 @@ def test_an_fprop_pick_does_not_replace_a_tile_of_untimed_groups(
         for c in PASSES[pass_name].config_space(FPROP_PIXEL_GROUPS_LAYER)
         if c.block_g == 4 and c.block_q == 32
     )
-    model = _StubModel(pick, heuristic_us=12.0, pick_us=10.0)
-    model.pass_name = pass_name
-    choice = choose_config(pass_name, FPROP_PIXEL_GROUPS_LAYER, model=model)  # type: ignore[arg-type]
+    choice = _choose_pick(pass_name, FPROP_PIXEL_GROUPS_LAYER, pick)
     assert (choice.config.block_g, choice.source) == (20, "heuristic")
     assert choice.reason.endswith(
         "the heuristic's tile takes 20 groups a block, which the models never timed"
@@ -681,9 +682,7 @@ def test_an_fprop_pick_does_not_replace_a_tile_of_untimed_groups(
     layer = Conv2dGw8Params.make(256, 512, 28, 28, r=1, s=1, padding=0)
     assert PASSES[pass_name].default_config(layer, 132).block_g == 8
     pick = next(c for c in PASSES[pass_name].config_space(layer) if c.block_g == 4)
-    model = _StubModel(pick, heuristic_us=12.0, pick_us=10.0)
-    model.pass_name = pass_name
-    assert choose_config(pass_name, layer, model=model).config == pick  # type: ignore[arg-type]
+    assert _choose_pick(pass_name, layer, pick).config == pick
 
 
 def test_an_fprop_pick_runs_its_rows_in_even_chunks(
@@ -716,8 +715,7 @@ WAVES_PICK = dataclasses.replace(
 def _stub_choice(pass_name: str, layer: Conv2dGw8Params, pick: object) -> ConfigChoice:
     """choose_config's choice with a model of pass_name that predicts pick 4.2% faster than
     the heuristic's config (as the H200 dgrad model did at WAVES_LAYER)."""
-    model = _StubModel(pick, heuristic_us=14.84, pick_us=14.24)
-    model.pass_name = pass_name
+    model = _StubModel(pick, heuristic_us=14.84, pick_us=14.24, pass_name=pass_name)
     return choose_config(pass_name, layer, model=model)  # type: ignore[arg-type]
 
 
