@@ -31,7 +31,9 @@ chunks gained 1.007-1.194x on 10 layers of grids of more than one wave but lost
 chunks) it gained again, 1.06-1.13x and 1.08-1.19x over the long chunks six rows ahead, on
 8 layers: 95-97.5% of copy, 1.11-1.27x cuDNN (64x672x56x56 153.3 -> 130.6 us,
 128x384x56x56 168.1 -> 149.5, 256x768x28x28 166.4 -> 149.5, 256x96x56x56 80.6 -> 74.7),
-where the tile two rows ahead ran 0.84-1.00x cuDNN on the 8-group and 84-group layers.
+where the tile two rows ahead ran at or below cuDNN on six of them (0.84-0.98x). Held out,
+against the tile two rows ahead: 1.10-1.47x on 9 fprop layers and 3 dgrad, 94.5-99.5% of
+copy.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ def deeper_ring(
 POINTWISE_PREFETCH = 6
 POINTWISE_BLOCK_P = 4
 #: The narrowest strips pointwise_walk changes: 16-column tiles load six rows ahead from the
-#: heuristic already (fprop_spec.DEEP_PREFETCH).
+#: heuristic already (fprop_spec.DEEP_PREFETCH), in long walks; short ones were not timed
+#: there.
 POINTWISE_MIN_BLOCK_Q = 32
 
 
