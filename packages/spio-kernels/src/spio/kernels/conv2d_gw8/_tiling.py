@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -120,6 +121,18 @@ def fits(check: Callable[[Conv2dGw8Params, Config], None], params: Any, config: 
     except ValueError:
         return False
     return True
+
+
+def replaced_if_fits(
+    check: Callable[[Conv2dGw8Params, Config], None], params: Any, config: Config, **fields: Any
+) -> Config | None:
+    """config with fields replaced, or None where the config rules or check(params, ...)
+    refuse it (too many warps, registers or shared memory)."""
+    try:
+        replaced = dataclasses.replace(config, **fields)  # type: ignore[type-var]
+    except ValueError:
+        return None
+    return replaced if fits(check, params, replaced) else None
 
 
 def first_filling(

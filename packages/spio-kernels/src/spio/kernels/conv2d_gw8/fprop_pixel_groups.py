@@ -41,16 +41,14 @@ not what a config compiles to.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
-from .params import Conv2dGw8Params
+from ._tiling import replaced_if_fits
+from .params import LINE_GROUPS, Conv2dGw8Params
 
 if TYPE_CHECKING:
     from .fprop_spec import FpropConfig
 
-#: Groups whose 128-byte pixel lines the ladder's eight-group tiles read whole already.
-LINE_GROUPS = 8
 #: The tile the rule widens: the ladder's, fitted to a layer whose groups 8 does not divide.
 NARROW_BLOCK_G = 4
 #: Groups per block of the wider tiles for 1 x 1 filters, the first that divides the layer's
@@ -126,6 +124,8 @@ def _widens(params: Conv2dGw8Params, config: FpropConfig, tile_q: int) -> bool:
 
 def _widest(params: Conv2dGw8Params, config: FpropConfig) -> FpropConfig | None:
     """The first width of the rule's groups that divides params' groups and fits a block."""
+    from .fprop_spec import check_config
+
     pointwise = (params.r, params.s) == (1, 1)
     for groups in POINTWISE_GROUPS if pointwise else FILTER_GROUPS:
         if params.groups % groups or (
@@ -133,20 +133,7 @@ def _widest(params: Conv2dGw8Params, config: FpropConfig) -> FpropConfig | None:
         ):
             continue
         for warp_g in dict.fromkeys((config.warp_g, *WARP_G_STEPS)):
-            wide = _valid(params, config, block_g=groups, warp_g=warp_g)
+            wide = replaced_if_fits(check_config, params, config, block_g=groups, warp_g=warp_g)
             if wide is not None:
                 return wide
     return None
-
-
-def _valid(params: Conv2dGw8Params, config: FpropConfig, **fields: int) -> FpropConfig | None:
-    """config with fields replaced, or None where that tile cannot run params (too many
-    warps, weight or accumulator registers, or shared memory)."""
-    from .fprop_spec import check_config
-
-    try:
-        replaced = dataclasses.replace(config, **fields)
-        check_config(params, replaced)
-    except ValueError:
-        return None
-    return replaced

@@ -11,6 +11,10 @@ Dtype = Literal["float16", "bfloat16"]
 DTYPES: tuple[str, ...] = ("float16", "bfloat16")
 #: Channels per group: one group of one pixel is one 16-byte vector of 16-bit elements.
 GROUP_WIDTH = 8
+#: Groups of a whole 128-byte pixel line: the blocks of layers whose groups are a multiple of
+#: it read whole lines with eight-group tiles; the other layers' heuristic tiles take whole
+#: pixels or runs of them instead (fprop_pixel_groups, wgrad_pixel_groups).
+LINE_GROUPS = 8
 #: Kernel extents the kernels are specialised for (R and S each).
 MAX_KERNEL_SIZE = 7
 #: Offsets inside the kernels are 32-bit: every tensor stays below 2**31 elements.

@@ -40,13 +40,10 @@ layers): 1.096x, 0.994-1.217x.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
+from ._tiling import replaced_if_fits
 from .even_chunks import even_chunks
-from .params import Conv2dGw8Params
-from .wgrad_pointwise import LINE_GROUPS
-from .wgrad_spec import WgradConfig, _is_valid, grid_blocks
+from .params import LINE_GROUPS, Conv2dGw8Params
+from .wgrad_spec import WgradConfig, check_config, grid_blocks
 
 #: Groups per block of the wider tiles, the first that divides the layer's groups and
 #: fits the block (at most 16 warps): multiples of 4, so that every run starts on a
@@ -96,7 +93,7 @@ def pixel_groups_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: in
     if not _narrow_pointwise_tile(params, config):
         return config
     widths = (
-        _valid(params, config, block_g=groups, warp_g=PIXEL_WARP_G)
+        replaced_if_fits(check_config, params, config, block_g=groups, warp_g=PIXEL_WARP_G)
         for groups in PIXEL_GROUPS
         if params.groups % groups == 0
     )
@@ -107,20 +104,10 @@ def pixel_groups_tile(params: Conv2dGw8Params, config: WgradConfig, sm_count: in
     least = PIXEL_MIN_SM_SHARE if whole else RUN_MIN_BLOCKS_PER_SM
     if grid_blocks(params, even_chunks(params, wide)) < least * sm_count:
         return config
-    walked = _valid(params, wide, walk_n=PIXEL_WALK_N)
+    walked = replaced_if_fits(check_config, params, wide, walk_n=PIXEL_WALK_N)
     if (
         walked is not None
         and grid_blocks(params, even_chunks(params, walked)) >= PIXEL_WALK_SM_SHARE * sm_count
     ):
         return walked
     return wide
-
-
-def _valid(params: Conv2dGw8Params, config: WgradConfig, **fields: Any) -> WgradConfig | None:
-    """config with fields replaced, or None where that tile cannot run params (too many
-    warps, shared memory or registers)."""
-    try:
-        replaced = dataclasses.replace(config, **fields)
-    except ValueError:
-        return None
-    return replaced if _is_valid(params, replaced) else None

@@ -38,7 +38,7 @@ import dataclasses
 
 from ._tiling import WAVE_FILL, wave_fill
 from .even_chunks import even_chunks
-from .params import Conv2dGw8Params
+from .params import LINE_GROUPS, Conv2dGw8Params
 from .wgrad_spec import WgradConfig, _is_valid, grid_blocks
 
 #: Rows of each chunk the 1 x 1 tile walks (before the launcher cuts them evenly).
@@ -52,9 +52,6 @@ POINTWISE_TILE_BLOCKS_PER_SM = 4
 #: The tile the rule applies to: (block_q, block_g, warp_g, block_n), its images synced on
 #: their own, without TMA rows, one step a block.
 POINTWISE_TILE = (16, 4, 2, 2)
-#: Groups of a whole 128-byte pixel line: layers whose groups are a multiple of it run tiles
-#: of 8 groups, which keep their chunks.
-LINE_GROUPS = 8
 
 
 def _pointwise_layer(params: Conv2dGw8Params) -> bool:
