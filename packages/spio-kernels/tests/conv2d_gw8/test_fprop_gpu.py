@@ -33,6 +33,7 @@ from spio.kernels.conv2d_gw8 import (
 from spio.kernels.conv2d_gw8._tiling import WAVE_FILL, grid_slots, wave_fill
 from spio.kernels.conv2d_gw8.fprop_segments import slots_on
 from spio.kernels.conv2d_gw8.reference import dgrad_reference, fprop_reference
+from spio.kernels.conv2d_gw8.ring_depth import POINTWISE_BLOCK_P
 
 pytestmark = pytest.mark.gpu
 
@@ -285,16 +286,27 @@ def test_default_config_on_reads_whole_pixels_where_8_does_not_divide_the_groups
 
 
 @pytest.mark.parametrize("module", [fprop, dgrad], ids=["fprop", "dgrad"])
-def test_default_config_on_walks_short_chunks_on_several_waves_of_a_1x1_tile(
-    module: Any,
+@pytest.mark.parametrize(
+    ("shape", "block_q", "prefetch"),
+    [
+        ((140, 512, 28, 28), 32, 6),  # 1120 blocks two rows ahead: several waves
+        ((17, 256, 55, 56), 32, 6),  # 544 blocks: one wave, odd rows
+        ((19, 128, 80, 80), 16, 6),  # 16-column strips of a wider image
+        ((7, 96, 112, 112), 16, 6),  # the same, whole pixels of 12 groups
+        ((41, 160, 56, 56), 32, 5),  # 20 groups a block: five rows ahead fit, not six
+    ],
+)
+def test_default_config_on_walks_short_chunks_of_a_1x1_tile(
+    module: Any, shape: tuple[int, int, int, int], block_q: int, prefetch: int
 ) -> None:
-    # ring_depth.pointwise_walk: 1120 blocks of the eight-group tile, 1056 of which fit at
-    # once two rows ahead; 4-row chunks six rows ahead instead.
+    # ring_depth.pointwise_walk: 4-row chunks (or shorter, where the waves ask) as deep as
+    # fits, in row chunks rather than segments.
     import spio.jit
 
     if spio.jit.device_info(0).sm_count != 132:
-        pytest.skip("the case is an H100 or H200's grid (132 SMs)")
-    params = Conv2dGw8Params.make(140, 512, 28, 28, r=1, s=1, padding=0)
+        pytest.skip("the cases are an H100 or H200's grids (132 SMs)")
+    params = Conv2dGw8Params.make(*shape, r=1, s=1, padding=0)
     chosen = module.default_config_on(params, 0)
-    assert (chosen.block_q, chosen.block_p, chosen.prefetch, chosen.segments) == (32, 4, 6, 0)
+    assert (chosen.block_q, chosen.prefetch, chosen.segments) == (block_q, prefetch, 0)
+    assert chosen.block_p <= POINTWISE_BLOCK_P
     _check_launch(module, params)

@@ -237,6 +237,14 @@ CASES = {
         *["--r", "1", "--s", "1", "--padding", "0", "--bias", "--config"],
         *["block_q=32", "block_g=8", "warp_g=2", "warp_q16=2", "block_p=4", "prefetch=6"],
     ],
+    # The same on 16-column strips of an image wider than one, 20 groups a block five rows
+    # ahead (the ring 32-column strips of 20 groups walk, where six do not fit).
+    "dgrad-pointwise-strips": [
+        "dgrad",
+        "3x160x11x37",
+        *["--r", "1", "--s", "1", "--padding", "0", "--config"],
+        *["block_q=16", "block_g=20", "warp_g=2", "warp_q16=1", "block_p=4", "prefetch=5"],
+    ],
     "dgrad-pixel-halves": [
         "dgrad",
         "2x224x11x35",

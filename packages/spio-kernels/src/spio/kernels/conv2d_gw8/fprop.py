@@ -182,14 +182,11 @@ def tile_chunks(
     sm_count: int,
 ) -> FpropConfig:
     """tile's row chunks as walk_chunks places them, its walk and ring those
-    ring_depth.pointwise_walk gives a 1 x 1 tile whose grid takes several waves.
-    slots_of(config): the blocks of config that fit on the GPU at once (compiling it);
-    params: the kernel's (for dgrad, dgrad_spec.to_fprop_params of the layer)."""
-    slots = slots_of(tile)
-    short = pointwise_walk(params, tile, slots)
-    if short != tile:
-        return walk_chunks(params, short, slots_of(short), sm_count)
-    return walk_chunks(params, tile, slots, sm_count)
+    ring_depth.pointwise_walk gives a 1 x 1 tile of long walks. slots_of(config): the blocks
+    of config that fit on the GPU at once (compiling it); params: the kernel's (for dgrad,
+    dgrad_spec.to_fprop_params of the layer)."""
+    walk = pointwise_walk(params, tile, slots_of)
+    return walk_chunks(params, walk, slots_of(walk), sm_count)
 
 
 def walk_chunks(

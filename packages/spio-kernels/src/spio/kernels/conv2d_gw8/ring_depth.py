@@ -39,9 +39,10 @@ copy.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
-from ._tiling import fits
-from .fprop_spec import FpropConfig, check_config, grid_blocks
+from ._tiling import fits, replaced_if_fits
+from .fprop_spec import DEEP_PREFETCH, TILE_Q, FpropConfig, check_config, grid_blocks
 from .params import Conv2dGw8Params
 
 #: Blocks an SM a grid of one wave must give for its tile to keep loading one row ahead.
@@ -66,34 +67,67 @@ def deeper_ring(
     return deeper if fits(check_config, params, deeper) else config
 
 
-#: The rows ahead and the walk pointwise_walk gives 1 x 1 tiles (fprop_spec's deepest ring,
-#: its shortest walk).
-POINTWISE_PREFETCH = 6
+#: The rows ahead pointwise_walk gives 1 x 1 tiles, the deepest that fits a block: fprop_spec's
+#: deepest ring, or for blocks of 20 groups in 32-column strips (a third of 60), whose six
+#: rows ahead need 104,960 bytes of shared memory, five.
+POINTWISE_PREFETCHES = (6, 5, 4)
+#: The walk pointwise_walk gives them: fprop_spec's shortest.
 POINTWISE_BLOCK_P = 4
-#: The narrowest strips pointwise_walk changes: 16-column tiles load six rows ahead from the
-#: heuristic already (fprop_spec.DEEP_PREFETCH), in long walks; short ones were not timed
-#: there.
-POINTWISE_MIN_BLOCK_Q = 32
 
 
-def pointwise_walk(params: Conv2dGw8Params, config: FpropConfig, slots: int) -> FpropConfig:
-    """config walking POINTWISE_BLOCK_P rows POINTWISE_PREFETCH rows ahead where the filter
-    is 1 x 1, config loads DEEPER_PREFETCH rows ahead in strips of POINTWISE_MIN_BLOCK_Q
-    columns or more, and its grid takes more than one wave of the `slots` blocks that fit at
-    once; else config. Such walks run in row chunks (fprop_segments.walks_segments).
+#: The fewest waves of its block slots a short walk's grid may take past one where the tile's
+#: own grid fits one wave: a grid just past one wave runs its last blocks alone after the
+#: first wave, a tail the short layers that fit one wave do not hide (8x64x112x112: 1568
+#: blocks on 1320 slots, 0.82x; grids of 1.45 waves and more gained 1.06-1.63x).
+ONE_WAVE_MIN_WAVES = 4 / 3
+
+
+def pointwise_walk(
+    params: Conv2dGw8Params, config: FpropConfig, slots_of: Callable[[FpropConfig], int]
+) -> FpropConfig:
+    """config walking POINTWISE_BLOCK_P rows the first of POINTWISE_PREFETCHES rows ahead
+    that fits, where the filter is 1 x 1 and config streams long walks (_streams_long_walks):
+    strips of two or more column tiles loading DEEPER_PREFETCH rows ahead, or strips of one
+    (16 columns) of a wider image loading fprop_spec.DEEP_PREFETCH rows ahead; unless config's
+    grid fits one wave and the short walk's takes more than one but fewer than
+    ONE_WAVE_MIN_WAVES; else config. slots_of(config): the blocks of config that fit on the
+    GPU at once (compiling it). Such walks run in row chunks (fprop_segments.walks_segments).
     params: the kernel's (for dgrad, dgrad_spec.to_fprop_params of the layer)."""
-    if (params.r, params.s) != (1, 1) or config.prefetch != DEEPER_PREFETCH:
+    short = _short_walk(params, config)
+    if short is None:
         return config
-    if config.block_q < POINTWISE_MIN_BLOCK_Q or grid_blocks(params, config) <= slots:
-        return config
-    short = dataclasses.replace(config, block_p=POINTWISE_BLOCK_P, prefetch=POINTWISE_PREFETCH)
-    return short if fits(check_config, params, short) else config
+    if grid_blocks(params, config) <= slots_of(config):
+        waves = grid_blocks(params, short) / slots_of(short)
+        if 1 < waves < ONE_WAVE_MIN_WAVES:
+            return config
+    return short
+
+
+def _short_walk(params: Conv2dGw8Params, config: FpropConfig) -> FpropConfig | None:
+    if not _streams_long_walks(params, config):
+        return None
+    for prefetch in POINTWISE_PREFETCHES:
+        short = replaced_if_fits(
+            check_config, params, config, block_p=POINTWISE_BLOCK_P, prefetch=prefetch
+        )
+        if short is not None:
+            return short
+    return None
+
+
+def _streams_long_walks(params: Conv2dGw8Params, config: FpropConfig) -> bool:
+    if (params.r, params.s) != (1, 1) or config.block_p <= POINTWISE_BLOCK_P:
+        return False
+    if config.block_q > TILE_Q:
+        return config.prefetch == DEEPER_PREFETCH
+    return config.block_q == TILE_Q < params.q and config.prefetch == DEEP_PREFETCH
 
 
 def is_pointwise_walk(params: Conv2dGw8Params, config: FpropConfig) -> bool:
-    """Whether config is a walk pointwise_walk gives (which keeps its row chunks)."""
+    """Whether config is a walk pointwise_walk gives, or the launcher's placement of one
+    (which may shorten it to fill the waves): such walks keep their row chunks."""
     return (
         (params.r, params.s) == (1, 1)
-        and config.block_q >= POINTWISE_MIN_BLOCK_Q
-        and (config.block_p, config.prefetch) == (POINTWISE_BLOCK_P, POINTWISE_PREFETCH)
+        and config.block_p <= POINTWISE_BLOCK_P
+        and config.prefetch in POINTWISE_PREFETCHES
     )
