@@ -792,3 +792,34 @@ def test_a_pick_on_a_filter_wider_than_3x3_or_in_8_column_strips_keeps_its_uneve
     assert narrow in PASSES["fprop"].config_space(narrow_layer)
     choice = _stub_choice("fprop", narrow_layer, narrow)
     assert (choice.config, choice.source) == (narrow, "model")
+
+
+#: A 1 x 1 layer of 8-group multiples whose images are 80 wide: the launcher walks its
+#: 16-column strips 4 rows six rows ahead (spio-kernels' ring_depth.pointwise_walk).
+POINTWISE_WALK_LAYER = Conv2dGw8Params.make(64, 256, 80, 80, r=1, s=1, padding=0)
+
+
+@pytest.mark.parametrize("pass_name", ["fprop", "dgrad"])
+def test_a_pick_does_not_replace_a_short_1x1_walk(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, pass_name: str
+) -> None:
+    from spio.kernels.conv2d_gw8 import FpropConfig
+
+    walk = FpropConfig(16, 8, 2, 1, 4, 6, 8)
+    long_walk = dataclasses.replace(walk, block_p=32)
+    heuristics = dict(_select._heuristics())
+    monkeypatch.setattr(_select, "_heuristics", lambda: heuristics)
+    heuristics[pass_name] = lambda params, device: walk
+    pick = next(c for c in PASSES[pass_name].config_space(POINTWISE_WALK_LAYER) if c.block_q == 16)
+    assert pick != walk
+    choice = _choose_pick(pass_name, POINTWISE_WALK_LAYER, pick)
+    assert (choice.config, choice.source) == (walk, "heuristic")
+    assert choice.reason.endswith(
+        "the heuristic's 1 x 1 tile walks 4 rows 6 rows ahead, against which the models' "
+        "picks ran up to 1.7x slower"
+    )
+    # Measured fastest on the layer: kept; so is a pick where the heuristic walks long.
+    choice = _choose_pick(pass_name, POINTWISE_WALK_LAYER, pick, measured=pick, timed=(walk,))
+    assert (choice.config, choice.source) == (pick, "measured")
+    heuristics[pass_name] = lambda params, device: long_walk
+    assert _choose_pick(pass_name, POINTWISE_WALK_LAYER, pick).config == pick

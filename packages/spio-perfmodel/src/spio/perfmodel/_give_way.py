@@ -9,8 +9,8 @@ cannot weigh it against their pick, and it ran faster than the picks on the GPU.
   chunks (_unless_pointwise_chunks) and groups per block outside the config space
   (_unless_untimed_groups);
 - fprop's and dgrad's segments (_unless_segments), 16-column strips where 32-column ones
-  would overhang the image (_unless_narrow_strips) and groups per block outside the config
-  space (_unless_untimed_fprop_groups);
+  would overhang the image (_unless_narrow_strips), groups per block outside the config
+  space (_unless_untimed_fprop_groups) and 1 x 1 tiles in short walks (_unless_pointwise_walk);
 - and a pick of fprop or dgrad on a filter of 3 x 3 or smaller, in strips of 16 columns or
   more, whose grid the model took for one wave, where its compiled kernel's registers make
   it more than one, unevenly (_unless_more_waves): the heuristic balanced its own waves on
@@ -62,7 +62,8 @@ def unless_untimed(
     choice = _unless_segments(choice, pass_name, params, heuristic)
     choice = _unless_narrow_strips(choice, pass_name, params, device, heuristic)
     choice = _unless_more_waves(choice, pass_name, limits, params, device, heuristic)
-    return _unless_untimed_fprop_groups(choice, pass_name, params, device, heuristic)
+    choice = _unless_untimed_fprop_groups(choice, pass_name, params, device, heuristic)
+    return _unless_pointwise_walk(choice, pass_name, params, heuristic)
 
 
 def _given_way(choice: ConfigChoice, heuristic: Any, why: str) -> ConfigChoice:
@@ -421,6 +422,37 @@ def _unless_untimed_fprop_groups(
     tile = spec.default_config(params, spio.jit.device_info(device).sm_count)
     why = f"the heuristic's tile takes {tile.block_g} groups a block"
     return _unless_untimed_value(choice, tile, heuristic, "block_g", fprop_spec.BLOCK_G_VALUES, why)
+
+
+def _unless_pointwise_walk(
+    choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, heuristic: Heuristic
+) -> ConfigChoice:
+    """choice, or the heuristic's config where that is a 1 x 1 tile in short walks as many
+    rows ahead as fit (spio-kernels' ring_depth.pointwise_walk) and choice is another config
+    a model picked.
+
+    The models were trained on few such walks, and few of them placed as the launcher places
+    them (row chunks, never segments). H200 (2026-12-01, `spio-perfmodel compare` on 8
+    layers the rule had just changed, in one process): the shipped models' picks ran 0.915x
+    of those walks in geometric mean for fprop (16x256x40x40 9.62 against 5.61 us,
+    32x384x28x28 0.901x, the rest 0.976-0.998x) and 0.973x for dgrad (24x128x64x64 0.856x,
+    32x384x28x28 0.949x); none ran faster.
+    """
+    from spio.kernels.conv2d_gw8.pass_params import fprop_kernel_params
+    from spio.kernels.conv2d_gw8.ring_depth import is_pointwise_walk
+
+    if choice.source != "model" or (params.r, params.s) != (1, 1):
+        return choice  # (and the heuristic's config, which compiles, is not needed)
+    config = heuristic()
+    if config == choice.config or not is_pointwise_walk(
+        fprop_kernel_params(pass_name, params), config
+    ):
+        return choice
+    why = (
+        f"the heuristic's 1 x 1 tile walks {config.block_p} rows {config.prefetch} rows ahead, "
+        "against which the models' picks ran up to 1.7x slower"
+    )
+    return _given_way(choice, config, why)
 
 
 def _unless_untimed_value(
