@@ -9,7 +9,9 @@ minutes, where the whole tier takes about 33 on an H100). --jobs J runs the sele
 in parts of about equal run time, J pytest processes at a time, each part with its own log
 and JUnit XML: the tier's time is mostly NVRTC compiles on the CPU, which one process leaves
 to a few cores of the GPU machine's 16. --select PATTERN keeps only the tests whose node ID
-contains PATTERN (repeatable: any of them).
+contains PATTERN (repeatable: any of them). Tests marked `gpu_alone` (they take the device's
+memory, so another process's allocations would change what they see) run after the parts,
+in a process of their own with nothing else on the GPU.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -37,6 +40,8 @@ TEST_PATHS = (
 )
 MARKER = "gpu and not slow"
 SLOW_MARKER = "gpu"
+#: The marker of tests that --jobs runs alone, after the parts.
+ALONE_MARKER = "gpu_alone"
 
 
 def no_gpu_reason() -> str | None:
@@ -174,9 +179,13 @@ def selected(tests: list[str], patterns: list[str]) -> list[str]:
     return [test for test in tests if any(pattern in test for pattern in patterns)]
 
 
-def collect(slow: bool) -> list[str]:
-    """The node IDs of the tier's tests, in pytest's order (collection only: a few seconds)."""
-    command = [sys.executable, "-m", "pytest", *tier_paths(), *marker_args(slow), "--collect-only"]
+def collect(slow: bool, alone: bool = False) -> list[str]:
+    """The node IDs of the tier's tests, in pytest's order (collection only: a few seconds);
+    alone: only those marked ALONE_MARKER."""
+    markers = marker_args(slow)
+    if alone:
+        markers[-1] = f"({markers[-1]}) and {ALONE_MARKER}"
+    command = [sys.executable, "-m", "pytest", *tier_paths(), *markers, "--collect-only"]
     listing = subprocess.run(
         [*command, "-q", "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True
     )
@@ -216,25 +225,37 @@ PARTS_PER_JOB = 4
 
 
 def run_jobs(
-    tests: list[str], jobs: int, out_dir: Path, slow: bool, pytest_extra: list[str]
+    tests: list[str],
+    jobs: int,
+    out_dir: Path,
+    slow: bool,
+    pytest_extra: list[str],
+    alone: Collection[str] = (),
 ) -> int:
     """Run tests in consecutive parts of about equal run time, `jobs` pytest processes at a
     time (each starting the next part as one ends), each part writing gpu-tier-part{k}.log
-    and .xml into out_dir; print each part's summary line as it ends. Return 0 when every
-    part passed, else the first failing part's exit status (in part order)."""
+    and .xml into out_dir; then those of tests in `alone` in one more process, by
+    themselves (gpu-tier-alone.log and .xml). Print each part's summary line as it ends.
+    Return 0 when every part passed, else the first failing part's exit status (in part
+    order, the alone part last)."""
+    by_themselves = [test for test in tests if test in alone]
+    tests = [test for test in tests if test not in alone]
     weights = [run_weight(test) for test in tests]
     count = jobs * PARTS_PER_JOB
     parts = [(index, shard(tests, index, count, weights)) for index in range(1, count + 1)]
     parts = [(index, part) for index, part in parts if part]
     workers = max(1, (os.cpu_count() or 1) // jobs)  # (the cores, shared out)
-    print(f"{len(tests)} tests in {len(parts)} parts, {jobs} at a time", flush=True)
+    print(
+        f"{len(tests)} tests in {len(parts)} parts, {jobs} at a time"
+        + (f", then {len(by_themselves)} alone" if by_themselves else ""),
+        flush=True,
+    )
 
     # Unbuffered, as each child writes its log itself (kept so far when stopped at a limit).
     environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
     environment.setdefault("SPIO_JIT_WORKERS", str(workers))
 
-    def run_part(index: int, part: list[str]) -> int:
-        name = f"gpu-tier-part{index}"
+    def run_part(name: str, part: list[str]) -> int:
         command = [sys.executable, "-m", "pytest", *pytest_args(out_dir, slow, part, name)]
         with (out_dir / f"{name}.log").open("w") as log:
             code = subprocess.run(
@@ -250,7 +271,9 @@ def run_jobs(
         return code
 
     with ThreadPoolExecutor(jobs) as pool:
-        codes = list(pool.map(lambda item: run_part(*item), parts))
+        codes = list(pool.map(lambda item: run_part(f"gpu-tier-part{item[0]}", item[1]), parts))
+    if by_themselves:
+        codes.append(run_part("gpu-tier-alone", by_themselves))
     return next((code for code in codes if code != 0), 0)
 
 
@@ -301,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         if not tests:
             return 0
     if args.jobs > 1 and tests is not None:
-        return run_jobs(tests, args.jobs, args.out, args.slow, pytest_extra)
+        alone = set(collect(args.slow, alone=True))
+        return run_jobs(tests, args.jobs, args.out, args.slow, pytest_extra, alone)
     arguments = pytest_args(args.out, args.slow, tests)
     command = [sys.executable, "-m", "pytest", *arguments, *pytest_extra]
     print("+", " ".join(command[:12]), "..." if len(command) > 12 else "", flush=True)

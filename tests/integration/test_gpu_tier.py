@@ -98,3 +98,30 @@ def test_jobs_run_every_test_once_and_report_a_failing_part(tmp_path, capsys) ->
     report = capsys.readouterr().out
     assert report.count("exit ") == parts
     assert "1 failed" in report
+
+
+def test_jobs_run_the_tests_marked_alone_after_the_parts_by_themselves(tmp_path, capsys) -> None:
+    tests_file = tmp_path / "test_alone_sample.py"
+    tests_file.write_text(
+        "import pytest\n\n"
+        + "".join(f"@pytest.mark.gpu\ndef test_{i}():\n    pass\n\n" for i in range(4))
+    )
+    tests = [f"{tests_file}::test_{i}" for i in range(4)]
+    status = tool.run_jobs(tests, 2, tmp_path, slow=False, pytest_extra=[], alone={tests[1]})
+    assert status == 0
+    alone = (tmp_path / "gpu-tier-alone.log").read_text()
+    assert "test_1 PASSED" in alone
+    assert alone.count(" PASSED") == 1
+    parts = "".join(log.read_text() for log in tmp_path.glob("gpu-tier-part*.log"))
+    assert parts.count(" PASSED") == 3
+    assert "test_1 " not in parts
+    report = capsys.readouterr().out
+    assert "3 tests in 3 parts, 2 at a time, then 1 alone" in report
+    assert report.splitlines()[-1].startswith("gpu-tier-alone (1 tests): exit 0")
+
+
+def test_the_tests_marked_alone_are_gpu_tests_of_the_tier() -> None:
+    alone = tool.collect(slow=False, alone=True)
+    name = "test_a_device_without_room_for_the_timing_runs_the_layer_untimed"
+    assert any(name in test for test in alone)
+    assert set(alone) <= set(tool.collect(slow=False))

@@ -134,6 +134,10 @@ def test_the_callers_current_context_is_left_as_it_was() -> None:
         driver.cuCtxSetCurrent(original)
 
 
+# Alone on the GPU: other processes' memory, taken or given back meanwhile, leaves this one
+# more or less than the 1 GiB it means to (run beside seven others by the tier's --jobs on an
+# H200 it failed, by itself it passed).
+@pytest.mark.gpu_alone
 def test_a_device_without_room_for_the_timing_runs_the_layer_untimed() -> None:
     torch = pytest.importorskip("torch")
     _model("fprop")
