@@ -795,7 +795,7 @@ def test_a_pick_on_a_filter_wider_than_3x3_or_in_8_column_strips_keeps_its_uneve
 
 
 #: A 1 x 1 layer of 8-group multiples whose images are 80 wide: the launcher walks its
-#: 16-column strips 4 rows six rows ahead (spio-kernels' ring_depth.pointwise_walk).
+#: 16-column strips 4 rows six rows ahead (spio-kernels' fprop_pointwise.pointwise_walk).
 POINTWISE_WALK_LAYER = Conv2dGw8Params.make(64, 256, 80, 80, r=1, s=1, padding=0)
 
 

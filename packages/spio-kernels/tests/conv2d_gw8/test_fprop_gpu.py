@@ -31,9 +31,9 @@ from spio.kernels.conv2d_gw8 import (
     get_kernel,
 )
 from spio.kernels.conv2d_gw8._tiling import WAVE_FILL, grid_slots, wave_fill
+from spio.kernels.conv2d_gw8.fprop_pointwise import POINTWISE_BLOCK_P
 from spio.kernels.conv2d_gw8.fprop_segments import slots_on
 from spio.kernels.conv2d_gw8.reference import dgrad_reference, fprop_reference
-from spio.kernels.conv2d_gw8.ring_depth import POINTWISE_BLOCK_P
 
 pytestmark = pytest.mark.gpu
 
@@ -299,7 +299,7 @@ def test_default_config_on_reads_whole_pixels_where_8_does_not_divide_the_groups
 def test_default_config_on_walks_short_chunks_of_a_1x1_tile(
     module: Any, shape: tuple[int, int, int, int], block_q: int, prefetch: int
 ) -> None:
-    # ring_depth.pointwise_walk: 4-row chunks (or shorter, where the waves ask) as deep as
+    # fprop_pointwise.pointwise_walk: 4-row chunks (or shorter, where the waves ask) as deep as
     # fits, in row chunks rather than segments.
     import spio.jit
 

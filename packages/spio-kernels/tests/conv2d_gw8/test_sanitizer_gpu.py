@@ -229,7 +229,7 @@ CASES = {
         *["--r", "1", "--s", "1", "--padding", "0", "--bias", "--config"],
         *["block_q=16", "block_g=20", "warp_g=2", "warp_q16=1", "block_p=16", "prefetch=6"],
     ],
-    # ring_depth.pointwise_walk: a 1 x 1 tile of 32 columns walking 4 rows six rows ahead,
+    # fprop_pointwise.pointwise_walk: a 1 x 1 tile of 32 columns walking 4 rows six rows ahead,
     # the last chunk short (odd rows), over more blocks than fit at once.
     "fprop-pointwise-walk": [
         "fprop",

@@ -428,7 +428,7 @@ def _unless_pointwise_walk(
     choice: ConfigChoice, pass_name: str, params: Conv2dGw8Params, heuristic: Heuristic
 ) -> ConfigChoice:
     """choice, or the heuristic's config where that is a 1 x 1 tile in short walks as many
-    rows ahead as fit (spio-kernels' ring_depth.pointwise_walk) and choice is another config
+    rows ahead as fit (spio-kernels' fprop_pointwise.pointwise_walk) and choice is another config
     a model picked.
 
     The models were trained on few such walks, and few of them placed as the launcher places
@@ -438,8 +438,8 @@ def _unless_pointwise_walk(
     32x384x28x28 0.901x, the rest 0.976-0.998x) and 0.973x for dgrad (24x128x64x64 0.856x,
     32x384x28x28 0.949x); none ran faster.
     """
+    from spio.kernels.conv2d_gw8.fprop_pointwise import is_pointwise_walk
     from spio.kernels.conv2d_gw8.pass_params import fprop_kernel_params
-    from spio.kernels.conv2d_gw8.ring_depth import is_pointwise_walk
 
     if choice.source != "model" or (params.r, params.s) != (1, 1):
         return choice  # (and the heuristic's config, which compiles, is not needed)

@@ -12,6 +12,7 @@ from .._array_info import resolve_device
 from ._arrays import check_activation, check_params, check_vector, check_weights
 from ._tiling import LaunchGeometry, balance_waves, grid_slots, spread_over_sms, wave_fill
 from .even_chunks import even_chunks
+from .fprop_pointwise import pointwise_walk
 from .fprop_segments import segments_or_chunks, slots_on
 from .fprop_spec import (
     KERNEL_NAME,
@@ -25,7 +26,7 @@ from .fprop_spec import (
 from .fprop_spec import launch_geometry as _launch_geometry
 from .one_wave import split_one_wave
 from .params import Conv2dGw8Params
-from .ring_depth import deeper_ring, pointwise_walk
+from .ring_depth import deeper_ring
 
 SOURCE_NAME = "conv2d_gw8_fprop.cu"
 RING_HEADER = "conv2d_gw8_ring.cuh"
@@ -182,7 +183,7 @@ def tile_chunks(
     sm_count: int,
 ) -> FpropConfig:
     """tile's row chunks as walk_chunks places them, its walk and ring those
-    ring_depth.pointwise_walk gives a 1 x 1 tile of long walks. slots_of(config): the blocks
+    fprop_pointwise.pointwise_walk gives a 1 x 1 tile of long walks. slots_of(config): the blocks
     of config that fit on the GPU at once (compiling it); params: the kernel's (for dgrad,
     dgrad_spec.to_fprop_params of the layer)."""
     walk = pointwise_walk(params, tile, slots_of)

@@ -33,10 +33,10 @@ import dataclasses
 from collections.abc import Callable
 
 from ._tiling import WAVE_FILL, wave_fill
+from .fprop_pointwise import is_pointwise_walk
 from .fprop_spec import TILE_Q, FpropConfig, grid_blocks, stream_config
 from .one_wave import chunk_fill
 from .params import Conv2dGw8Params
-from .ring_depth import is_pointwise_walk
 
 #: Images shorter than this keep their row chunks: their segments' parts are short, each with
 #: its R - 1 halo rows (14 and 16 rows lost 0.86-0.99x).

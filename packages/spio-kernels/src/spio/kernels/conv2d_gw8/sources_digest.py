@@ -28,8 +28,9 @@ SHARED_FILES = ("conv2d_gw8_ring.cuh", "_tiling.py", "params.py", "fprop.py")
 #: geometry, which kernels run). dgrad is fprop's kernel on flipped weights, so fprop's
 #: source and spec shape it too. wgrad's heuristic (wgrad_heuristic.py, wgrad_pointwise.py
 #: and wgrad_pixel_groups.py for 1 x 1 filters, and wgrad_tma_tile.py for GPUs with TMA) and
-#: fprop and dgrad's one-wave, ring-depth, segments and pixel-groups rules (one_wave.py,
-#: ring_depth.py, fprop_segments.py, fprop_pixel_groups.py) are left out: they decide which
+#: fprop and dgrad's one-wave, ring-depth, segments, pixel-groups and 1 x 1 walk rules
+#: (one_wave.py, ring_depth.py, fprop_segments.py, fprop_pixel_groups.py,
+#: fprop_pointwise.py) are left out: they decide which
 #: config runs, not what a config compiles to. So is pass_params.py, which names the layer
 #: dgrad_spec turns around for fprop's kernel.
 PASS_FILES: dict[str, tuple[str, ...]] = {

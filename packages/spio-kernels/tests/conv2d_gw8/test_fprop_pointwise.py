@@ -1,5 +1,5 @@
 """fprop's and dgrad's 1 x 1 tiles of long walks walk 4 rows as many rows ahead as fit, in row
-chunks (ring_depth.pointwise_walk, fprop.tile_chunks)."""
+chunks (fprop_pointwise, fprop.tile_chunks)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import dataclasses
 import pytest
 
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, fprop, fprop_spec
-from spio.kernels.conv2d_gw8.fprop_segments import segments_or_chunks
-from spio.kernels.conv2d_gw8.ring_depth import (
+from spio.kernels.conv2d_gw8.fprop_pointwise import (
     POINTWISE_BLOCK_P,
     POINTWISE_PREFETCHES,
     is_pointwise_walk,
     pointwise_walk,
 )
+from spio.kernels.conv2d_gw8.fprop_segments import segments_or_chunks
 
 H200_SMS = 132
 #: Blocks an SM of the 1 x 1 tiles on an H200 by (columns, groups, rows ahead), as the
