@@ -77,13 +77,21 @@ def test_select_keeps_the_tests_that_match_any_pattern_in_order() -> None:
     assert tool.selected(tests, ["nothing"]) == []
 
 
-def test_jobs_run_every_test_once_and_report_a_failing_part(tmp_path, capsys) -> None:
-    tests_file = tmp_path / "test_jobs_sample.py"
+def _sample_tests(folder, count: int, failing: int | None = None) -> list[str]:
+    """The node IDs of `count` GPU tests written to a file in folder, test_{failing} failing."""
+    tests_file = folder / "test_jobs_sample.py"
     tests_file.write_text(
         "import pytest\n\n"
-        + "".join(f"@pytest.mark.gpu\ndef test_{i}():\n    assert {i} != 3\n\n" for i in range(6))
+        + "".join(
+            f"@pytest.mark.gpu\ndef test_{i}():\n    assert {i} != {failing}\n\n"
+            for i in range(count)
+        )
     )
-    tests = [f"{tests_file}::test_{i}" for i in range(6)]
+    return [f"{tests_file}::test_{i}" for i in range(count)]
+
+
+def test_jobs_run_every_test_once_and_report_a_failing_part(tmp_path, capsys) -> None:
+    tests = _sample_tests(tmp_path, 6, failing=3)
     status = tool.run_jobs(tests, 2, tmp_path, slow=False, pytest_extra=[])
     assert status != 0  # test_3 fails
     # Up to 2 jobs x PARTS_PER_JOB non-empty parts of the 6 tests, each its own pytest run.
@@ -101,12 +109,7 @@ def test_jobs_run_every_test_once_and_report_a_failing_part(tmp_path, capsys) ->
 
 
 def test_jobs_run_the_tests_marked_alone_after_the_parts_by_themselves(tmp_path, capsys) -> None:
-    tests_file = tmp_path / "test_alone_sample.py"
-    tests_file.write_text(
-        "import pytest\n\n"
-        + "".join(f"@pytest.mark.gpu\ndef test_{i}():\n    pass\n\n" for i in range(4))
-    )
-    tests = [f"{tests_file}::test_{i}" for i in range(4)]
+    tests = _sample_tests(tmp_path, 4)
     status = tool.run_jobs(tests, 2, tmp_path, slow=False, pytest_extra=[], alone={tests[1]})
     assert status == 0
     alone = (tmp_path / "gpu-tier-alone.log").read_text()
