@@ -9,13 +9,15 @@ slots refilled to the end. The long walks were made for filters that re-read hal
 The tiles that take it: strips of 32 columns or more two rows ahead (ring_depth.deeper_ring's
 depth), and 16-column strips of images wider than one strip, which load six rows ahead
 already (fprop_spec.DEEP_PREFETCH) in long walks. The ladder's one-row-ahead tiles of small
-grids keep their walks (16x128x56x56 0.93x, 8x96x56x56 0.88-0.91x in short walks), as do
-16-column images (256x256x14x14 1.013x, 128x256x16x16 0.983x: nothing to gain).
+grids keep their walks: in short ones they gained 1.06-1.10x on four layers (8x256x28x28,
+4x512x28x28, 32x128x32x32, 16x256x32x32) but lost 0.88-0.94x on two (16x128x56x56,
+8x96x56x56), too few to draw the line between. So do 16-column images, one strip each
+(256x256x14x14 1.013x, 128x256x16x16 0.983x: little to gain).
 
 On an H200 (tools/fprop_variants_check.py, each tile placed as the launcher places it,
 alternating in one process; fprop unless named):
 
-- 2026-12-01, grids of several waves, 32-column strips: the tile six rows ahead in its long
+- 2026-12-01 (fifty-seventh session), grids of several waves, 32-column strips: the tile six rows ahead in its long
   chunks gained 1.007-1.194x on 10 layers but lost 0.937-0.955x where its chunks then walked
   segments; in 4-row chunks it gained 1.08-1.19x more on 8 layers: 95-97.5% of copy,
   1.11-1.27x cuDNN (64x672x56x56 153.3 -> 130.6 us, 128x384x56x56 168.1 -> 149.5,
@@ -52,7 +54,6 @@ from .ring_depth import DEEPER_PREFETCH
 POINTWISE_PREFETCHES = (6, 5, 4)
 #: The walk pointwise_walk gives them: fprop_spec's shortest.
 POINTWISE_BLOCK_P = 4
-
 
 #: The fewest waves of its block slots a short walk's grid may take past one where the tile's
 #: own grid fits one wave: a grid just past one wave runs its last blocks alone after the
