@@ -216,6 +216,13 @@ def last_line(path: Path) -> str:
     return lines[-1] if lines else "(empty log)"
 
 
+def failed_lines(path: Path) -> list[str]:
+    """The lines of a log's short test summary (pytest -ra) that name a failed or erroring
+    test, so that a report cut to its tail (the GPU machine's) still says which failed."""
+    lines = path.read_text(errors="replace").splitlines()
+    return [line for line in lines if line.startswith(("FAILED ", "ERROR "))]
+
+
 #: Parts per --jobs process: the tests are cut into jobs x PARTS_PER_JOB consecutive parts,
 #: and each process takes the next part when it finishes one, so that the processes end
 #: together whatever the weights got wrong. (With one part per process, weighed for one
@@ -266,8 +273,9 @@ def run_jobs(
                 env=environment,
                 check=False,
             ).returncode
-        summary = last_line(out_dir / f"{name}.log")
-        print(f"{name} ({len(part)} tests): exit {code}: {summary}", flush=True)
+        log_path = out_dir / f"{name}.log"
+        failed = "".join(f"\n  {line}" for line in failed_lines(log_path)) if code else ""
+        print(f"{name} ({len(part)} tests): exit {code}: {last_line(log_path)}{failed}", flush=True)
         return code
 
     with ThreadPoolExecutor(jobs) as pool:

@@ -106,6 +106,10 @@ def test_jobs_run_every_test_once_and_report_a_failing_part(tmp_path, capsys) ->
     report = capsys.readouterr().out
     assert report.count("exit ") == parts
     assert "1 failed" in report
+    # The failing part's report names the test, under its summary line.
+    failed = [line for line in report.splitlines() if line.startswith("  FAILED ")]
+    assert len(failed) == 1
+    assert "test_jobs_sample.py::test_3" in failed[0]
 
 
 def test_jobs_run_the_tests_marked_alone_after_the_parts_by_themselves(tmp_path, capsys) -> None:
