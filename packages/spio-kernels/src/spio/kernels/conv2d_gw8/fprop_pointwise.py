@@ -17,11 +17,12 @@ grids keep their walks: in short ones they gained 1.06-1.10x on four layers (8x2
 On an H200 (tools/fprop_variants_check.py, each tile placed as the launcher places it,
 alternating in one process; fprop unless named):
 
-- 2026-12-01 (fifty-seventh session), grids of several waves, 32-column strips: the tile six rows ahead in its long
-  chunks gained 1.007-1.194x on 10 layers but lost 0.937-0.955x where its chunks then walked
-  segments; in 4-row chunks it gained 1.08-1.19x more on 8 layers: 95-97.5% of copy,
-  1.11-1.27x cuDNN (64x672x56x56 153.3 -> 130.6 us, 128x384x56x56 168.1 -> 149.5,
-  256x768x28x28 166.4 -> 149.5). Held out: 1.10-1.47x on 9 fprop layers and 3 dgrad.
+- 2026-12-01 (fifty-seventh session), grids of several waves, 32-column strips: the tile six
+  rows ahead in its long chunks gained 1.007-1.194x on 10 layers but lost 0.937-0.955x where
+  its chunks then walked segments; in 4-row chunks it gained 1.08-1.19x more on 8 layers:
+  95-97.5% of copy, 1.11-1.27x cuDNN (64x672x56x56 153.3 -> 130.6 us, 128x384x56x56 168.1
+  -> 149.5, 256x768x28x28 166.4 -> 149.5). Held out: 1.10-1.47x on 9 fprop layers and 3
+  dgrad.
 - 2026-12-01 (fifty-eighth session), over the launcher before these cases:
   - grids of one wave, 32-column strips: 1.03-1.13x on 7 layers (64x128x56x56 30.16 ->
     26.72 us, 32x384x28x28 1.09x); held out, 1.008-1.10x on 4 layers and 2 dgrad
