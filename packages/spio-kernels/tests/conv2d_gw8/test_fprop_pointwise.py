@@ -104,7 +104,9 @@ def test_other_1x1_tiles_keep_their_walk(shape: tuple[int, int, int, int]) -> No
 
 
 def _slots_of_any(config: FpropConfig) -> int:
-    """_slots, and the one-row-ahead tiles' (12 and 7 an SM, placed the same either way)."""
+    """_slots, and stand-ins for the ladder's 16-column tiles one or two rows ahead (12 and 7
+    an SM): the rule leaves those tiles whatever their slots, and both sides of the test
+    place them alike."""
     if config.prefetch in (1, 2) and config.block_q == 16:
         return (12 if config.block_g == 8 else 7) * H200_SMS
     return _slots(config)
