@@ -201,8 +201,11 @@ def test_the_models_know_every_config_their_rows_timed(gpu: str, pass_name: str)
     # measurements of its launched rows, _model.LatencyModel.train.)
     launch_rows = read_config_times(files).select(pass_name, gpu, None, model.launch).rows
     layers = by_layer(row for row in launch_rows if row.kernel == model.kernel)
-    assert set(layers) == set(model.timed) == set(model.measured)
     ever = by_layer(row for row in launch_rows if row.params in model.timed)
+    # Every layer its rows timed; more only where a change of the kernels left all of a
+    # layer's rows on the digest before (tools/relabel_timings.py --unless-defining: fprop's
+    # and dgrad's 5 x 5 and 7 x 7 layers since CONV2D_GW8_STEADY_WALK), and those were timed.
+    assert set(layers) <= set(model.timed) == set(model.measured) == set(ever)
     for layer, layer_rows in layers.items():
         # Every config its rows timed; more only where a change of the kernels left a
         # config's rows on the digest before (tools/relabel_timings.py --unless-defining),

@@ -57,6 +57,43 @@ GROUP_COUNT_SHAPES = [
 #: Groups per block those layers' blocks take (each where it divides the layer's groups).
 GROUP_COUNTS = (3, 6, 10, 12, 20)
 
+#: Walks with steady groups of rows (filters of 5 rows or more, CONV2D_GW8_STEADY_WALK): images
+#: tall enough for several groups between the first and the last, in even chunks, in chunks
+#: with a short last one, in one chunk of the whole image, in segments crossing images, and
+#: images paired in each fragment; odd sizes, asymmetric padding, bias, bf16, 5 x 5, 7 x 7 and
+#: 5 x 3 filters, prefetch 1, 2 and 6. (params, FpropConfig fields) pairs.
+STEADY_WALK_CASES = [
+    (
+        Conv2dGw8Params.make(2, 64, 40, 24, r=5, s=5, padding=2, has_bias=True),
+        dict(block_q=16, block_g=8, warp_g=1, warp_q16=1, block_p=20, prefetch=2, mma_k=16),
+    ),
+    (
+        Conv2dGw8Params.make(2, 64, 40, 24, r=5, s=5, padding=2, has_bias=True),
+        dict(block_q=32, block_g=4, warp_g=1, warp_q16=2, block_p=32, prefetch=6, mma_k=8),
+    ),
+    (
+        Conv2dGw8Params.make(3, 32, 31, 21, r=7, s=7, padding=3, dtype="bfloat16"),
+        dict(block_q=16, block_g=4, warp_g=1, warp_q16=1, block_p=32, prefetch=1, mma_k=16),
+    ),
+    (
+        Conv2dGw8Params.make(3, 32, 31, 21, r=7, s=7, padding=3, dtype="bfloat16"),
+        dict(block_q=16, block_g=2, warp_g=1, warp_q16=1, block_p=16, prefetch=6, mma_k=16),
+    ),
+    (
+        Conv2dGw8Params.make(3, 32, 31, 21, r=7, s=7, padding=3, has_bias=True),
+        dict(block_q=16, block_g=4, warp_g=1, warp_q16=1, block_p=16, prefetch=2, mma_k=16)
+        | {"segments": 5},
+    ),
+    (
+        Conv2dGw8Params.make(2, 16, 33, 9, r=5, s=3, padding=(2, 1, 0, 2)),
+        dict(block_q=16, block_g=2, warp_g=2, warp_q16=1, block_p=16, prefetch=2, mma_k=8),
+    ),
+    (
+        Conv2dGw8Params.make(5, 64, 24, 8, r=5, s=5, padding=2, has_bias=True),
+        dict(block_q=8, block_g=8, warp_g=1, warp_q16=1, block_p=32, prefetch=6, mma_k=16),
+    ),
+]
+
 #: Shapes whose space is larger than this run a covering subset (every value of every field).
 MAX_CONFIGS = 48
 

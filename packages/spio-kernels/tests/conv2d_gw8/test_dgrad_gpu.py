@@ -8,6 +8,7 @@ from gw8_cases import (
     PAIRED_SHAPES,
     SEGMENT_SHAPES,
     SHAPES,
+    STEADY_WALK_CASES,
     assert_close_16bit,
     covering_configs,
     group_count_configs,
@@ -52,6 +53,11 @@ CASES = (
         for config in group_count_configs(
             layer, dgrad_spec.config_space(layer), dgrad_spec.check_config
         )
+    ]
+    # Walks with steady groups of rows (filters of 5 rows or more).
+    + [
+        (dataclasses.replace(params, has_bias=False), FpropConfig(**fields))
+        for params, fields in STEADY_WALK_CASES
     ]
 )
 

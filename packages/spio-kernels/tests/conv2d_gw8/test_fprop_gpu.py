@@ -9,6 +9,7 @@ from gw8_cases import (
     PAIRED_SHAPES,
     SEGMENT_SHAPES,
     SHAPES,
+    STEADY_WALK_CASES,
     assert_close_16bit,
     covering_configs,
     group_count_configs,
@@ -61,6 +62,8 @@ CASES = (
         for params in GROUP_COUNT_SHAPES
         for config in group_count_configs(params, config_space(params), fprop_spec.check_config)
     ]
+    # Walks with steady groups of rows (filters of 5 rows or more).
+    + [(params, FpropConfig(**fields)) for params, fields in STEADY_WALK_CASES]
 )
 
 

@@ -17,6 +17,7 @@ from spio.kernels.conv2d_gw8 import (
 from spio.kernels.conv2d_gw8 import fprop_spec as spec
 from spio.kernels.conv2d_gw8._tiling import MAX_SHARED_MEM
 from spio.kernels.conv2d_gw8.fprop import compile_fprop, compile_request
+from spio.kernels.conv2d_gw8.fprop_spec import STEADY_WALK_MIN_ROWS
 
 SHAPES = [
     Conv2dGw8Params.make(1, 8, 7, 9),
@@ -103,6 +104,24 @@ def test_types_name_a_short_last_chunk(rows: int, block_p: int, short: int | Non
         assert f"#define CONV2D_GW8_SHORT_LAST_CHUNK {short}" in types_h
     segments = generate_types(params, dataclasses.replace(config, segments=12))
     assert "CONV2D_GW8_SHORT_LAST_CHUNK" not in segments
+
+
+@pytest.mark.parametrize(
+    ("rows", "steady"), [(1, False), (3, False), (4, False), (5, True), (7, True)]
+)
+@pytest.mark.parametrize("segments", [0, 6])
+def test_types_mark_steady_walks_for_filters_of_5_rows_or_more(
+    rows: int, steady: bool, segments: int
+) -> None:
+    # Filters of fewer rows keep the walk that checks every row: their headers, and so their
+    # code, stay as they were (the latency models' timings of them still hold).
+    params = Conv2dGw8Params.make(4, 64, 30, 32, r=rows, s=3, padding=(rows // 2, 1))
+    config = FpropConfig(
+        block_q=16, block_g=8, warp_g=1, block_p=16, prefetch=2, mma_k=16, segments=segments
+    )
+    for types_h in (generate_types(params, config), dgrad_spec.generate_types(params, config)):
+        assert ("#define CONV2D_GW8_STEADY_WALK 1" in types_h) == steady
+    assert STEADY_WALK_MIN_ROWS == 5
 
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
@@ -239,9 +258,17 @@ def test_ptx_uses_no_local_memory(params: Conv2dGw8Params, config: FpropConfig) 
     assert ".local" not in ptx
     # The walk is unrolled by R input rows, each feeding R output rows; one mma per filter
     # row and tap group (taps_per_mma filter columns).
-    mmas = params.r * spec.tap_groups(params, config) * config.warp_g * config.warp_q16
-    assert ptx.count("mma.sync") == params.r * mmas
-    assert ptx.count(f"mma.sync.aligned.m16n8k{config.mma_k}") == params.r * mmas
+    per_filter_row = spec.tap_groups(params, config) * config.warp_g * config.warp_q16
+    group = params.r * params.r * per_filter_row
+    mmas = group
+    if "CONV2D_GW8_STEADY_WALK" in request.headers["types.h"]:
+        # Filters of 5 rows or more: the walk's first group (its input row t feeds the output
+        # rows t - r >= 0, R (R + 1) / 2 of them in all), then the loops of the steady groups
+        # and of the last ones (segments: a part's rows are known at run time only).
+        assert config.segments
+        mmas = params.r * (params.r + 1) // 2 * per_filter_row + 2 * group
+    assert ptx.count("mma.sync") == mmas
+    assert ptx.count(f"mma.sync.aligned.m16n8k{config.mma_k}") == mmas
 
 
 @pytest.mark.slow

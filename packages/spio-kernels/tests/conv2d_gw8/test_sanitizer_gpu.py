@@ -150,6 +150,20 @@ CASES = {
     # half past it), bias, a 5 x 3 filter.
     "fprop-paired": ["fprop", "5x64x8x8", "--bias", "--config", "block_q=8", "warp_q16=1"],
     "dgrad-paired": ["dgrad", "3x16x7x7", *_FILTER, "--config", "block_q=8", "warp_q16=1"],
+    # Steady walks (filters of 5 rows or more): a 7 x 7 filter's walk of 31 rows in one chunk,
+    # one row ahead, with a bias; a 5 x 5 filter's segments crossing images, 6 rows ahead.
+    "fprop-steady-walk": [
+        "fprop",
+        "2x32x31x21",
+        *["--r", "7", "--s", "7", "--padding", "3", "--bias", "--config"],
+        *["block_q=16", "block_g=4", "warp_g=1", "block_p=32", "prefetch=1"],
+    ],
+    "dgrad-steady-walk-segments": [
+        "dgrad",
+        "3x32x23x21",
+        *["--r", "5", "--s", "5", "--padding", "2", "--config"],
+        *["block_q=16", "block_g=4", "warp_g=1", "prefetch=6", "segments=5"],
+    ],
     # Four images side by side (images at most 4 wide), the last block one image short.
     "fprop-quad": ["fprop", "7x64x4x3", "--bias", "--config", "block_q=4", "warp_q16=1"],
     "wgrad-quad": ["wgrad", "7x64x4x3", "--config", "block_q=4", "block_n=4"],

@@ -151,6 +151,17 @@ struct FpropSegment {
     }
 };
 
+// The walk's checks of its rows: whether a row is outside the walk, or inside it. A steady
+// group of rows (CONV2D_GW8_STEADY_WALK, kSteady) leaves them out; without steady walks they
+// are the conditions themselves, so those configs compile as they did before the macro.
+#ifdef CONV2D_GW8_STEADY_WALK
+#define CONV2D_GW8_OUTSIDE(cond) (!kSteady && (cond))
+#define CONV2D_GW8_INSIDE(cond) (kSteady || (cond))
+#else
+#define CONV2D_GW8_OUTSIDE(cond) (cond)
+#define CONV2D_GW8_INSIDE(cond) (cond)
+#endif
+
 // Filter column `half` of tap group sg (the last column where an odd S runs out: its weights are
 // zero there).
 __device__ __forceinline__ int tap_column(int sg, int half) {
@@ -402,21 +413,29 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     int J0 = 0;
 #if CONV2D_GW8_SEGMENTS
     for (int part = 0; part < segment.parts; ++part) {
-#elif defined(CONV2D_GW8_SHORT_LAST_CHUNK)
-    // The image's last chunk is shorter than the others (CONV2D_GW8_SHORT_LAST_CHUNK of its
-    // rows): the walk below is called with each chunk's rows as a constant, so that it is
-    // compiled (inlined) once for each, its loop unrolled and its checks of the rows folded
-    // away. (With the rows known only at run time, those checks stayed in the loop, which grew
-    // from 280 to 520 instructions a filter's rows: 32x64x56x64 took 12.6 us against 9.2 for
-    // 32x64x64x56, H200.)
+#elif defined(CONV2D_GW8_SHORT_LAST_CHUNK) || defined(CONV2D_GW8_STEADY_WALK)
+    // The walk below is called with a chunk's rows as a constant, so that it is compiled
+    // (inlined) once for each chunk's rows, with the checks that depend on the rows alone folded
+    // away: where the image's last chunk is shorter than the others (CONV2D_GW8_SHORT_LAST_CHUNK
+    // of its rows), and for steady walks. (With the rows known only at run time, the short
+    // chunk's loop grew from 280 to 520 instructions a filter's rows: 32x64x56x64 took 12.6 us
+    // against 9.2 for 32x64x64x56, H200.)
     const auto walk_chunk = [&](const int rows) {
 #endif
         const int input_rows = rows + kRows - 1;
+        // Input rows j0 ... j0 + kRows - 1 (those below input_rows). A steady group
+        // (kSteady: j0 >= kRows and j0 + kRows <= rows) feeds an output row with each filter
+        // row and starts and completes one at each of its rows, so it needs no checks of the
+        // rows (walk_group is inlined: kSteady is a constant).
+#ifdef CONV2D_GW8_STEADY_WALK
+        const auto walk_group = [&](const int j0, const bool kSteady) {
+#else
         for (int j0 = 0; j0 < input_rows; j0 += kRows) {
+#endif
 #pragma unroll
             for (int t = 0; t < kRows; ++t) {
                 const int j = j0 + t;
-                if (j >= input_rows) break;
+                if (CONV2D_GW8_OUTSIDE(j >= input_rows)) break;
                 const int J = J0 + j;
                 // Start loading row J + kPrefetch; row J has landed when at most kPrefetch groups
                 // are still in flight.
@@ -427,10 +446,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 
                 // The row staged in the previous iteration goes out.
                 const int staged = j - kRows;
-                if (staged >= 0 && staged < rows) store_staged_row(staged);
+                if (CONV2D_GW8_INSIDE(staged >= 0 && staged < rows)) store_staged_row(staged);
 
                 // Output row j starts here (tap row 0), in band t.
-                if (j < rows) {
+                if (CONV2D_GW8_INSIDE(j < rows)) {
 #pragma unroll
                     for (auto g : spio::range(AccTile::size<G>())) {
 #pragma unroll
@@ -463,7 +482,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
                         for (auto r : spio::range(WeightTile::size<R>())) {
                             // Output row j - r, in band (t - r) mod R, reads this row at tap row r.
                             const int row = j - r.get();
-                            if (row < 0 || row >= rows) continue;
+                            if (CONV2D_GW8_OUTSIDE(row < 0 || row >= rows)) continue;
                             const BAND band((t - r.get() + kRows) % kRows);
 #pragma unroll
                             for (auto x16 : spio::range(AccTile::size<X16>())) {
@@ -475,9 +494,20 @@ extern "C" __global__ void __launch_bounds__(kThreads)
                 }
                 // Output row j - (R - 1) has all its taps: band (t + 1) mod R.
                 const int done = j - (kRows - 1);
-                if (done >= 0 && done < rows) stage_row(done, BAND((t + 1) % kRows));
+                if (CONV2D_GW8_INSIDE(done >= 0 && done < rows)) {
+                    stage_row(done, BAND((t + 1) % kRows));
+                }
             }
+#ifdef CONV2D_GW8_STEADY_WALK
+        };
+        // The first group and the last ones check; those between are steady.
+        walk_group(0, false);
+        int j0 = kRows;
+        for (; j0 + kRows <= rows; j0 += kRows) walk_group(j0, true);
+        for (; j0 < input_rows; j0 += kRows) walk_group(j0, false);
+#else
         }
+#endif
         // The last row, staged in the last iteration.
         __syncthreads();
         store_staged_row(rows - 1);
@@ -487,13 +517,18 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         part_y0 += FpropSegment::output_rows() - part_y0 % FpropSegment::output_rows();
         rows = segment.part_rows(part + 1);
     }
-#elif defined(CONV2D_GW8_SHORT_LAST_CHUNK)
+#elif defined(CONV2D_GW8_SHORT_LAST_CHUNK) || defined(CONV2D_GW8_STEADY_WALK)
     };
+#ifdef CONV2D_GW8_SHORT_LAST_CHUNK
     if (rows == CONV2D_GW8_SHORT_LAST_CHUNK) {
         walk_chunk(CONV2D_GW8_SHORT_LAST_CHUNK);
     } else {
         walk_chunk(kBlockRows);
     }
+#else
+    // Every chunk is whole: kBlockRows rows, or the image's where it is shorter.
+    walk_chunk(kBlockRows < Output::size<Y>().get() ? kBlockRows : Output::size<Y>().get());
+#endif
 #endif
     spio::arch::cp_async_wait_all();
 }
