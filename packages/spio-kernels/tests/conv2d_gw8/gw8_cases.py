@@ -81,8 +81,16 @@ STEADY_WALK_CASES = [
     ),
     (
         Conv2dGw8Params.make(3, 32, 31, 21, r=7, s=7, padding=3, has_bias=True),
-        dict(block_q=16, block_g=4, warp_g=1, warp_q16=1, block_p=16, prefetch=2, mma_k=16)
-        | {"segments": 5},
+        dict(
+            block_q=16,
+            block_g=4,
+            warp_g=1,
+            warp_q16=1,
+            block_p=16,
+            prefetch=2,
+            mma_k=16,
+            segments=5,
+        ),
     ),
     (
         Conv2dGw8Params.make(2, 16, 33, 9, r=5, s=3, padding=(2, 1, 0, 2)),
