@@ -2,7 +2,7 @@
 same configs, alternating in one process, outputs compared bit for bit (GPU).
 
     python tools/fprop_source_check.py --source OTHER.cu --passes fprop dgrad \
-        --layers 128x64x64x64x3 32x128x16x16x7
+        --layers 128x64x64x64x3 32x128x16x16x7 [--config block_q=64,mma_k=8]
 
 For each layer (--layers' N x C x H x W x K: K x K filters, padding K // 2) and pass, the
 config a launch without one runs (default_config_on, which places the shipped source's
@@ -19,13 +19,21 @@ earlier version against today's.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
-from wgrad_timing import layer_name, named_layers, print_geomean, start
+from wgrad_timing import layer_name, named_layers, parse_variant, print_geomean, start
 
 import spio.jit
-from spio.kernels.conv2d_gw8 import Conv2dGw8Params, dgrad, dgrad_spec, fprop, fprop_spec
+from spio.kernels.conv2d_gw8 import (
+    Conv2dGw8Params,
+    FpropConfig,
+    dgrad,
+    dgrad_spec,
+    fprop,
+    fprop_spec,
+)
 from spio.kernels.conv2d_gw8._tiling import spread_over_sms
 from spio.kernels.conv2d_gw8.bench import Buffers
 from spio.kernels.timing import time_us
@@ -56,12 +64,27 @@ def source_launch(pass_: str, params: Conv2dGw8Params, config: Any, source: str)
     return fprop.ConvLaunch(kernel, spread_over_sms(kernel, geometry), params.has_bias)
 
 
-def compare(pass_: str, params: Conv2dGw8Params, other: str, copy: float) -> float:
-    """Print the line of one layer and pass; return the shipped time over the other's."""
+def chosen_config(pass_: str, params: Conv2dGw8Params, fields: dict[str, Any]) -> Any:
+    """The launcher's config of pass_ on params with fields replaced; ValueError where the
+    result cannot run params."""
+    module, spec = (dgrad, dgrad_spec) if pass_ == "dgrad" else (fprop, fprop_spec)
+    config = dataclasses.replace(module.default_config_on(params), **fields)
+    spec.check_config(params, config)
+    return config
+
+
+def compare(
+    pass_: str, params: Conv2dGw8Params, other: str, copy: float, fields: dict[str, Any]
+) -> float | None:
+    """Print the line of one layer and pass; return the shipped time over the other's, None
+    where the config cannot run the layer."""
     import torch
 
-    module = dgrad if pass_ == "dgrad" else fprop
-    config = module.default_config_on(params)
+    try:
+        config = chosen_config(pass_, params, fields)
+    except ValueError as error:
+        print(f"{layer_name(params)} {pass_}: left out: {error}", flush=True)
+        return None
     buffers = Buffers(params, [pass_], {pass_: []})
     sources = {"shipped": fprop.kernel_source(), "other": other}
     runs, outputs, slots = {}, {}, {}
@@ -108,15 +131,19 @@ def main() -> None:
     parser.add_argument("--source", type=Path, required=True, help="the other kernel source")
     parser.add_argument("--passes", nargs="+", choices=("fprop", "dgrad"), default=["fprop"])
     parser.add_argument("--layers", nargs="+", required=True, metavar="NxCxHxWxK")
+    parser.add_argument(
+        "--config", default="", metavar="NAME=VALUE,...", help="fields replaced in the launcher's"
+    )
     args = parser.parse_args()
     other = args.source.read_text(encoding="utf-8")
+    fields = parse_variant(args.config, FpropConfig) if args.config else {}
     copy = start()
     gains = [
-        compare(pass_, params, other, copy)
+        compare(pass_, params, other, copy, fields)
         for params in named_layers(args.layers, [])
         for pass_ in args.passes
     ]
-    print_geomean(gains)
+    print_geomean([gain for gain in gains if gain is not None])
 
 
 if __name__ == "__main__":
