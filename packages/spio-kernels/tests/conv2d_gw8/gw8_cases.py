@@ -100,6 +100,12 @@ STEADY_WALK_CASES = [
         Conv2dGw8Params.make(5, 64, 24, 8, r=5, s=5, padding=2, has_bias=True),
         dict(block_q=8, block_g=8, warp_g=1, warp_q16=1, block_p=32, prefetch=6, mma_k=16),
     ),
+    # The largest walk: chunks of 32 and 24 rows of a 7 x 7 filter, one filter column a mma
+    # (its walk lambdas once compiled as calls, the accumulators in local memory).
+    (
+        Conv2dGw8Params.make(1, 16, 56, 33, r=7, s=7, padding=3),
+        dict(block_q=64, block_g=1, warp_g=1, warp_q16=1, block_p=32, prefetch=2, mma_k=8),
+    ),
 ]
 
 #: Shapes whose space is larger than this run a covering subset (every value of every field).

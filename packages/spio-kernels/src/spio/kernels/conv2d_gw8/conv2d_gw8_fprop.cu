@@ -419,8 +419,12 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // away: where the image's last chunk is shorter than the others (CONV2D_GW8_SHORT_LAST_CHUNK
     // of its rows), and for steady walks. (With the rows known only at run time, the short
     // chunk's loop grew from 280 to 520 instructions a filter's rows: 32x64x56x64 took 12.6 us
-    // against 9.2 for 32x64x64x56, H200.)
-    const auto walk_chunk = [&](const int rows) {
+    // against 9.2 for 32x64x64x56, H200.) It must be inlined, and so must walk_group below:
+    // a lambda the compiler calls instead reaches the accumulators through a pointer, so they
+    // live in local memory (a 7 x 7 walk of 32 rows: 752 bytes of stack a thread, 50x slower).
+    // A lambda's call operator is not a function of one call site to the inliner, which
+    // declined the larger steady walks of 16 and 32 rows.
+    const auto walk_chunk = [&](const int rows) __attribute__((always_inline)) {
 #endif
         const int input_rows = rows + kRows - 1;
         // Input rows j0 ... j0 + kRows - 1 (those below input_rows). A steady group
@@ -428,7 +432,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         // row and starts and completes one at each of its rows, so it needs no checks of the
         // rows (walk_group is inlined: kSteady is a constant).
 #ifdef CONV2D_GW8_STEADY_WALK
-        const auto walk_group = [&](const int j0, const bool kSteady) {
+        const auto walk_group = [&](const int j0,
+                                    const bool kSteady) __attribute__((always_inline)) {
 #else
         for (int j0 = 0; j0 < input_rows; j0 += kRows) {
 #endif
