@@ -136,7 +136,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     other = args.source.read_text(encoding="utf-8")
-    fields = parse_variant(args.config, FpropConfig) if args.config else {}
+    fields = parse_variant(args.config, FpropConfig, "--config") if args.config else {}
     copy = start()
     gains = [
         compare(pass_, params, other, copy, fields)

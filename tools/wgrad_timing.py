@@ -62,17 +62,17 @@ def layers_and_copy(
     return named_layers(args.layers, named), copy
 
 
-def parse_variant(text: str, config_class: type) -> dict[str, Any]:
+def parse_variant(text: str, config_class: type, option: str = "--variants") -> dict[str, Any]:
     """The fields of a "name=value,name=value" variant of a config_class (a config dataclass:
     WgradConfig, FpropConfig; values: integers, True, False; each field's own check in the
-    config rejects a value of the wrong kind)."""
+    config rejects a value of the wrong kind). Errors name the command line's option."""
     names = {field.name for field in dataclasses.fields(config_class)}
     fields: dict[str, Any] = {}
     for item in text.split(","):
         name, sep, value = item.partition("=")
         if not sep or name not in names:
             raise SystemExit(
-                f"--variants: {item!r} is not name=value of a {config_class.__name__} field"
+                f"{option}: {item!r} is not name=value of a {config_class.__name__} field"
             )
         if value in ("True", "False"):
             fields[name] = value == "True"
@@ -80,7 +80,7 @@ def parse_variant(text: str, config_class: type) -> dict[str, Any]:
             try:
                 fields[name] = int(value)
             except ValueError:
-                raise SystemExit(f"--variants: {item!r}: the value is not an integer") from None
+                raise SystemExit(f"{option}: {item!r}: the value is not an integer") from None
     return fields
 
 

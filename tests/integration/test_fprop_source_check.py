@@ -48,3 +48,8 @@ def test_a_config_the_layer_cannot_run_is_refused(monkeypatch: pytest.MonkeyPatc
     params = Conv2dGw8Params.make(2, 128, 16, 16, r=3, s=3, padding=1)
     with pytest.raises(ValueError, match="block_g"):
         tool.chosen_config("fprop", params, {"block_g": 3, "warp_g": 1})
+
+
+def test_a_config_field_that_does_not_exist_names_the_option() -> None:
+    with pytest.raises(SystemExit, match="--config: 'walk_n=2'"):
+        tool.parse_variant("walk_n=2", FpropConfig, "--config")
