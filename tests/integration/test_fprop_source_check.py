@@ -29,21 +29,21 @@ def test_the_other_source_compiles_with_the_pass_header(pass_: str, spec: object
 
 
 #: A launcher's config to replace fields of (the launcher's own needs the GPU's SM count).
-LAUNCHERS = FpropConfig(32, 8, 1, 2, 28, 2, 16)
+LAUNCHER_CONFIG = FpropConfig(32, 8, 1, 2, 28, 2, 16)
 
 
 @pytest.mark.parametrize("pass_", ["fprop", "dgrad"])
 def test_config_replaces_the_named_fields_of_the_launchers(
     pass_: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(getattr(tool, pass_), "default_config_on", lambda params: LAUNCHERS)
+    monkeypatch.setattr(getattr(tool, pass_), "default_config_on", lambda params: LAUNCHER_CONFIG)
     params = Conv2dGw8Params.make(2, 512, 56, 56, r=7, s=7, padding=3)
     fields = tool.parse_variant("block_q=64,block_g=1,warp_g=1,warp_q16=1,mma_k=8", FpropConfig)
     assert tool.chosen_config(pass_, params, fields) == FpropConfig(64, 1, 1, 1, 28, 2, 8)
 
 
 def test_a_config_the_layer_cannot_run_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tool.fprop, "default_config_on", lambda params: LAUNCHERS)
+    monkeypatch.setattr(tool.fprop, "default_config_on", lambda params: LAUNCHER_CONFIG)
     # 16 groups: blocks of 3 groups do not divide them.
     params = Conv2dGw8Params.make(2, 128, 16, 16, r=3, s=3, padding=1)
     with pytest.raises(ValueError, match="block_g"):
