@@ -108,14 +108,9 @@ def moved_configs(pass_name: str) -> Iterator[MovedConfig]:
                 yield MovedConfig(pass_name, row, before[key], float(record["median_us"]))
 
 
-def _types_header(moved: MovedConfig) -> str:
-    spec = dgrad_spec if moved.pass_name == "dgrad" else fprop_spec
-    return spec.generate_types(moved.row.params, moved.row.config)
-
-
-def _geometry(moved: MovedConfig) -> Any:
-    spec = dgrad_spec if moved.pass_name == "dgrad" else fprop_spec
-    return spec.launch_geometry(moved.row.params, moved.row.config)
+def _spec(moved: MovedConfig) -> Any:
+    """The spec module of moved's pass (its types header and launch geometry)."""
+    return dgrad_spec if moved.pass_name == "dgrad" else fprop_spec
 
 
 def blocks_per_sm(registers: int, threads: int, shared_mem: int) -> int:
@@ -130,14 +125,14 @@ def blocks_per_sm(registers: int, threads: int, shared_mem: int) -> int:
 def builds(configs: list[MovedConfig]) -> dict[tuple[int, bool], Build]:
     """ptxas's report of each config compiled with the steady walk (True) and without."""
     verbose = spio.jit.CompileOptions(extra_flags=("-Xptxas=-v",))
+    source = fprop.kernel_source()
     requests = {}
     for index, moved in enumerate(configs):
-        header = _types_header(moved)
+        header = _spec(moved).generate_types(moved.row.params, moved.row.config)
         if MACRO_LINE not in header:
             raise ValueError(f"{moved.row.config} on {moved.row.params} takes no steady walk")
         for steady in (True, False):
             types_h = header if steady else header.replace(MACRO_LINE, "")
-            source = fprop.kernel_source()
             request = fprop.types_request(fprop.SOURCE_NAME, source, types_h, "sm_90")
             requests[index, steady] = dataclasses.replace(request, options=verbose)
     codes = spio.jit.compile_many(requests, progress=True, cache=False)
@@ -176,7 +171,7 @@ def main() -> None:
     print("ratio pass layer config threads | steady: regs stack spills blocks | checked: ...")
     for index, config in enumerate(chosen):
         steady, checked = reports[index, True], reports[index, False]
-        geometry = _geometry(config)
+        geometry = _spec(config).launch_geometry(config.row.params, config.row.config)
         blocks = [
             blocks_per_sm(build.registers, geometry.block, geometry.shared_mem)
             for build in (steady, checked)
