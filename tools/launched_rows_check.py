@@ -1,0 +1,227 @@
+"""How much fprop's and dgrad's rows timed as launched could teach their latency models.
+
+    D=packages/spio-perfmodel/data/nvidia_h200
+    uv run python tools/launched_rows_check.py --pass fprop \
+        --tiles $D/seed*/conv2d_gw8_configs_fprop.csv $D/pending/seed15/*_fprop.csv \
+        --launched $D/pending/seed1[35]_launched/conv2d_gw8_configs_fprop.csv [--folds 6]
+
+The shipped fprop and dgrad models learn from rows of tiles as they are (`launch` "tile"),
+while the launcher cuts each tile's row chunks evenly before it runs it (spio-kernels'
+placement: 56 rows in chunks of 14 rather than 16, 16, 16 and 8). A campaign timed with
+`spio-perfmodel collect --as-launched` times the same tiles the launcher's way. Two questions,
+answered on the CPU from such rows:
+
+1. The ceiling. On each layer with rows of both launches, the tile rows' fastest config run
+   as launched, against the launched rows' fastest: what a model that knew every tile time
+   exactly, but only as tiles, would lose to one that knew the launched times. Printed with
+   the spread of a config's tile time over its launched time.
+2. The models. Layer folds over the launched layers; for each fold, models trained on the
+   other layers' rows in each of VARIANTS, and choose_config's rule (a pick only where
+   predicted MIN_PREDICTED_GAIN faster than the heuristic's tile, else that tile) scored by
+   the held-out layers' launched times: the regret over the layer's launched fastest.
+
+The sixty-fourth session ran it on seeds 13 and 15 (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from spio.perfmodel._data import ConfigTime, by_layer, layer_key, measured_times, read_config_times
+from spio.perfmodel._features import GpuLimits
+from spio.perfmodel._model import LatencyModel
+from spio.perfmodel._passes import heuristic_tile
+from spio.perfmodel._select import MIN_PREDICTED_GAIN
+
+Rows = list[ConfigTime]
+
+
+def _tile_only(tiles: Rows, launched: Rows) -> Rows:
+    return tiles
+
+
+def _both(tiles: Rows, launched: Rows) -> Rows:
+    return tiles + launched
+
+
+def _launched_instead(tiles: Rows, launched: Rows) -> Rows:
+    timed = {row.params for row in launched}
+    return [row for row in tiles if row.params not in timed] + launched
+
+
+#: How each variant's model is trained from a fold's tile rows and launched rows: the tile
+#: rows alone (the shipped models' way); both, the launch a feature (LatencyModel.train); a
+#: layer's launched rows instead of its tile rows where it has them.
+VARIANTS: dict[str, Callable[[Rows, Rows], Rows]] = {
+    "tile": _tile_only,
+    "both": _both,
+    "launched instead": _launched_instead,
+}
+
+
+@dataclass(frozen=True)
+class LayerCeiling:
+    """One layer timed both ways: the tile rows' fastest config and the launched fastest."""
+
+    layer: str
+    tile_best: Any
+    tile_best_launched_us: float
+    launched_best: Any
+    launched_best_us: float
+
+    @property
+    def loss(self) -> float:
+        """The tile rows' fastest, launched, over the launched fastest (1.0: the same)."""
+        return self.tile_best_launched_us / self.launched_best_us
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    """The geometric mean of positive values (ValueError for none)."""
+    if not values:
+        raise ValueError("no values to average")
+    return math.exp(sum(math.log(value) for value in values) / len(values))
+
+
+def paired_ratios(tiles: Rows, launched: Rows) -> list[float]:
+    """Each config's tile time over its launched time, on the layers and configs timed both
+    ways (above 1: it runs faster as launched)."""
+    tile_times = {params: measured_times(rows) for params, rows in by_layer(tiles).items()}
+    ratios = []
+    for params, rows in by_layer(launched).items():
+        on_layer = tile_times.get(params, {})
+        for config, us in measured_times(rows).items():
+            if config in on_layer:
+                ratios.append(on_layer[config] / us)
+    return ratios
+
+
+def ceilings(tiles: Rows, launched: Rows) -> list[LayerCeiling]:
+    """The layers timed both ways, each with its tile rows' fastest among the configs timed
+    as launched too, run as launched, and the launched fastest."""
+    tile_times = {params: measured_times(rows) for params, rows in by_layer(tiles).items()}
+    found = []
+    for params, rows in by_layer(launched).items():
+        launched_times = measured_times(rows)
+        shared = {c: us for c, us in tile_times.get(params, {}).items() if c in launched_times}
+        if not shared:
+            continue
+        tile_best = min(shared, key=shared.__getitem__)
+        best = min(launched_times, key=launched_times.__getitem__)
+        found.append(
+            LayerCeiling(
+                layer_key(params), tile_best, launched_times[tile_best], best, launched_times[best]
+            )
+        )
+    return found
+
+
+def chosen_regret(model: LatencyModel, rows: Rows, limits: GpuLimits) -> float:
+    """choose_config's rule among one layer's launched rows, scored by their times: the
+    chosen config's time over the fastest, minus 1. The heuristic's tile stands where the
+    model predicts its pick less than MIN_PREDICTED_GAIN faster (and the tile was timed)."""
+    params = rows[0].params
+    times = measured_times(rows)
+    configs = list(times)
+    predicted = model.predict_us(params, configs)
+    pick = int(np.argmin(predicted))
+    chosen = configs[pick]
+    default = heuristic_tile(model.pass_name, params, limits.sm_count, False)
+    if default in times:
+        gain = predicted[configs.index(default)] / predicted[pick] - 1
+        if gain < MIN_PREDICTED_GAIN:
+            chosen = default
+    return times[chosen] / min(times.values()) - 1
+
+
+def fold_regrets(
+    tiles: Rows, launched: Rows, folds: int, limits: GpuLimits, seed: int = 0
+) -> dict[str, list[float]]:
+    """Each variant's chosen_regret on every launched layer, held out in `folds` layer folds
+    (a seeded shuffle of the layers; a fold's tile and launched rows both left out)."""
+    layers = list(by_layer(launched))
+    if not 2 <= folds <= len(layers):
+        raise ValueError(f"folds must be 2 to the {len(layers)} launched layers, got {folds}")
+    order = np.random.default_rng(seed).permutation(len(layers))
+    regrets: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    for k in range(folds):
+        held = {layers[i] for i in order[k::folds]}
+        fold_tiles = [row for row in tiles if row.params not in held]
+        fold_launched = [row for row in launched if row.params not in held]
+        for name, rows_of in VARIANTS.items():
+            model = LatencyModel.train(rows_of(fold_tiles, fold_launched), limits)
+            for layer_rows in by_layer(r for r in launched if r.params in held).values():
+                regrets[name].append(chosen_regret(model, layer_rows, limits))
+    return regrets
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.array(values), q))
+
+
+def report(pass_name: str, tiles: Rows, launched: Rows, folds: int, limits: GpuLimits) -> str:
+    """The two answers of the module doc, as text."""
+    lines = []
+    ratios = paired_ratios(tiles, launched)
+    if ratios:
+        lines.append(
+            f"{pass_name}: {len(ratios)} configs timed both ways, tile over launched time: "
+            f"geometric mean {geometric_mean(ratios):.3f}, 5th/50th/95th percentile "
+            f"{_percentile(ratios, 5):.3f} / {_percentile(ratios, 50):.3f} / "
+            f"{_percentile(ratios, 95):.3f}"
+        )
+    found = ceilings(tiles, launched)
+    moved = [ceiling for ceiling in found if ceiling.tile_best != ceiling.launched_best]
+    for ceiling in moved:
+        lines.append(
+            f"  {ceiling.layer}: the tile rows' fastest {ceiling.tile_best} runs "
+            f"{ceiling.tile_best_launched_us:.2f} us launched, the launched fastest "
+            f"{ceiling.launched_best} {ceiling.launched_best_us:.2f} us ({ceiling.loss:.3f}x)"
+        )
+    if found:
+        lines.append(
+            f"{pass_name}: the fastest config moves on {len(moved)} of {len(found)} layers; "
+            f"the tile rows' fastest, launched, over the launched fastest: geometric mean "
+            f"{geometric_mean([c.loss for c in found]):.4f}, at most "
+            f"{max(c.loss for c in found):.3f}x"
+        )
+    for name, regrets in fold_regrets(tiles, launched, folds, limits).items():
+        lines.append(
+            f"{pass_name} {name:>16}: {len(regrets)} layers, chosen regret median "
+            f"{_percentile(regrets, 50):.1%}, p95 {_percentile(regrets, 95):.1%}, mean "
+            f"{np.mean(regrets):.1%}, geometric mean slowdown "
+            f"{geometric_mean([1 + r for r in regrets]):.4f}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pass", dest="pass_name", choices=("fprop", "dgrad"), required=True)
+    parser.add_argument("--tiles", nargs="+", required=True, help="config-times CSVs of tiles")
+    parser.add_argument("--launched", nargs="+", required=True, help="CSVs timed as launched")
+    parser.add_argument(
+        "--kernel", help="the kernels' digest of the rows (default: the launched rows' one)"
+    )
+    parser.add_argument("--folds", type=int, default=6)
+    args = parser.parse_args(argv)
+    launched = read_config_times(args.launched).select(
+        args.pass_name, kernel=args.kernel, launch="launcher"
+    )
+    if not launched.rows:
+        parser.error(f"--launched holds no {args.pass_name} rows timed as launched")
+    # A model learns from rows of one version of the kernels (LatencyModel.train).
+    kernels = sorted({row.kernel for row in launched.rows})
+    if len(kernels) > 1:
+        parser.error(f"--launched rows were timed on kernels {kernels}: choose one with --kernel")
+    tiles = read_config_times(args.tiles).select(args.pass_name, kernel=kernels[0], launch="tile")
+    print(report(args.pass_name, list(tiles.rows), list(launched.rows), args.folds, GpuLimits()))
+
+
+if __name__ == "__main__":
+    main()
