@@ -129,8 +129,9 @@ def collect(
 
     Needs a GPU, torch and the benchmark's dependencies (spio-kernels[bench]). graph times
     replays of CUDA graphs (the GPU's time; the benchmark's --cuda-graph). as_launched times
-    each tile as the launcher runs it (the benchmark's --as-launched: wgrad's walk and kernel
-    improvements, producer warps among them), rows of launch "launcher".
+    each tile as the launcher runs it (the benchmark's --as-launched: every pass's row chunks
+    cut evenly, and wgrad's walk and kernel improvements, producer warps among them), rows of
+    launch "launcher".
     """
     import spio.jit
     from spio.kernels.conv2d_gw8 import bench

@@ -282,7 +282,8 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
             sub.add_argument(
                 "--as-launched", action="store_true",
-                help="time each tile as the launcher runs it (wgrad: its walk, producer warps)",
+                help="time each tile as the launcher runs it (its row chunks even; wgrad: its "
+                "walk, producer warps)",
             )  # fmt: skip
     sub = commands.add_parser("retime", help="time older kernels' rows again on today's (GPU)")
     sub.add_argument("times", nargs="+", help="config-times CSV files")

@@ -348,7 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--as-launched",
         action="store_true",
         help="with --all-configs: time each tile as a launch that chose it runs it on this GPU "
-        "(wgrad's walk and kernel improvements) and write its row with launch 'launcher'",
+        "(its row chunks cut evenly; wgrad's walk and kernel improvements) and write its row "
+        "with launch 'launcher'",
     )
     parser.add_argument(
         "--no-pdl",
