@@ -3,7 +3,8 @@
     D=packages/spio-perfmodel/data/nvidia_h200
     uv run python tools/launched_rows_check.py --pass fprop \
         --tiles $D/seed*/conv2d_gw8_configs_fprop.csv $D/pending/seed15/*_fprop.csv \
-        --launched $D/pending/seed1[35]_launched/conv2d_gw8_configs_fprop.csv [--folds 6]
+        --launched $D/pending/seed1[35]_launched/conv2d_gw8_configs_fprop.csv [--folds 6] \
+        [--seeds 0 1 2]
 
 The shipped fprop and dgrad models learn from rows of tiles as they are (`launch` "tile"),
 while the launcher cuts each tile's row chunks evenly before it runs it (spio-kernels'
@@ -26,6 +27,7 @@ The sixty-fourth session ran it on seeds 13 and 15 (docs/benchmarks.md).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,7 +37,7 @@ import numpy as np
 
 from spio.perfmodel._data import ConfigTime, by_layer, layer_key, measured_times, read_config_times
 from spio.perfmodel._features import GpuLimits
-from spio.perfmodel._model import LatencyModel
+from spio.perfmodel._model import LatencyModel, TrainingOptions, training_options
 from spio.perfmodel._passes import heuristic_tile
 from spio.perfmodel._select import MIN_PREDICTED_GAIN
 
@@ -140,10 +142,16 @@ def chosen_regret(model: LatencyModel, rows: Rows, limits: GpuLimits) -> float:
 
 
 def fold_regrets(
-    tiles: Rows, launched: Rows, folds: int, limits: GpuLimits, seed: int = 0
+    tiles: Rows,
+    launched: Rows,
+    folds: int,
+    limits: GpuLimits,
+    seed: int = 0,
+    options: TrainingOptions | None = None,
 ) -> dict[str, list[float]]:
     """Each variant's chosen_regret on every launched layer, held out in `folds` layer folds
-    (a seeded shuffle of the layers; a fold's tile and launched rows both left out)."""
+    (a seeded shuffle of the layers; a fold's tile and launched rows both left out), the
+    models trained with options (the pass's own where None)."""
     layers = list(by_layer(launched))
     if not 2 <= folds <= len(layers):
         raise ValueError(f"folds must be 2 to the {len(layers)} launched layers, got {folds}")
@@ -154,7 +162,7 @@ def fold_regrets(
         fold_tiles = [row for row in tiles if row.params not in held]
         fold_launched = [row for row in launched if row.params not in held]
         for name, rows_of in VARIANTS.items():
-            model = LatencyModel.train(rows_of(fold_tiles, fold_launched), limits)
+            model = LatencyModel.train(rows_of(fold_tiles, fold_launched), limits, options)
             for layer_rows in by_layer(r for r in launched if r.params in held).values():
                 regrets[name].append(chosen_regret(model, layer_rows, limits))
     return regrets
@@ -164,8 +172,16 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.array(values), q))
 
 
-def report(pass_name: str, tiles: Rows, launched: Rows, folds: int, limits: GpuLimits) -> str:
-    """The two answers of the module doc, as text."""
+def report(
+    pass_name: str,
+    tiles: Rows,
+    launched: Rows,
+    folds: int,
+    limits: GpuLimits,
+    seeds: Sequence[int] = (0,),
+) -> str:
+    """The two answers of the module doc, as text; the folds once per XGBoost seed in seeds
+    (a seed moves the trees by about as much as the variants differ: docs/perfmodel)."""
     lines = []
     ratios = paired_ratios(tiles, launched)
     if ratios:
@@ -190,13 +206,15 @@ def report(pass_name: str, tiles: Rows, launched: Rows, folds: int, limits: GpuL
             f"{geometric_mean([c.loss for c in found]):.4f}, at most "
             f"{max(c.loss for c in found):.3f}x"
         )
-    for name, regrets in fold_regrets(tiles, launched, folds, limits).items():
-        lines.append(
-            f"{pass_name} {name:>16}: {len(regrets)} layers, chosen regret median "
-            f"{_percentile(regrets, 50):.1%}, p95 {_percentile(regrets, 95):.1%}, mean "
-            f"{np.mean(regrets):.1%}, geometric mean slowdown "
-            f"{geometric_mean([1 + r for r in regrets]):.4f}"
-        )
+    for seed in seeds:
+        options = dataclasses.replace(training_options(pass_name), seed=seed)
+        for name, regrets in fold_regrets(tiles, launched, folds, limits, 0, options).items():
+            lines.append(
+                f"{pass_name} seed {seed} {name:>16}: {len(regrets)} layers, chosen regret "
+                f"median {_percentile(regrets, 50):.1%}, p95 {_percentile(regrets, 95):.1%}, "
+                f"mean {np.mean(regrets):.1%}, geometric mean slowdown "
+                f"{geometric_mean([1 + r for r in regrets]):.4f}"
+            )
     return "\n".join(lines)
 
 
@@ -209,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--kernel", help="the kernels' digest of the rows (default: the launched rows' one)"
     )
     parser.add_argument("--folds", type=int, default=6)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="XGBoost seeds")
     args = parser.parse_args(argv)
     launched = read_config_times(args.launched).select(
         args.pass_name, kernel=args.kernel, launch="launcher"
@@ -220,7 +239,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if len(kernels) > 1:
         parser.error(f"--launched rows were timed on kernels {kernels}: choose one with --kernel")
     tiles = read_config_times(args.tiles).select(args.pass_name, kernel=kernels[0], launch="tile")
-    print(report(args.pass_name, list(tiles.rows), list(launched.rows), args.folds, GpuLimits()))
+    rows = list(tiles.rows), list(launched.rows)
+    print(report(args.pass_name, *rows, args.folds, GpuLimits(), args.seeds))
 
 
 if __name__ == "__main__":

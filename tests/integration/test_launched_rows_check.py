@@ -60,17 +60,25 @@ def test_the_heuristic_stands_where_the_pick_is_predicted_less_than_the_gain() -
     assert tool.chosen_regret(model(11.0, 10.0), rows, GpuLimits()) == 0.0
 
 
-def test_every_variant_scores_every_launched_layer_once() -> None:
+LAYERS = [Conv2dGw8Params.make(n, 64, h, h) for n, h in [(8, 56), (16, 28), (32, 56), (4, 28)]]
+
+
+def _both_launches() -> tuple[list[ConfigTime], list[ConfigTime]]:
+    """Twelve sampled tiles of each of LAYERS timed both ways: an evened tile runs 0.8x."""
     rng = random.Random(3)
-    layers = [Conv2dGw8Params.make(n, 64, h, h) for n, h in [(8, 56), (16, 28), (32, 56), (4, 28)]]
     tiles, launched = [], []
-    for params in layers:
+    for params in LAYERS:
         for config in rng.sample(fprop_spec.config_space(params), 12):
             us = 5.0 + config.block_p / 4 + 8.0 / config.block_q + rng.random()
-            # Evened chunks run faster as launched: the time of the rows they no longer walk.
             evened = even_chunks(params, config) != config
             tiles.append(_row(params, config, us, "tile"))
             launched.append(_row(params, config, us * (0.8 if evened else 1.0), "launcher"))
+    return tiles, launched
+
+
+def test_every_variant_scores_every_launched_layer_once() -> None:
+    tiles, launched = _both_launches()
+    layers = LAYERS
     regrets = tool.fold_regrets(tiles, launched, folds=2, limits=GpuLimits())
     assert set(regrets) == set(tool.VARIANTS)
     for scores in regrets.values():
@@ -78,3 +86,13 @@ def test_every_variant_scores_every_launched_layer_once() -> None:
         assert all(score >= 0.0 for score in scores)
     with pytest.raises(ValueError, match="folds must be 2 to the 4 launched layers, got 5"):
         tool.fold_regrets(tiles, launched, folds=5, limits=GpuLimits())
+
+
+def test_the_report_gives_each_variant_once_per_seed() -> None:
+    tiles, launched = _both_launches()
+    lines = tool.report("fprop", tiles, launched, 2, GpuLimits(), seeds=(0, 5)).splitlines()
+    assert lines[0].startswith("fprop: 48 configs timed both ways, tile over launched time")
+    for seed in (0, 5):
+        for name in tool.VARIANTS:
+            (line,) = [x for x in lines if x.startswith(f"fprop seed {seed} {name:>16}: 4 layers")]
+            assert "geometric mean slowdown 1." in line

@@ -70,6 +70,23 @@ def test_evaluate_prints_the_regret(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "model regret: median" in out
 
 
+def test_evaluate_shows_how_the_summary_moves_with_the_seed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    times = tmp_path / "times.csv"
+    _write_times(times, "fprop")
+    main(["evaluate", str(times), "--pass", "fprop", "--folds", "2", "--seeds", "0", "7"])
+    out = capsys.readouterr().out
+    assert "fprop: 4 held-out layers" in out  # the first seed's table
+    assert "fprop: the same folds, trained with seeds [0, 7]" in out
+    assert "\nseed 0: model median" in out
+    assert "\nseed 7: model median" in out
+    assert "across seeds: model median" in out
+    # Without --seeds: one evaluation, the default seed, and no spread.
+    main(["evaluate", str(times), "--pass", "fprop", "--folds", "2"])
+    assert "across seeds" not in capsys.readouterr().out
+
+
 def test_evaluate_scores_the_held_out_files_layers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -22,6 +22,7 @@ from spio.perfmodel import (
     evaluate,
     evaluate_held_out,
 )
+from spio.perfmodel._evaluate import seeds_report
 from spio.perfmodel._model import config_fingerprint
 from spio.perfmodel._passes import heuristic_tile
 
@@ -81,6 +82,39 @@ def test_the_report_sets_the_default_beside_the_model() -> None:
     mean = evaluation.mean_regret("chosen")
     assert mean == pytest.approx(np.mean([layer.chosen_regret for layer in evaluation.layers]))
     assert f"mean {100 * mean:.1f}%" in evaluation.report()
+
+
+def test_the_seed_moves_the_trees_and_the_report_gives_the_range() -> None:
+    rows = synthetic_rows("fprop", LAYERS[:6], per_layer=60)
+    seeds = (0, 1, 2)
+    evaluations = [
+        evaluate(rows, folds=3, options=dataclasses.replace(FAST, seed=seed)) for seed in seeds
+    ]
+    # Row and column subsampling follow the seed: the same rows, other predictions.
+    configs = [row.config for row in rows if row.params == LAYERS[0]]
+    first, second = (
+        LatencyModel.train(rows, options=dataclasses.replace(FAST, seed=seed)).predict_us(
+            LAYERS[0], configs
+        )
+        for seed in (0, 1)
+    )
+    assert not np.allclose(first, second)
+    for evaluation in evaluations:
+        slowdown = evaluation.slowdown("chosen")
+        expected = np.exp(np.mean(np.log1p(evaluation.regrets("chosen"))))
+        assert slowdown == pytest.approx(expected)
+        assert slowdown >= 1.0
+    report = seeds_report(evaluations, seeds)
+    lines = report.splitlines()
+    assert lines[0] == "fprop: the same folds, trained with seeds [0, 1, 2]"
+    assert [line.split(":")[0] for line in lines[1:4]] == ["seed 0", "seed 1", "seed 2"]
+    low = min(e.slowdown("chosen") for e in evaluations)
+    high = max(e.slowdown("chosen") for e in evaluations)
+    assert f"chosen slowdown {low:.4f}-{high:.4f}x" in lines[4]
+    medians = [100 * e.median_regret for e in evaluations]
+    assert f"model median {min(medians):.1f}-{max(medians):.1f}%" in lines[4]
+    with pytest.raises(ValueError, match="one evaluation per seed: 3 for seeds \\[0, 1\\]"):
+        seeds_report(evaluations, seeds[:2])
 
 
 def test_the_tuned_regret_is_the_fastest_of_the_shortlist_and_the_default() -> None:

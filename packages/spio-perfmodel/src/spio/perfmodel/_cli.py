@@ -1,7 +1,7 @@
 """The `spio-perfmodel` command: evaluate, train and query latency models from config times.
 
     spio-perfmodel evaluate TIMES.csv ... --pass wgrad [--gpu NAME] [--folds 5] [--shortlist 4]
-        [--held-out TIMES.csv ...]
+        [--held-out TIMES.csv ...] [--seeds 0 1 2]
     spio-perfmodel train TIMES.csv ... --pass wgrad --out wgrad.json [--gpu NAME] [--sm-count 132]
     spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
     spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--batches N ...]
@@ -25,7 +25,8 @@ the models that ship with spio-perfmodel; tune times a model's shortlist for one
 the GPU (tune_config) and prints the fastest; tunings says how many of choose_config's
 tunings are kept on disk and where (--forget deletes them). evaluate splits the layers
 into folds, or with --held-out trains once on the other files and scores those files'
-layers (a campaign of widths the training rows never sampled, say).
+layers (a campaign of widths the training rows never sampled, say); --seeds repeats it for
+each training seed and prints how far the summary moves with the seed alone.
 
 TIMES.csv files are written by `python -m spio.kernels.bench conv2d_gw8 --all-configs --out DIR`.
 """
@@ -33,6 +34,7 @@ TIMES.csv files are written by `python -m spio.kernels.bench conv2d_gw8 --all-co
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections import Counter
@@ -45,9 +47,9 @@ from ._autotune import AUTOTUNE_CANDIDATES
 from ._campaign import BATCHES, CHANNELS, SIDES, campaign_layers, collect
 from ._compare import compare, report, write_csv
 from ._data import LatencyTable, layer_key, read_config_times
-from ._evaluate import evaluate, evaluate_held_out
+from ._evaluate import evaluate, evaluate_held_out, seeds_report
 from ._features import GpuLimits
-from ._model import LatencyModel
+from ._model import LatencyModel, training_options
 from ._passes import PASSES
 from ._retime import retime
 from ._select import tune_config
@@ -97,20 +99,26 @@ def _limits(args: argparse.Namespace) -> GpuLimits:
 def _evaluate(args: argparse.Namespace) -> None:
     rows = _rows(args).rows
     limits = _limits(args)
-    if args.held_out:
-        if args.folds is not None:
-            raise SystemExit("--folds splits the rows into folds; --held-out names the layers "
-                             "to score instead: give one of them")  # fmt: skip
-        held_out = _rows(args, args.held_out, training=False).rows
-        evaluation = evaluate_held_out(
-            list(rows), list(held_out), limits=limits, shortlist=args.shortlist, gpu=args.gpu
-        )
-    else:
-        folds = 5 if args.folds is None else args.folds
-        evaluation = evaluate(
-            list(rows), folds=folds, limits=limits, shortlist=args.shortlist, gpu=args.gpu
-        )
-    print(evaluation.report())
+    if args.held_out and args.folds is not None:
+        raise SystemExit("--folds splits the rows into folds; --held-out names the layers "
+                         "to score instead: give one of them")  # fmt: skip
+    held_out = _rows(args, args.held_out, training=False).rows if args.held_out else ()
+    defaults = training_options(args.pass_name)
+    evaluations = []
+    for seed in args.seeds or [defaults.seed]:
+        options = dataclasses.replace(defaults, seed=seed)
+        if args.held_out:
+            evaluation = evaluate_held_out(list(rows), list(held_out), limits=limits,
+                                           options=options, shortlist=args.shortlist,
+                                           gpu=args.gpu)  # fmt: skip
+        else:
+            folds = 5 if args.folds is None else args.folds
+            evaluation = evaluate(list(rows), folds=folds, limits=limits, options=options,
+                                  shortlist=args.shortlist, gpu=args.gpu)  # fmt: skip
+        evaluations.append(evaluation)
+    print(evaluations[0].report())
+    if args.seeds:
+        print(seeds_report(evaluations, args.seeds))
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -259,6 +267,11 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument(
                 "--shortlist", type=_positive, default=AUTOTUNE_CANDIDATES,
                 help="best-predicted configs autotuning times (default %(default)s)",
+            )  # fmt: skip
+            sub.add_argument(
+                "--seeds", nargs="+", type=int, metavar="SEED",
+                help="train with each of these XGBoost seeds on the same folds and print how "
+                "the summary moves with the seed (the report's table is the first seed's)",
             )  # fmt: skip
         else:
             sub.add_argument("--out", required=True, help="model file to write (.json)")

@@ -102,6 +102,12 @@ class Evaluation:
         the next, which a few layers set."""
         return float(np.mean(self.regrets(kind)))
 
+    def slowdown(self, kind: str = "model") -> float:
+        """The geometric mean over the layers of 1 + regrets(kind): how much slower than each
+        layer's fastest measured config the picks run, as `spio-perfmodel compare` sums up
+        its layers' speed-ups."""
+        return float(np.exp(np.mean(np.log1p(self.regrets(kind)))))
+
     @property
     def median_regret(self) -> float:
         return float(np.median(self.regrets("model")))
@@ -145,12 +151,14 @@ class Evaluation:
             )
         lines.append(
             f"model regret: median {100 * self.median_regret:.1f}%, "
-            f"p95 {100 * self.p95_regret:.1f}%, mean {100 * self.mean_regret():.1f}%"
+            f"p95 {100 * self.p95_regret:.1f}%, mean {100 * self.mean_regret():.1f}%; "
+            f"{self.slowdown():.4f}x the fastest in geometric mean"
         )
         lines.append(
             f"chosen regret (choose_config's rule): median "
             f"{100 * self.chosen_median_regret:.1f}%, p95 {100 * self.chosen_p95_regret:.1f}%, "
-            f"mean {100 * self.mean_regret('chosen'):.1f}%"
+            f"mean {100 * self.mean_regret('chosen'):.1f}%; "
+            f"{self.slowdown('chosen'):.4f}x the fastest in geometric mean"
         )
         lines.append(
             f"tuned regret (the fastest of the model's {self.shortlist} best and the default): "
@@ -242,6 +250,43 @@ def evaluate_held_out(
             "model predicts"
         )
     return Evaluation(held_out[0].pass_name, tuple(results), shortlist)
+
+
+def seeds_report(evaluations: Sequence[Evaluation], seeds: Sequence[int]) -> str:
+    """How the summary moves with the training seed: one line per seed (evaluations[i]
+    trained with seeds[i], the same layers and folds), then each figure's range.
+
+    XGBoost samples rows and columns for each tree (TrainingOptions.subsample and
+    colsample_bytree) from its seed, so models of the same rows differ by seed, and so does
+    a fold evaluation. A difference between two sets of rows, or two settings, smaller than
+    this range is not shown by one evaluation.
+    """
+    if len(evaluations) != len(seeds) or not seeds:
+        raise ValueError(f"one evaluation per seed: {len(evaluations)} for seeds {list(seeds)}")
+    figures: dict[str, list[float]] = {}
+    lines = [f"{evaluations[0].pass_name}: the same folds, trained with seeds {list(seeds)}"]
+    for seed, evaluation in zip(seeds, evaluations, strict=True):
+        row = {
+            "model median": 100 * evaluation.median_regret,
+            "model p95": 100 * evaluation.p95_regret,
+            "chosen median": 100 * evaluation.chosen_median_regret,
+            "chosen p95": 100 * evaluation.chosen_p95_regret,
+            "chosen mean": 100 * evaluation.mean_regret("chosen"),
+        }
+        for name, value in row.items():
+            figures.setdefault(name, []).append(value)
+        slowdown = evaluation.slowdown("chosen")
+        figures.setdefault("chosen slowdown", []).append(slowdown)
+        text = ", ".join(f"{name} {value:.1f}%" for name, value in row.items())
+        lines.append(f"seed {seed}: {text}, chosen {slowdown:.4f}x the fastest")
+    ranges = [
+        f"{name} {min(values):.4f}-{max(values):.4f}x"
+        if name == "chosen slowdown"
+        else f"{name} {min(values):.1f}-{max(values):.1f}%"
+        for name, values in figures.items()
+    ]
+    lines.append(f"across seeds: {', '.join(ranges)}")
+    return "\n".join(lines)
 
 
 def _check_shortlist(shortlist: int) -> None:
