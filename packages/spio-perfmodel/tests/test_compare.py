@@ -65,8 +65,22 @@ def test_a_model_of_your_own_is_timed_against_the_shipped_choice_too(
     text = _compare.report([row])
     assert "shipped us  over it" in text
     assert (
-        "wgrad: chosen over the shipped model's choice 1.111x (geometric mean of 1 layers" in text
+        "wgrad: chosen over the shipped model's choice 1.111x (geometric mean of 1 layers, "
+        "95% bootstrap interval 1.111-1.111x; 1 faster and 0 slower by more than 3%" in text
     )
     lines = _compare.write_csv([row], tmp_path / "c.csv").read_text().splitlines()
     assert lines[0].endswith(",cudnn_us,shipped,shipped_us")
     assert lines[1].endswith(",30.000,shipped,10.000")
+
+
+def test_the_interval_of_a_geometric_mean_spans_what_other_layers_could_give() -> None:
+    speedups = [0.80, 0.95, 1.00, 1.02, 1.10, 1.30]
+    low, high = _compare.geometric_mean_interval(speedups)
+    assert low < _compare.geometric_mean(speedups) < high
+    assert 0.80 < low < 1.0 < high < 1.30  # these six layers show no change either way
+    assert _compare.geometric_mean_interval(speedups) == (low, high)  # seeded
+    # Layers that all gained alike: an interval that leaves 1.0 out.
+    low, high = _compare.geometric_mean_interval([1.08, 1.10, 1.12, 1.09, 1.11, 1.10])
+    assert 1.08 < low < high < 1.12
+    with pytest.raises(ValueError, match="no values"):
+        _compare.geometric_mean_interval([])

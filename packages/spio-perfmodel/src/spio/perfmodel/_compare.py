@@ -119,9 +119,33 @@ def compare(
     return results
 
 
+#: Resamples of the layers for the interval of a geometric-mean speed-up, and its coverage.
+BOOTSTRAP_ROUNDS = 2000
+INTERVAL = 0.95
+#: A layer counts as faster or slower by more than this (timing noise between processes on
+#: small layers is a few percent).
+CLEAR_CHANGE = 0.03
+
+
 def geometric_mean(values: Iterable[float]) -> float:
     logs = [math.log(value) for value in values]
     return math.exp(sum(logs) / len(logs)) if logs else float("nan")
+
+
+def geometric_mean_interval(values: Sequence[float], seed: int = 0) -> tuple[float, float]:
+    """The INTERVAL bootstrap interval of the geometric mean of values over the layers (the
+    layers resampled with replacement BOOTSTRAP_ROUNDS times, seeded): how far the mean of
+    another draw of as many layers could fall. An interval that holds 1.0 shows no change.
+    ValueError for no values."""
+    import numpy as np
+
+    if not values:
+        raise ValueError("no values to take the geometric mean of")
+    logs = np.log(np.asarray(values, dtype=np.float64))
+    draws = np.random.default_rng(seed).integers(0, len(logs), (BOOTSTRAP_ROUNDS, len(logs)))
+    means = np.exp(logs[draws].mean(axis=1))
+    tail = 100 * (1 - INTERVAL) / 2
+    return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
 
 
 def report(comparisons: Sequence[Comparison]) -> str:
@@ -156,10 +180,16 @@ def report(comparisons: Sequence[Comparison]) -> str:
         against = [(r, r.speedup_over_shipped) for r in rows if r.speedup_over_shipped]
         if against:
             low, low_speedup = min(against, key=lambda pair: pair[1])
+            speedups = [speedup for _, speedup in against]
+            bottom, top = geometric_mean_interval(speedups)
+            faster = sum(speedup > 1 + CLEAR_CHANGE for speedup in speedups)
+            slower = sum(speedup < 1 / (1 + CLEAR_CHANGE) for speedup in speedups)
             lines.append(
                 f"{pass_name}: chosen over the shipped model's choice "
-                f"{geometric_mean(speedup for _, speedup in against):.3f}x (geometric mean of "
-                f"{len(against)} layers; worst {low_speedup:.3f}x on {layer_key(low.params)})"
+                f"{geometric_mean(speedups):.3f}x (geometric mean of {len(against)} layers, "
+                f"{INTERVAL:.0%} bootstrap interval {bottom:.3f}-{top:.3f}x; {faster} faster and "
+                f"{slower} slower by more than {CLEAR_CHANGE:.0%}; worst {low_speedup:.3f}x on "
+                f"{layer_key(low.params)})"
             )
     return "\n".join(lines)
 
