@@ -28,18 +28,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from spio.perfmodel._compare import geometric_mean
 from spio.perfmodel._data import ConfigTime, by_layer, layer_key, measured_times, read_config_times
 from spio.perfmodel._features import GpuLimits
 from spio.perfmodel._model import LatencyModel, TrainingOptions, training_options
 from spio.perfmodel._passes import heuristic_tile
-from spio.perfmodel._select import MIN_PREDICTED_GAIN
+from spio.perfmodel._select import MIN_PREDICTED_GAIN, predicted_gain
 
 Rows = list[ConfigTime]
 
@@ -83,17 +83,15 @@ class LayerCeiling:
         return self.tile_best_launched_us / self.launched_best_us
 
 
-def geometric_mean(values: Sequence[float]) -> float:
-    """The geometric mean of positive values (ValueError for none)."""
-    if not values:
-        raise ValueError("no values to average")
-    return math.exp(sum(math.log(value) for value in values) / len(values))
+def _times_by_layer(rows: Rows) -> dict[Any, dict[Any, float]]:
+    """Each layer's config -> time (measured_times) of rows."""
+    return {params: measured_times(layer_rows) for params, layer_rows in by_layer(rows).items()}
 
 
 def paired_ratios(tiles: Rows, launched: Rows) -> list[float]:
     """Each config's tile time over its launched time, on the layers and configs timed both
     ways (above 1: it runs faster as launched)."""
-    tile_times = {params: measured_times(rows) for params, rows in by_layer(tiles).items()}
+    tile_times = _times_by_layer(tiles)
     ratios = []
     for params, rows in by_layer(launched).items():
         on_layer = tile_times.get(params, {})
@@ -106,7 +104,7 @@ def paired_ratios(tiles: Rows, launched: Rows) -> list[float]:
 def ceilings(tiles: Rows, launched: Rows) -> list[LayerCeiling]:
     """The layers timed both ways, each with its tile rows' fastest among the configs timed
     as launched too, run as launched, and the launched fastest."""
-    tile_times = {params: measured_times(rows) for params, rows in by_layer(tiles).items()}
+    tile_times = _times_by_layer(tiles)
     found = []
     for params, rows in by_layer(launched).items():
         launched_times = measured_times(rows)
@@ -134,10 +132,8 @@ def chosen_regret(model: LatencyModel, rows: Rows, limits: GpuLimits) -> float:
     pick = int(np.argmin(predicted))
     chosen = configs[pick]
     default = heuristic_tile(model.pass_name, params, limits.sm_count, False)
-    if default in times:
-        gain = predicted[configs.index(default)] / predicted[pick] - 1
-        if gain < MIN_PREDICTED_GAIN:
-            chosen = default
+    if default in times and predicted_gain(model, params, default, chosen) < MIN_PREDICTED_GAIN:
+        chosen = default
     return times[chosen] / min(times.values()) - 1
 
 
