@@ -176,12 +176,24 @@ def test_save_and_load_give_the_same_predictions(tmp_path: Path) -> None:
     assert loaded.best_config(layer) == model.best_config(layer)
 
 
+def test_the_order_of_the_rows_does_not_change_the_model(tmp_path: Path) -> None:
+    """Files listed in another order (a folder moved, a shell's glob) train the same model,
+    byte for byte: XGBoost's row samples would otherwise follow the order."""
+    rows = synthetic_rows("fprop", LAYERS[:4], per_layer=40)
+    shuffled = list(rows)
+    random.Random(3).shuffle(shuffled)
+    first = LatencyModel.train(rows, options=FAST).save(tmp_path / "first.ubj")
+    second = LatencyModel.train(shuffled, options=FAST).save(tmp_path / "second.ubj")
+    assert first.read_bytes() == second.read_bytes()
+
+
 def test_a_model_keeps_the_fastest_config_measured_on_each_training_layer() -> None:
     rows = synthetic_rows("fprop", LAYERS[:3], per_layer=30)
     model = LatencyModel.train(rows, options=FAST)
     for layer in LAYERS[:3]:
-        fastest = min((row for row in rows if row.params == layer), key=lambda r: r.median_us)
-        assert model.measured_config(layer) == fastest.config
+        times = {row.config: row.median_us for row in rows if row.params == layer}
+        # (The law times some tiles alike; the model keeps one of the fastest.)
+        assert times[model.measured_config(layer)] == min(times.values())
     assert model.measured_config(LAYERS[5]) is None
 
 

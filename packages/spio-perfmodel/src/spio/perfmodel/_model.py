@@ -214,6 +214,10 @@ class LatencyModel:
                 f"rows were timed with {len(kernels)} versions of the kernels {named}; train on "
                 "one (LatencyTable.select(..., kernel=...))"
             )
+        # XGBoost's row and column samples follow the row order: in a canonical order the
+        # model depends on the rows alone, not on the order of the files they came from
+        # (in another order, about half of a model's picks move among near-equal tiles).
+        rows = sorted(rows, key=_row_order)
         launches = {row.launch for row in rows}
         differs = {"launched": len(launches) > 1, "other_gpu": len(gpus) > 1}
         flags = tuple(flag for flag in FLAG_FEATURES if differs[flag])
@@ -456,6 +460,19 @@ def _fastest(rows: Sequence[ConfigTime]) -> Any:
     for row in rows:
         times.setdefault(row.config, []).append(row.median_us)
     return min(times, key=lambda config: sum(times[config]) / len(times[config]))
+
+
+def _row_order(row: ConfigTime) -> tuple[Any, ...]:
+    """A sort key that orders any rows the same way whatever order they came in: the layer,
+    GPU, launch and timing, then the config and its time."""
+    return (
+        dataclasses.astuple(row.params),
+        row.gpu,
+        row.launch,
+        row.timing,
+        repr(row.config),
+        row.median_us,
+    )
 
 
 def config_fingerprint(config: Any) -> str:
