@@ -249,3 +249,17 @@ def test_pool_trains_one_gpus_model_on_every_gpus_rows(
     assert (pooled.gpu, pooled.flags) == ("Other GPU", ("other_gpu",))
     main(["evaluate", str(times), *argv, "--folds", "2"])
     assert "fprop: 4 held-out layers" in capsys.readouterr().out
+
+
+def test_compare_from_earlier_runs_times_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spio.perfmodel import _compare
+
+    layer = Conv2dGw8Params.make(8, 64, 16, 16, r=5, s=5, padding=2)
+    row = _compare.Comparison(layer, "dgrad", "h", "c", "model", 6.0, 5.0, 20.0, "s", 5.5)
+    path = _compare.write_csv([row], tmp_path / "k5.csv")
+    main(["compare", "--from", str(path), str(path)])
+    out = capsys.readouterr().out
+    assert "8x64x16x16 5x5 pad 2 2 2 2 dgrad" in out
+    assert "dgrad: chosen over the shipped model's choice 1.100x (geometric mean of 2 layers" in out

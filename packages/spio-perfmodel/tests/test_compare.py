@@ -84,3 +84,38 @@ def test_the_interval_of_a_geometric_mean_spans_what_other_layers_could_give() -
     assert 1.08 < low < high < 1.12
     with pytest.raises(ValueError, match="no values"):
         _compare.geometric_mean_interval([])
+
+
+def test_runs_written_apart_read_back_into_one_report(tmp_path: Path) -> None:
+    """compare times one filter size a run; the verdict pools every run's layers."""
+    seven = Conv2dGw8Params.make(2, 512, 56, 56, r=7, s=7, padding=3)
+    first = _compare.Comparison(LAYER, "fprop", "h", "c", "model", 12.0, 9.0, 30.0, "s", 10.0)
+    second = _compare.Comparison(seven, "fprop", "h", "h", "heuristic", 8.0, 8.0, 40.0, "s", 7.2)
+    paths = [
+        _compare.write_csv([first], tmp_path / "a.csv"),
+        _compare.write_csv([second], tmp_path / "b.csv"),
+    ]
+    rows = _compare.read_csv(paths)
+    assert rows == [first, second]
+    assert _compare.report(rows) == _compare.report([first, second])
+    pooled = _compare.report(rows).splitlines()[-1]
+    # sqrt(10 / 9 * 7.2 / 8) = 1.0
+    assert pooled.startswith(
+        "fprop: chosen over the shipped model's choice 1.000x (geometric mean of 2 layers"
+    )
+
+
+def test_a_file_compare_did_not_write_is_refused_by_name_and_line(tmp_path: Path) -> None:
+    other = tmp_path / "times.csv"
+    other.write_text("gpu,shape,median_us\nH200,8x64x8x8,3.0\n")
+    with pytest.raises(ValueError, match=r"times\.csv: not a CSV of spio-perfmodel compare"):
+        _compare.read_csv([other])
+    row = _compare.Comparison(LAYER, "wgrad", "h", "c", "model", 12.0, 9.0, 30.0)
+    path = _compare.write_csv([row], tmp_path / "c.csv")
+    header, line = path.read_text().splitlines()
+    path.write_text(f"{header}\n{line}\n{line.replace('32x64x64x64', '32x64x64')}\n")
+    with pytest.raises(ValueError, match=r"c\.csv:3: a layer's name is NxCxHxW"):
+        _compare.read_csv([path])
+    path.write_text(f"{header}\n{line.rsplit(',', 3)[0]}\n")
+    with pytest.raises(ValueError, match=r"c\.csv:2: a row of 10 cells is needed"):
+        _compare.read_csv([path])

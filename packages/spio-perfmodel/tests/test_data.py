@@ -9,6 +9,7 @@ import pytest
 from spio.kernels.conv2d_gw8 import FpropConfig, WgradConfig
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from spio.perfmodel import layer_key, read_config_times
+from spio.perfmodel._data import parse_layer_key
 
 NEW_HEADER = (
     "gpu,shape,n,c,h,w,r,s,padding,dtype,timing,kernel,pass_name,"
@@ -124,3 +125,31 @@ def test_rows_say_how_their_tile_was_launched(tmp_path: Path) -> None:
     assert [row.median_us for row in table.select("wgrad", launch="launcher").rows] == [12.5]
     (skipped,) = table.skipped
     assert "launch must be one of ('tile', 'launcher'), got 'placed'" in skipped
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        Conv2dGw8Params.make(128, 64, 64, 64),
+        Conv2dGw8Params.make(2, 512, 56, 56, r=7, s=7, padding=3),
+        Conv2dGw8Params.make(16, 64, 20, 20, r=5, s=3, padding=(2, 2, 1, 1), dtype="bfloat16"),
+        Conv2dGw8Params.make(1, 8, 1, 1, r=1, s=1, padding=0),
+        Conv2dGw8Params.make(4, 96, 9, 9, dtype="bfloat16"),
+    ],
+)
+def test_a_layers_name_reads_back_as_the_layer(params: Conv2dGw8Params) -> None:
+    assert parse_layer_key(layer_key(params)) == params
+
+
+@pytest.mark.parametrize(
+    "text", ["", "128x64x64", "128x64x64x64 7x7 pad 3 3", "2x512x56x56 7x7 float16 extra"]
+)
+def test_what_names_no_layer_is_refused_with_the_form_it_takes(text: str) -> None:
+    with pytest.raises(ValueError, match="a layer's name is NxCxHxW") as error:
+        parse_layer_key(text)
+    assert repr(text) in str(error.value)
+
+
+def test_a_named_layer_out_of_scope_is_refused_by_the_params() -> None:
+    with pytest.raises(ValueError, match="float32"):
+        parse_layer_key("8x64x16x16 float32")

@@ -11,6 +11,7 @@
     spio-perfmodel retime TIMES.csv ... --pass fprop --kernel OLD_DIGEST --out DIR [--loop]
     spio-perfmodel compare [--layers 16] [--seed 1] [--channels C ...] [--sides H ...]
         [--exclude TIMES.csv ...] [--out CSV]
+    spio-perfmodel compare --from CSV ...
     spio-perfmodel shipped
     spio-perfmodel tune 128x64x64x64 --pass wgrad [--device 0] [--candidates 4] [--r 3 ...]
     spio-perfmodel tunings [--forget]
@@ -20,7 +21,9 @@ and spio-kernels[bench]); layers prints the campaign's layers without timing any
 retime times the configs of rows of older kernels (--kernel) again on today's, into DIR
 (see _retime).
 compare times the config choose_config picks against the heuristic's on a campaign's
-layers (those in --exclude's files left out: the model's training layers); shipped lists
+layers (those in --exclude's files left out: the model's training layers); with --from it
+times nothing and reports on earlier runs' --out files together (one run per filter size,
+one verdict over them all); shipped lists
 the models that ship with spio-perfmodel; tune times a model's shortlist for one layer on
 the GPU (tune_config) and prints the fastest; tunings says how many of choose_config's
 tunings are kept on disk and where (--forget deletes them). evaluate splits the layers
@@ -45,7 +48,7 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._autotune import AUTOTUNE_CANDIDATES
 from ._campaign import BATCHES, CHANNELS, SIDES, campaign_layers, collect
-from ._compare import compare, report, write_csv
+from ._compare import compare, read_csv, report, write_csv
 from ._data import LatencyTable, layer_key, read_config_times
 from ._evaluate import evaluate, evaluate_held_out, seeds_report
 from ._features import GpuLimits
@@ -196,6 +199,9 @@ def _retime(args: argparse.Namespace) -> None:
 
 
 def _compare(args: argparse.Namespace) -> None:
+    if args.from_csv:
+        print(report(read_csv(args.from_csv)))
+        return
     seen = set(read_config_times(args.exclude).by_layer()) if args.exclude else set()
     if args.shapes:
         candidates = list(dict.fromkeys(_layer(args, shape) for shape in args.shapes))
@@ -323,6 +329,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--passes", nargs="+", default=sorted(PASSES), choices=sorted(PASSES))
     sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
     sub.add_argument("--out", help="CSV file to write")
+    sub.add_argument(
+        "--from", dest="from_csv", nargs="+", metavar="CSV",
+        help="time nothing: report on these --out files of earlier runs, their layers pooled",
+    )  # fmt: skip
     sub.add_argument(
         "--model", nargs="+", default=[],
         help="model files (spio-perfmodel train) that choose instead of the shipped ones",

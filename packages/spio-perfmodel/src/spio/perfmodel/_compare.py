@@ -22,7 +22,7 @@ from typing import Any
 
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
-from ._data import layer_key
+from ._data import layer_key, parse_layer_key
 from ._model import LatencyModel
 from ._select import choose_config, heuristic_config
 
@@ -119,6 +119,13 @@ def compare(
     return results
 
 
+#: The columns write_csv writes, in order.
+CSV_COLUMNS = (
+    "layer", "pass", "heuristic", "chosen", "source", "heuristic_us", "chosen_us", "cudnn_us",
+    "shipped", "shipped_us",
+)  # fmt: skip
+
+
 #: Resamples of the layers for the interval of a geometric-mean speed-up, and its coverage.
 BOOTSTRAP_ROUNDS = 2000
 INTERVAL = 0.95
@@ -200,10 +207,7 @@ def write_csv(comparisons: Sequence[Comparison], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as file:
         writer = csv.writer(file)
-        writer.writerow(
-            ["layer", "pass", "heuristic", "chosen", "source", "heuristic_us", "chosen_us",
-             "cudnn_us", "shipped", "shipped_us"]
-        )  # fmt: skip
+        writer.writerow(CSV_COLUMNS)
         for row in comparisons:
             shipped_us = "" if row.shipped_us is None else f"{row.shipped_us:.3f}"
             writer.writerow(
@@ -212,3 +216,46 @@ def write_csv(comparisons: Sequence[Comparison], path: str | Path) -> Path:
                  "" if row.shipped is None else row.shipped, shipped_us]
             )  # fmt: skip
     return path
+
+
+def read_csv(paths: Iterable[str | Path]) -> list[Comparison]:
+    """The comparisons write_csv wrote to paths, in order: several runs' layers pooled for one
+    report (compare times one filter size per run; its verdict is over all of them). Configs
+    come back as the text the CSV holds.
+
+    Raises:
+        ValueError: naming the file and line, for a file of other columns or a row that
+            names no layer or holds no times.
+    """
+    comparisons = []
+    for path in paths:
+        with Path(path).open(newline="") as file:
+            reader = csv.DictReader(file)
+            if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+                raise ValueError(
+                    f"{path}: not a CSV of spio-perfmodel compare --out; its columns are "
+                    f"{reader.fieldnames}, compare writes {list(CSV_COLUMNS)}"
+                )
+            for line, row in enumerate(reader, start=2):
+                try:
+                    # (DictReader fills a short row's cells with None, a long one's under None.)
+                    if None in row or None in row.values():
+                        raise ValueError(f"a row of {len(CSV_COLUMNS)} cells is needed")
+                    shipped = row["shipped_us"]
+                    comparisons.append(
+                        Comparison(
+                            parse_layer_key(row["layer"]),
+                            row["pass"],
+                            row["heuristic"],
+                            row["chosen"],
+                            row["source"],
+                            float(row["heuristic_us"]),
+                            float(row["chosen_us"]),
+                            float(row["cudnn_us"]),
+                            row["shipped"] or None,
+                            float(shipped) if shipped else None,
+                        )
+                    )
+                except ValueError as error:
+                    raise ValueError(f"{path}:{line}: {error}") from None
+    return comparisons

@@ -217,6 +217,31 @@ def layer_key(params: Conv2dGw8Params) -> str:
     return text
 
 
+def parse_layer_key(text: str) -> Conv2dGw8Params:
+    """The layer layer_key named (reports and `compare`'s CSVs name layers so). ValueError
+    naming text where it is no such name, or names a layer out of the kernels' scope."""
+    words = text.split()
+    try:
+        n, c, h, w = (int(v) for v in words[0].split("x"))
+        r = s = 3
+        if len(words) > 1 and words[1][0].isdigit():
+            r, s = (int(v) for v in words.pop(1).split("x"))
+        padding = (1, 1, 1, 1)
+        if len(words) > 1 and words[1] == "pad":
+            padding = parse_padding(" ".join(words[2:6]))
+            del words[1:6]
+        dtype = words.pop(1) if len(words) > 1 else "float16"
+        if len(words) > 1:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise ValueError(
+            f"a layer's name is NxCxHxW, then RxS, pad TOP BOTTOM LEFT RIGHT and the dtype where "
+            f"they are not 3x3, 1 and float16 (e.g. '2x512x56x56 7x7 pad 3 3 3 3'); got {text!r}"
+        ) from None
+    # (The params check the dtype, as every other field.)
+    return Conv2dGw8Params.make(n, c, h, w, r=r, s=s, padding=padding, dtype=dtype)  # type: ignore[arg-type]
+
+
 def measured_times(rows: Iterable[ConfigTime]) -> dict[Any, float]:
     """config -> median_us of rows of one layer (the fastest where a config repeats)."""
     times: dict[Any, float] = {}
