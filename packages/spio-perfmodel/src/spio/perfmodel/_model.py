@@ -184,7 +184,8 @@ class LatencyModel:
         Rows of both launches ("tile" and "launcher") make a model with the launch as a
         flag, which predicts tiles as launched; rows of other GPUs than `gpu` beside its
         own, a model with the GPU as a flag, which predicts `gpu`'s (the module doc). limits
-        are those of `gpu`.
+        are those of `gpu`. The rows' order does not matter: the same rows in any order
+        train the same model.
 
         Raises:
             ValueError: no rows, rows of several passes or kernel versions (a model is per
