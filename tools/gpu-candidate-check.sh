@@ -58,6 +58,8 @@ eval "extra=(${TRAIN_ARGS:-})"
 "$python" -m spio.perfmodel._cli train "${csvs[@]}" --pass "$pass" "${extra[@]}" \
     --out "$model" 2>&1 | tee "$out/train.txt"
 
+# The verdict pools compare_*.csv: an earlier check's in the same OUT_DIR must not join it.
+rm -f "$out"/compare_*.csv
 : >"$out/compare.txt"
 run() {  # run NAME COMPARE-OPTIONS...: one compare run, its table appended to compare.txt
     local name=$1
