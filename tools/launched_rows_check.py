@@ -4,7 +4,7 @@
     uv run python tools/launched_rows_check.py --pass fprop \
         --tiles $D/seed*/conv2d_gw8_configs_fprop.csv $D/pending/seed15/*_fprop.csv \
         --launched $D/pending/seed1[35]_launched/conv2d_gw8_configs_fprop.csv [--folds 6] \
-        [--seeds 0 1 2]
+        [--seeds 0 1 2] [--gates 0 0.03 0.08 inf]
 
 The shipped fprop and dgrad models learn from rows of tiles as they are (`launch` "tile"),
 while the launcher cuts each tile's row chunks evenly before it runs it (spio-kernels'
@@ -20,6 +20,9 @@ answered on the CPU from such rows:
    other layers' rows in each of VARIANTS, and choose_config's rule (a pick only where
    predicted MIN_PREDICTED_GAIN faster than the heuristic's tile, else that tile) scored by
    the held-out layers' launched times: the regret over the layer's launched fastest.
+3. The gate (--gates). The same folds, the models of the launched rows beside the tile rows,
+   scored with each given gain asked of a pick over the heuristic's tile instead of
+   MIN_PREDICTED_GAIN: 0 always takes the pick, inf always the tile.
 
 The sixty-fourth session ran it on seeds 13 and 15 (docs/benchmarks.md).
 """
@@ -28,7 +31,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,10 +125,13 @@ def ceilings(tiles: Rows, launched: Rows) -> list[LayerCeiling]:
     return found
 
 
-def chosen_regret(model: LatencyModel, rows: Rows, limits: GpuLimits) -> float:
+def chosen_regret(
+    model: LatencyModel, rows: Rows, limits: GpuLimits, gate: float = MIN_PREDICTED_GAIN
+) -> float:
     """choose_config's rule among one layer's launched rows, scored by their times: the
     chosen config's time over the fastest, minus 1. The heuristic's tile stands where the
-    model predicts its pick less than MIN_PREDICTED_GAIN faster (and the tile was timed)."""
+    model predicts its pick less than `gate` faster (and the tile was timed); choose_config's
+    gate is MIN_PREDICTED_GAIN."""
     params = rows[0].params
     times = measured_times(rows)
     configs = list(times)
@@ -132,9 +139,36 @@ def chosen_regret(model: LatencyModel, rows: Rows, limits: GpuLimits) -> float:
     pick = int(np.argmin(predicted))
     chosen = configs[pick]
     default = heuristic_tile(model.pass_name, params, limits.sm_count, False)
-    if default in times and predicted_gain(model, params, default, chosen) < MIN_PREDICTED_GAIN:
+    if default in times and predicted_gain(model, params, default, chosen) < gate:
         chosen = default
     return times[chosen] / min(times.values()) - 1
+
+
+def _held_out_models(
+    tiles: Rows,
+    launched: Rows,
+    folds: int,
+    limits: GpuLimits,
+    variants: Sequence[str],
+    seed: int = 0,
+    options: TrainingOptions | None = None,
+) -> Iterator[tuple[str, LatencyModel, list[Rows]]]:
+    """For each of `folds` layer folds of the launched layers (a seeded shuffle; a fold's tile
+    and launched rows both left out) and each of variants: the variant's model trained on
+    the other layers' rows, with options (the pass's own where None), and the held-out
+    layers' launched rows, a list per layer."""
+    layers = list(by_layer(launched))
+    if not 2 <= folds <= len(layers):
+        raise ValueError(f"folds must be 2 to the {len(layers)} launched layers, got {folds}")
+    order = np.random.default_rng(seed).permutation(len(layers))
+    for k in range(folds):
+        held = {layers[i] for i in order[k::folds]}
+        fold_tiles = [row for row in tiles if row.params not in held]
+        fold_launched = [row for row in launched if row.params not in held]
+        held_rows = list(by_layer(r for r in launched if r.params in held).values())
+        for name in variants:
+            rows = VARIANTS[name](fold_tiles, fold_launched)
+            yield name, LatencyModel.train(rows, limits, options), held_rows
 
 
 def fold_regrets(
@@ -146,22 +180,42 @@ def fold_regrets(
     options: TrainingOptions | None = None,
 ) -> dict[str, list[float]]:
     """Each variant's chosen_regret on every launched layer, held out in `folds` layer folds
-    (a seeded shuffle of the layers; a fold's tile and launched rows both left out), the
-    models trained with options (the pass's own where None)."""
-    layers = list(by_layer(launched))
-    if not 2 <= folds <= len(layers):
-        raise ValueError(f"folds must be 2 to the {len(layers)} launched layers, got {folds}")
-    order = np.random.default_rng(seed).permutation(len(layers))
+    (_held_out_models)."""
     regrets: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    for k in range(folds):
-        held = {layers[i] for i in order[k::folds]}
-        fold_tiles = [row for row in tiles if row.params not in held]
-        fold_launched = [row for row in launched if row.params not in held]
-        for name, rows_of in VARIANTS.items():
-            model = LatencyModel.train(rows_of(fold_tiles, fold_launched), limits, options)
-            for layer_rows in by_layer(r for r in launched if r.params in held).values():
-                regrets[name].append(chosen_regret(model, layer_rows, limits))
+    for name, model, held_rows in _held_out_models(
+        tiles, launched, folds, limits, list(VARIANTS), seed, options
+    ):
+        regrets[name].extend(chosen_regret(model, rows, limits) for rows in held_rows)
     return regrets
+
+
+def gate_regrets(
+    tiles: Rows,
+    launched: Rows,
+    folds: int,
+    limits: GpuLimits,
+    gates: Sequence[float],
+    options: TrainingOptions | None = None,
+) -> dict[float, list[float]]:
+    """chosen_regret at each of gates on every launched layer, held out in `folds` layer
+    folds, the models of the "both" variant (the launched rows beside the tile rows): how
+    much the predicted gain that choose_config asks of a pick over the heuristic's tile
+    matters."""
+    regrets: dict[float, list[float]] = {gate: [] for gate in gates}
+    for _, model, held_rows in _held_out_models(
+        tiles, launched, folds, limits, ["both"], 0, options
+    ):
+        for gate in gates:
+            regrets[gate].extend(chosen_regret(model, rows, limits, gate) for rows in held_rows)
+    return regrets
+
+
+def _regret_line(label: str, regrets: Sequence[float]) -> str:
+    return (
+        f"{label}: {len(regrets)} layers, chosen regret median {_percentile(regrets, 50):.1%}, "
+        f"p95 {_percentile(regrets, 95):.1%}, mean {np.mean(regrets):.1%}, geometric mean "
+        f"slowdown {geometric_mean([1 + r for r in regrets]):.4f}"
+    )
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -175,9 +229,11 @@ def report(
     folds: int,
     limits: GpuLimits,
     seeds: Sequence[int] = (0,),
+    gates: Sequence[float] = (),
 ) -> str:
     """The two answers of the module doc, as text; the folds once per XGBoost seed in seeds
-    (a seed moves the trees by about as much as the variants differ: docs/perfmodel)."""
+    (a seed moves the trees by about as much as the variants differ: docs/perfmodel), and
+    with gates, gate_regrets at each of them once per seed."""
     lines = []
     ratios = paired_ratios(tiles, launched)
     if ratios:
@@ -205,12 +261,12 @@ def report(
     for seed in seeds:
         options = dataclasses.replace(training_options(pass_name), seed=seed)
         for name, regrets in fold_regrets(tiles, launched, folds, limits, 0, options).items():
-            lines.append(
-                f"{pass_name} seed {seed} {name:>16}: {len(regrets)} layers, chosen regret "
-                f"median {_percentile(regrets, 50):.1%}, p95 {_percentile(regrets, 95):.1%}, "
-                f"mean {np.mean(regrets):.1%}, geometric mean slowdown "
-                f"{geometric_mean([1 + r for r in regrets]):.4f}"
-            )
+            lines.append(_regret_line(f"{pass_name} seed {seed} {name:>16}", regrets))
+        if gates:
+            by_gate = gate_regrets(tiles, launched, folds, limits, gates, options)
+            for gate, regrets in by_gate.items():
+                named = f"{gate:.0%}" if math.isfinite(gate) else "inf"
+                lines.append(_regret_line(f"{pass_name} seed {seed} gate {named}", regrets))
     return "\n".join(lines)
 
 
@@ -224,6 +280,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--folds", type=int, default=6)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="XGBoost seeds")
+    parser.add_argument(
+        "--gates",
+        type=float,
+        nargs="+",
+        default=[],
+        help="predicted gains to ask of a pick over the heuristic's tile, scored as "
+        "choose_config's gate (fractions: 0.03 is its own; inf keeps the heuristic's tile)",
+    )
     args = parser.parse_args(argv)
     launched = read_config_times(args.launched).select(
         args.pass_name, kernel=args.kernel, launch="launcher"
@@ -236,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"--launched rows were timed on kernels {kernels}: choose one with --kernel")
     tiles = read_config_times(args.tiles).select(args.pass_name, kernel=kernels[0], launch="tile")
     rows = list(tiles.rows), list(launched.rows)
-    print(report(args.pass_name, *rows, args.folds, GpuLimits(), args.seeds))
+    print(report(args.pass_name, *rows, args.folds, GpuLimits(), args.seeds, args.gates))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from types import SimpleNamespace
 from typing import Any
@@ -58,6 +59,9 @@ def test_the_heuristic_stands_where_the_pick_is_predicted_less_than_the_gain() -
     assert tool.chosen_regret(model(10.2, 10.0), rows, GpuLimits()) == pytest.approx(0.2)
     # 10% faster: the pick runs, the fastest.
     assert tool.chosen_regret(model(11.0, 10.0), rows, GpuLimits()) == 0.0
+    # ... unless the gate asks more of it, or less of the 2% pick.
+    assert tool.chosen_regret(model(11.0, 10.0), rows, GpuLimits(), 0.15) == pytest.approx(0.2)
+    assert tool.chosen_regret(model(10.2, 10.0), rows, GpuLimits(), 0.01) == 0.0
 
 
 LAYERS = [Conv2dGw8Params.make(n, 64, h, h) for n, h in [(8, 56), (16, 28), (32, 56), (4, 28)]]
@@ -96,3 +100,23 @@ def test_the_report_gives_each_variant_once_per_seed() -> None:
         for name in tool.VARIANTS:
             (line,) = [x for x in lines if x.startswith(f"fprop seed {seed} {name:>16}: 4 layers")]
             assert "geometric mean slowdown 1." in line
+
+
+def test_an_infinite_gate_keeps_every_heuristic_tile_and_a_zero_one_every_pick() -> None:
+    tiles, launched = _both_launches()
+    sm_count = GpuLimits().sm_count
+    for params in LAYERS:  # the heuristic's tile, timed slowest on every layer
+        default = fprop_spec.default_config(params, sm_count)
+        launched = [r for r in launched if (r.params, r.config) != (params, default)]
+        launched.append(_row(params, default, 40.0, "launcher"))
+    regrets = tool.gate_regrets(tiles, launched, 2, GpuLimits(), gates=(0.0, math.inf))
+    slowest = sorted(40.0 / min(r.median_us for r in launched if r.params == p) - 1 for p in LAYERS)
+    assert sorted(regrets[math.inf]) == pytest.approx(slowest)
+    assert all(regret < 40.0 / 12.0 - 1 for regret in regrets[0.0])
+    lines = tool.report(
+        "fprop", tiles, launched, 2, GpuLimits(), gates=(0.0, math.inf)
+    ).splitlines()
+    assert [line.split(":")[0] for line in lines if " gate " in line] == [
+        "fprop seed 0 gate 0%",
+        "fprop seed 0 gate inf",
+    ]
