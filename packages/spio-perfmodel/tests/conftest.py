@@ -29,7 +29,8 @@ def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNames
     wave."""
     import spio.jit
     from spio.kernels.conv2d_gw8 import fprop_segments, placement, wgrad
-    from spio.perfmodel import PASSES, _select
+    from spio.perfmodel import PASSES, _select, set_selection_mode
+    from spio.perfmodel._selection_mode import SELECTION_ENV
 
     device = SimpleNamespace(name="NVIDIA H200", sm_count=132, arch="sm_90", timed=[])
     monkeypatch.setattr(spio.jit, "device_info", lambda index: device)
@@ -41,9 +42,11 @@ def gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNames
     monkeypatch.setattr(fprop_segments, "slots_on", lambda name, p, c, d=0: 1 << 30)
     alone = {name: (lambda p, c, d: [c]) for name in PASSES}
     monkeypatch.setattr(_select, "_walks", lambda: alone)
-    monkeypatch.delenv(_select.SELECTION_ENV, raising=False)
+    monkeypatch.delenv(SELECTION_ENV, raising=False)
+    set_selection_mode(None)
     monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("SPIO_JIT_DISABLE_CACHE", raising=False)
     _select._choose_shipped.cache_clear()
     yield device
+    set_selection_mode(None)
     _select._choose_shipped.cache_clear()

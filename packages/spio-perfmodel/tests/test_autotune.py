@@ -20,6 +20,7 @@ import spio.kernels.conv2d_gw8.sources_digest as digest_module
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, placement
 from spio.perfmodel import PASSES, _select, choose_config, shipped_model, tune_config
 from spio.perfmodel._autotune import AUTOTUNE_CANDIDATES, PROXY_CANDIDATES, candidates
+from spio.perfmodel._selection_mode import SELECTION_ENV
 from spio.perfmodel._tunings import tunings_dir
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
@@ -41,7 +42,7 @@ def _timer(device: SimpleNamespace, fastest: Any) -> Any:
 def _autotuning(gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, fastest: Any) -> None:
     """choose_config in autotune mode, with a stand-in timer that times `fastest` fastest."""
     monkeypatch.setattr(_select, "time_configs", _timer(gpu, fastest))
-    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    monkeypatch.setenv(SELECTION_ENV, "autotune")
 
 
 @pytest.mark.parametrize("pass_name", sorted(PASSES))
@@ -144,7 +145,7 @@ def test_the_environment_tunes_once_per_layer_and_pass(
     assert (first.config, first.source) == (heuristic, "autotune")
     assert choose_config("dgrad", LAYER) == first
     assert len(gpu.timed) == 1
-    monkeypatch.setenv(_select.SELECTION_ENV, "model")
+    monkeypatch.setenv(SELECTION_ENV, "model")
     assert choose_config("dgrad", LAYER).source != "autotune"
 
 
@@ -200,7 +201,7 @@ def test_no_memory_for_the_timing_runs_the_models_choice_untimed(
 ) -> None:
     monkeypatch.setattr(_select, "time_configs", _out_of_memory)
     choice = tune_config("fprop", LAYER)
-    monkeypatch.delenv(_select.SELECTION_ENV, raising=False)
+    monkeypatch.delenv(SELECTION_ENV, raising=False)
     untimed = choose_config("fprop", LAYER)
     assert (choice.config, choice.source) == (untimed.config, untimed.source)
     assert choice.reason == f"{untimed.reason}; not timed: timing fprop configs needs 99 " + (

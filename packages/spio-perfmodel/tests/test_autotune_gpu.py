@@ -21,6 +21,7 @@ from spio.perfmodel import (
     tune_config,
 )
 from spio.perfmodel._autotune import candidates, time_configs
+from spio.perfmodel._selection_mode import SELECTION_ENV
 
 pytestmark = pytest.mark.gpu
 
@@ -92,7 +93,7 @@ def test_the_environment_tunes_each_layer_once_and_keeps_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _model("wgrad")
-    monkeypatch.setenv(_select.SELECTION_ENV, "autotune")
+    monkeypatch.setenv(SELECTION_ENV, "autotune")
     monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(tmp_path))
     _select._choose_shipped.cache_clear()
     try:

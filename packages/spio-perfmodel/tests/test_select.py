@@ -15,6 +15,7 @@ import pytest
 import spio.kernels.conv2d_gw8.sources_digest as digest_module
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, placement
 from spio.perfmodel import PASSES, ConfigChoice, GpuLimits, _select, choose_config, shipped_model
+from spio.perfmodel._selection_mode import SELECTION_ENV, selection_mode, set_selection_mode
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
 #: The launcher's placement itself, which the gpu fixture stands in for (it compiles wgrad's).
@@ -111,13 +112,41 @@ def test_a_model_of_other_kernels_is_not_used(
 def test_the_environment_turns_the_models_off(
     gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(_select.SELECTION_ENV, "heuristic")
+    monkeypatch.setenv(SELECTION_ENV, "heuristic")
     assert choose_config("dgrad", LAYER).source == "heuristic"
-    monkeypatch.setenv(_select.SELECTION_ENV, "fastest")
+    monkeypatch.setenv(SELECTION_ENV, "fastest")
     with pytest.raises(
         ValueError, match="SPIO_CONFIG_SELECTION must be one of model, heuristic, autotune"
     ):
         choose_config("dgrad", LAYER)
+
+
+def test_set_selection_mode_wins_over_the_environment_until_given_none(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SELECTION_ENV, "fastest")  # not read while a mode is set
+    set_selection_mode(" Heuristic ")
+    assert selection_mode() == "heuristic"
+    choice = choose_config("dgrad", LAYER)
+    assert choice.source == "heuristic"
+    assert choice.reason == "the selection mode is heuristic (set_selection_mode('heuristic'))"
+    set_selection_mode(None)
+    with pytest.raises(ValueError, match="SPIO_CONFIG_SELECTION must be one of"):
+        selection_mode()
+    monkeypatch.setenv(SELECTION_ENV, "heuristic")
+    assert choose_config("fprop", LAYER).reason == (
+        "the selection mode is heuristic (SPIO_CONFIG_SELECTION=heuristic)"
+    )
+    monkeypatch.delenv(SELECTION_ENV)
+    assert choose_config("fprop", LAYER).source == "model"
+
+
+@pytest.mark.parametrize("mode", ["fastest", "", True])
+def test_set_selection_mode_names_the_modes_it_allows(mode: object) -> None:
+    allowed = "mode must be one of model, heuristic, autotune, or None for SPIO_CONFIG_SELECTION"
+    with pytest.raises(ValueError, match=f"{allowed}; got {mode!r}"):
+        set_selection_mode(mode)  # type: ignore[arg-type]
+    assert selection_mode() == "model"  # unchanged
 
 
 def test_a_given_model_is_used_and_checked(gpu: SimpleNamespace) -> None:

@@ -7,7 +7,8 @@ it predicts fastest for a layer; `evaluate` measures the picks' regret on held-o
 (`evaluate_held_out`, on layers chosen by the caller). `choose_config` picks a layer's
 config on a GPU: with the model that ships for that GPU and these kernels
 (`shipped_models`), else with the kernels' heuristic; `tune_config` times the model's
-shortlist on the GPU instead (SPIO_CONFIG_SELECTION=autotune makes choose_config do so);
+shortlist on the GPU instead (SPIO_CONFIG_SELECTION=autotune, or
+`set_selection_mode("autotune")`, makes choose_config do so);
 `compare` times its picks against the heuristic's. Training and evaluating touch no GPU.
 """
 
@@ -23,9 +24,9 @@ from ._select import (
     ConfigChoice,
     choose_config,
     heuristic_config,
-    selection_mode,
     tune_config,
 )
+from ._selection_mode import selection_mode, set_selection_mode
 from ._shipped import ShippedModel, shipped_model, shipped_models
 
 __version__ = _version("spio-perfmodel")
@@ -54,6 +55,7 @@ __all__ = [
     "layer_key",
     "read_config_times",
     "selection_mode",
+    "set_selection_mode",
     "shipped_model",
     "shipped_models",
     "tune_config",

@@ -15,10 +15,11 @@ to 4% slower, while on 13 layers no model had seen the same threshold kept the w
 geometric-mean gain (docs/perfmodel). A pick does not replace a heuristic config that walks
 or tiles in a way the models never timed or mispredict (_give_way): wgrad's TMA rows (on a
 GPU with TMA), one-strip tiles, walks over heavy partial sums and images synced on rows cut
-evenly, fprop's and dgrad's segments and narrowed strips. The environment variable
-SPIO_CONFIG_SELECTION=heuristic turns the models off; `model` (the default) uses them where
-they fit; `autotune` times the fitting model's shortlist on the device at a layer's first
-call of each pass and runs the fastest (`tune_config`, _autotune).
+evenly, fprop's and dgrad's segments and narrowed strips. The selection mode
+(_selection_mode: SPIO_CONFIG_SELECTION or set_selection_mode) "heuristic" turns the models
+off; "model" (the default) uses them where they fit; "autotune" times the fitting model's
+shortlist on the device at a layer's first call of each pass and runs the fastest
+(`tune_config`, _autotune).
 """
 
 from __future__ import annotations
@@ -44,24 +45,12 @@ from ._choice import ConfigChoice
 from ._give_way import unless_untimed
 from ._model import LatencyModel
 from ._passes import kernel_pass
+from ._selection_mode import mode_origin, selection_mode
 from ._shipped import shipped_model, shipped_models
 from ._tunings import load_tuning, store_tuning, tuning_key
 
-SELECTION_ENV = "SPIO_CONFIG_SELECTION"
 #: The predicted speed-up over the heuristic's config a model's pick needs to be used.
 MIN_PREDICTED_GAIN = 0.03
-SELECTIONS = ("model", "heuristic", "autotune")
-
-
-def selection_mode() -> str:
-    """SPIO_CONFIG_SELECTION's value ("model" when unset); ValueError names what it allows."""
-    mode = os.environ.get(SELECTION_ENV, "model").strip().lower() or "model"
-    if mode not in SELECTIONS:
-        raise ValueError(
-            f"{SELECTION_ENV} must be one of {', '.join(SELECTIONS)}; got "
-            f"{os.environ[SELECTION_ENV]!r}"
-        )
-    return mode
 
 
 def _heuristics() -> dict[str, Callable[[Conv2dGw8Params, int], Any]]:
@@ -254,7 +243,7 @@ def _choose_shipped(
     pass_name: str, params: Conv2dGw8Params, device: int, mode: str
 ) -> ConfigChoice:
     if mode == "heuristic":
-        why = f"{SELECTION_ENV}=heuristic"
+        why = f"the selection mode is heuristic ({mode_origin()})"
         return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
     if mode == "autotune":
         return _tuned(pass_name, params, device)
