@@ -3,6 +3,7 @@ that what is timed against what, and how it is reported, is checked here."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +13,26 @@ import spio.kernels.conv2d_gw8.bench as bench
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from spio.perfmodel import _compare
 from spio.perfmodel._select import ConfigChoice
+from spio.perfmodel._selection_mode import selection_mode, set_selection_mode
 
 LAYER = Conv2dGw8Params.make(32, 64, 64, 64)
 #: The stand-in GPU's time of each stand-in config.
-TIMES = {"heuristic": 12.0, "shipped": 10.0, "candidate": 9.0}
+TIMES = {"heuristic": 12.0, "shipped": 10.0, "candidate": 9.0, "tuned": 8.0}
 
 
 @pytest.fixture
-def timed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def timed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     """The stand-ins; returns the configs bench_pass timed, in order."""
     order: list[Any] = []
 
-    def choose(pass_name: str, params: Conv2dGw8Params, model: Any = None) -> ConfigChoice:
-        return ConfigChoice("shipped" if model is None else "candidate", "model", "stand-in")
+    def choose(
+        pass_name: str, params: Conv2dGw8Params, model: Any = None, mode: str | None = None
+    ) -> ConfigChoice:
+        if model is not None:
+            return ConfigChoice("candidate", "model", "stand-in")
+        if (mode or selection_mode()) == "model":
+            return ConfigChoice("shipped", "model", "stand-in")
+        return ConfigChoice("tuned", "autotune", "stand-in")
 
     def bench_pass(pass_name: str, params: Any, configs: list[Any], *args: Any, **kwargs: Any):
         order.extend(configs)
@@ -35,7 +43,9 @@ def timed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     monkeypatch.setattr(bench, "precompile", lambda params, configs: None)
     monkeypatch.setattr(bench, "Buffers", lambda params, passes, configs: None)
     monkeypatch.setattr(bench, "bench_pass", bench_pass)
-    return order
+    monkeypatch.delenv("SPIO_CONFIG_SELECTION", raising=False)
+    yield order
+    set_selection_mode(None)
 
 
 def test_the_shipped_choice_is_the_chosen_one_without_a_model_of_your_own(
@@ -71,6 +81,14 @@ def test_a_model_of_your_own_is_timed_against_the_shipped_choice_too(
     lines = _compare.write_csv([row], tmp_path / "c.csv").read_text().splitlines()
     assert lines[0].endswith(",cudnn_us,shipped,shipped_us")
     assert lines[1].endswith(",30.000,shipped,10.000")
+
+
+def test_another_selection_mode_is_timed_against_the_shipped_choice(timed: list[Any]) -> None:
+    set_selection_mode("autotune")
+    (row,) = _compare.compare([LAYER], ["fprop"])
+    assert (row.chosen, row.source, row.shipped) == ("tuned", "autotune", "shipped")
+    assert timed == ["heuristic", "tuned", "shipped"] * _compare.ROUNDS
+    assert row.speedup_over_shipped == pytest.approx(10 / 8)
 
 
 def test_the_interval_of_a_geometric_mean_spans_what_other_layers_could_give() -> None:

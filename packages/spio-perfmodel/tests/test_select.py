@@ -141,6 +141,15 @@ def test_set_selection_mode_wins_over_the_environment_until_given_none(
     assert choose_config("fprop", LAYER).source == "model"
 
 
+def test_a_mode_given_to_choose_config_is_its_alone(gpu: SimpleNamespace) -> None:
+    heuristic = choose_config("fprop", LAYER, mode="heuristic")
+    assert heuristic.source == "heuristic"
+    assert choose_config("fprop", LAYER).source == "model"  # the process's mode: unchanged
+    assert choose_config("fprop", LAYER, mode="model") == choose_config("fprop", LAYER)
+    with pytest.raises(ValueError, match="mode must be one of model, heuristic, autotune or None"):
+        choose_config("fprop", LAYER, mode="fastest")
+
+
 @pytest.mark.parametrize("mode", ["fastest", "", True])
 def test_set_selection_mode_names_the_modes_it_allows(mode: object) -> None:
     allowed = "mode must be one of model, heuristic, autotune, or None for SPIO_CONFIG_SELECTION"

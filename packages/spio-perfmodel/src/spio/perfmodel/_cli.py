@@ -21,7 +21,9 @@ and spio-kernels[bench]); layers prints the campaign's layers without timing any
 retime times the configs of rows of older kernels (--kernel) again on today's, into DIR
 (see _retime).
 compare times the config choose_config picks against the heuristic's on a campaign's
-layers (those in --exclude's files left out: the model's training layers); with --from it
+layers (those in --exclude's files left out: the model's training layers), and under
+--model or another selection mode (SPIO_CONFIG_SELECTION=autotune) the shipped models' choice
+too; with --from it
 times nothing and reports on earlier runs' --out files together (one run per filter size,
 one verdict over them all); shipped lists
 the models that ship with spio-perfmodel; tune times a model's shortlist for one layer on

@@ -8,7 +8,9 @@ of its two medians, so drift in the GPU's clocks falls on both.
 
 A model of your own (a candidate before it ships) chooses in the shipped one's place; the
 shipped model's choice is then timed in the same rounds as a third contender, so the
-candidate is measured against what runs today in one process.
+candidate is measured against what runs today in one process. So it is under another
+selection mode (SPIO_CONFIG_SELECTION or set_selection_mode "autotune" or "heuristic"): the
+mode's choices against the shipped models' (mode "model").
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from ._data import layer_key, parse_layer_key
 from ._model import LatencyModel
 from ._select import choose_config, heuristic_config
+from ._selection_mode import selection_mode
 
 #: Each config's median is timed this many times, alternating with the other config's.
 ROUNDS = 2
@@ -43,7 +46,8 @@ class Comparison:
     heuristic_us: float
     chosen_us: float
     cudnn_us: float
-    #: Where a model of your own chose: the shipped models' choice and its time.
+    #: Where a model of your own or another selection mode chose: the shipped models' choice
+    #: (mode "model") and its time.
     shipped: Any = None
     shipped_us: float | None = None
 
@@ -54,7 +58,8 @@ class Comparison:
 
     @property
     def speedup_over_shipped(self) -> float | None:
-        """shipped choice's time / chosen time, where a model of your own chose."""
+        """shipped choice's time / chosen time, where a model of your own or another selection
+        mode chose."""
         return None if self.shipped_us is None else self.shipped_us / self.chosen_us
 
 
@@ -71,10 +76,13 @@ def compare(
     Needs a GPU, torch and the benchmark's dependencies (spio-kernels[bench]). graph times
     replays of CUDA graphs (the GPU's time, as the benchmark's --cuda-graph). models: by
     pass, a model of your own that chooses instead of the shipped one (a candidate to check
-    before it ships; choose_config's `model`).
+    before it ships; choose_config's `model`). Where one chooses, or the selection mode is
+    not "model", the shipped models' choice is timed too.
     """
     models = models or {}
     from spio.kernels.conv2d_gw8 import bench
+
+    other_mode = selection_mode() != "model"
 
     results = []
     for params in layers:
@@ -82,7 +90,9 @@ def compare(
         for pass_name in passes:
             model = models.get(pass_name)
             choice = choose_config(pass_name, params, model=model)
-            shipped = None if model is None else choose_config(pass_name, params).config
+            shipped = None
+            if model is not None or other_mode:
+                shipped = choose_config(pass_name, params, mode="model").config
             heuristic = heuristic_config(pass_name, params)
             picks[pass_name] = (heuristic, choice.config, choice.source, shipped)
         contenders: dict[str, Sequence[Any]] = {

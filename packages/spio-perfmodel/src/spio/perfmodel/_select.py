@@ -45,7 +45,7 @@ from ._choice import ConfigChoice
 from ._give_way import unless_untimed
 from ._model import LatencyModel
 from ._passes import kernel_pass
-from ._selection_mode import mode_origin, selection_mode
+from ._selection_mode import SELECTIONS, mode_origin, selection_mode
 from ._shipped import shipped_model, shipped_models
 from ._tunings import load_tuning, store_tuning, tuning_key
 
@@ -132,21 +132,28 @@ def _timed_layer(name: str, params: Conv2dGw8Params) -> Conv2dGw8Params:
 
 
 def choose_config(
-    pass_name: str, params: Conv2dGw8Params, device: int = 0, model: LatencyModel | None = None
+    pass_name: str,
+    params: Conv2dGw8Params,
+    device: int = 0,
+    model: LatencyModel | None = None,
+    mode: str | None = None,
 ) -> ConfigChoice:
     """The config pass_name runs with on the layer params on CUDA device `device`.
 
     model: a model of your own (LatencyModel.load) to use instead of the shipped ones; it
     must be of pass_name and is trusted to fit this GPU and these kernels. Without one, the
-    choice is memoised per (pass, params, device, selection mode). A wgrad layer with a bias
-    gets the config of the same layer without it (_timed_layer).
+    choice is memoised per (pass, params, device, selection mode). mode: the selection mode
+    of this choice ("model", "heuristic" or "autotune"; where None, selection_mode()); a
+    model of your own chooses as "model" does. A wgrad layer with a bias gets the config of
+    the same layer without it (_timed_layer).
     """
     name = kernel_pass(pass_name).name
     params = _timed_layer(name, params)
+    if mode is not None and mode not in SELECTIONS:
+        raise ValueError(f"mode must be one of {', '.join(SELECTIONS)} or None; got {mode!r}")
     if model is None:
-        return _placed(
-            _choose_shipped(name, params, device, selection_mode()), name, params, device
-        )
+        chosen_mode = selection_mode() if mode is None else mode
+        return _placed(_choose_shipped(name, params, device, chosen_mode), name, params, device)
     if model.pass_name != name:
         raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
     choice = _model_or_heuristic(model, params, device, f"the given model ({model.gpu})")
