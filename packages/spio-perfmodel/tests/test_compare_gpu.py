@@ -9,7 +9,14 @@ import pytest
 
 import spio.jit
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
-from spio.perfmodel import PASSES, choose_config, compare, heuristic_config, shipped_model
+from spio.perfmodel import (
+    PASSES,
+    choose_config,
+    compare,
+    heuristic_config,
+    set_selection_mode,
+    shipped_model,
+)
 from spio.perfmodel._compare import report, write_csv
 
 pytestmark = pytest.mark.gpu
@@ -59,6 +66,23 @@ def test_compare_times_a_model_of_your_own_beside_the_shipped_choice() -> None:
     # The shipped model given as one's own: the same choice, timed as two contenders.
     (row,) = compare(LAYERS[:1], ["wgrad"], launches=5, repetitions=3, models={"wgrad": model})
     assert row.chosen == row.shipped == choose_config("wgrad", LAYERS[0]).config
+    assert row.shipped_us is not None
+    assert 0 < row.shipped_us < 1e4
+    assert "chosen over the shipped model's choice" in report([row])
+
+
+def test_compare_under_autotune_times_the_tuning_beside_the_shipped_choice(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("torch")
+    monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(tmp_path / "cache"))  # tunings kept apart
+    set_selection_mode("autotune")
+    try:
+        (row,) = compare(LAYERS[:1], ["fprop"], launches=5, repetitions=3)
+    finally:
+        set_selection_mode(None)
+    assert row.source in ("autotune", "heuristic")
+    assert row.shipped == choose_config("fprop", LAYERS[0], mode="model").config
     assert row.shipped_us is not None
     assert 0 < row.shipped_us < 1e4
     assert "chosen over the shipped model's choice" in report([row])
