@@ -225,6 +225,9 @@ def test_compare_lets_a_model_of_your_own_choose(
     main(["compare", "--shapes", "8x256x8x8"])
     assert seen["models"] == {}
     with pytest.raises(SystemExit):
+        main(["compare", "--shapes", "8x256x8x8", "--selection", "fastest"])
+    assert "invalid choice: 'fastest'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
         main(["compare", "--shapes", "8x256x8x8", "--model", str(model), str(model)])
     assert "--model has two wgrad models; give one per pass" in capsys.readouterr().err
 
@@ -263,3 +266,28 @@ def test_compare_from_earlier_runs_times_nothing(
     out = capsys.readouterr().out
     assert "8x64x16x16 5x5 pad 2 2 2 2 dgrad" in out
     assert "dgrad: chosen over the shipped model's choice 1.100x (geometric mean of 2 layers" in out
+
+
+def test_compare_picks_by_the_selection_it_is_given_for_its_run_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import spio.perfmodel._cli as cli
+    from spio.perfmodel import selection_mode, set_selection_mode
+
+    modes: list[str] = []
+
+    def timed(layers: object, passes: object, graph: bool, models: object) -> list[object]:
+        modes.append(selection_mode())
+        return []
+
+    monkeypatch.setattr(cli, "compare", timed)
+    monkeypatch.delenv("SPIO_CONFIG_SELECTION", raising=False)
+    main(["compare", "--shapes", "8x256x8x8", "--selection", "autotune"])
+    main(["compare", "--shapes", "8x256x8x8"])
+    set_selection_mode("heuristic")
+    try:
+        main(["compare", "--shapes", "8x256x8x8", "--selection", "model"])
+        assert selection_mode() == "heuristic"  # the mode set before comes back
+    finally:
+        set_selection_mode(None)
+    assert modes == ["autotune", "model", "model"]

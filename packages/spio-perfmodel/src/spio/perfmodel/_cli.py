@@ -10,7 +10,7 @@
         [--sides H ...]
     spio-perfmodel retime TIMES.csv ... --pass fprop --kernel OLD_DIGEST --out DIR [--loop]
     spio-perfmodel compare [--layers 16] [--seed 1] [--channels C ...] [--sides H ...]
-        [--exclude TIMES.csv ...] [--out CSV]
+        [--exclude TIMES.csv ...] [--selection autotune] [--out CSV]
     spio-perfmodel compare --from CSV ...
     spio-perfmodel shipped
     spio-perfmodel tune 128x64x64x64 --pass wgrad [--device 0] [--candidates 4] [--r 3 ...]
@@ -22,7 +22,7 @@ retime times the configs of rows of older kernels (--kernel) again on today's, i
 (see _retime).
 compare times the config choose_config picks against the heuristic's on a campaign's
 layers (those in --exclude's files left out: the model's training layers), and under
---model or another selection mode (SPIO_CONFIG_SELECTION=autotune) the shipped models' choice
+--model or another selection mode (--selection autotune) the shipped models' choice
 too; with --from it
 times nothing and reports on earlier runs' --out files together (one run per filter size,
 one verdict over them all); shipped lists
@@ -58,6 +58,7 @@ from ._model import LatencyModel, training_options
 from ._passes import PASSES
 from ._retime import retime
 from ._select import tune_config
+from ._selection_mode import SELECTIONS, selection_mode_set
 from ._shipped import shipped_models
 from ._tunings import forget_tunings, kept_tunings, tunings_dir
 
@@ -213,7 +214,8 @@ def _compare(args: argparse.Namespace) -> None:
     if not layers:
         raise ValueError(f"every one of the {len(candidates)} layers is in the --exclude files")
     models = _models_by_pass(args.model)
-    comparisons = compare(layers, args.passes, graph=not args.loop, models=models)
+    with selection_mode_set(args.selection):
+        comparisons = compare(layers, args.passes, graph=not args.loop, models=models)
     print(report(comparisons))
     if args.out:
         print(f"wrote {write_csv(comparisons, args.out)}")
@@ -338,6 +340,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--model", nargs="+", default=[],
         help="model files (spio-perfmodel train) that choose instead of the shipped ones",
+    )  # fmt: skip
+    sub.add_argument(
+        "--selection", choices=SELECTIONS,
+        help="how the chosen configs are picked (default: SPIO_CONFIG_SELECTION's mode, "
+        "else model); under another than model the shipped models' choices are timed too",
     )  # fmt: skip
     commands.add_parser("shipped", help="list the models that ship")
     tunings = commands.add_parser("tunings", help="where autotuning keeps its choices")

@@ -12,6 +12,8 @@ layers that have not run yet.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 SELECTION_ENV = "SPIO_CONFIG_SELECTION"
 SELECTIONS = ("model", "heuristic", "autotune")
@@ -57,3 +59,17 @@ def mode_origin() -> str:
     if _chosen_mode is not None:
         return f"set_selection_mode({_chosen_mode!r})"
     return f"{SELECTION_ENV}={selection_mode()}"
+
+
+@contextmanager
+def selection_mode_set(mode: str | None) -> Iterator[None]:
+    """set_selection_mode(mode) for the body of a with statement (None: nothing changes);
+    the mode set before comes back after it."""
+    global _chosen_mode
+    before = _chosen_mode
+    if mode is not None:
+        set_selection_mode(mode)
+    try:
+        yield
+    finally:
+        _chosen_mode = before
