@@ -171,6 +171,31 @@ def _held_out_models(
             yield name, LatencyModel.train(rows, limits, options), held_rows
 
 
+def _fold_scores(
+    tiles: Rows,
+    launched: Rows,
+    folds: int,
+    limits: GpuLimits,
+    variants: Sequence[str],
+    gates: Sequence[float] = (),
+    seed: int = 0,
+    options: TrainingOptions | None = None,
+) -> tuple[dict[str, list[float]], dict[float, list[float]]]:
+    """Each of variants' chosen_regret on every launched layer, held out in `folds` layer
+    folds (_held_out_models), and the "both" variant's at each of gates, from one training
+    per fold and variant."""
+    regrets: dict[str, list[float]] = {name: [] for name in variants}
+    by_gate: dict[float, list[float]] = {gate: [] for gate in gates}
+    for name, model, held_rows in _held_out_models(
+        tiles, launched, folds, limits, variants, seed, options
+    ):
+        regrets[name].extend(chosen_regret(model, rows, limits) for rows in held_rows)
+        if name == "both":
+            for gate in gates:
+                by_gate[gate].extend(chosen_regret(model, rows, limits, gate) for rows in held_rows)
+    return regrets, by_gate
+
+
 def fold_regrets(
     tiles: Rows,
     launched: Rows,
@@ -181,12 +206,7 @@ def fold_regrets(
 ) -> dict[str, list[float]]:
     """Each variant's chosen_regret on every launched layer, held out in `folds` layer folds
     (_held_out_models)."""
-    regrets: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    for name, model, held_rows in _held_out_models(
-        tiles, launched, folds, limits, list(VARIANTS), seed, options
-    ):
-        regrets[name].extend(chosen_regret(model, rows, limits) for rows in held_rows)
-    return regrets
+    return _fold_scores(tiles, launched, folds, limits, list(VARIANTS), (), seed, options)[0]
 
 
 def gate_regrets(
@@ -201,13 +221,7 @@ def gate_regrets(
     folds, the models of the "both" variant (the launched rows beside the tile rows): how
     much the predicted gain that choose_config asks of a pick over the heuristic's tile
     matters."""
-    regrets: dict[float, list[float]] = {gate: [] for gate in gates}
-    for _, model, held_rows in _held_out_models(
-        tiles, launched, folds, limits, ["both"], 0, options
-    ):
-        for gate in gates:
-            regrets[gate].extend(chosen_regret(model, rows, limits, gate) for rows in held_rows)
-    return regrets
+    return _fold_scores(tiles, launched, folds, limits, ["both"], gates, 0, options)[1]
 
 
 def _regret_line(label: str, regrets: Sequence[float]) -> str:
@@ -233,7 +247,8 @@ def report(
 ) -> str:
     """The two answers of the module doc, as text; the folds once per XGBoost seed in seeds
     (a seed moves the trees by about as much as the variants differ: docs/perfmodel), and
-    with gates, gate_regrets at each of them once per seed."""
+    with gates, the "both" variant's regrets at each of them (gate_regrets), from the same
+    models."""
     lines = []
     ratios = paired_ratios(tiles, launched)
     if ratios:
@@ -260,13 +275,14 @@ def report(
         )
     for seed in seeds:
         options = dataclasses.replace(training_options(pass_name), seed=seed)
-        for name, regrets in fold_regrets(tiles, launched, folds, limits, 0, options).items():
+        by_variant, by_gate = _fold_scores(
+            tiles, launched, folds, limits, list(VARIANTS), gates, 0, options
+        )
+        for name, regrets in by_variant.items():
             lines.append(_regret_line(f"{pass_name} seed {seed} {name:>16}", regrets))
-        if gates:
-            by_gate = gate_regrets(tiles, launched, folds, limits, gates, options)
-            for gate, regrets in by_gate.items():
-                named = f"{gate:.0%}" if math.isfinite(gate) else "inf"
-                lines.append(_regret_line(f"{pass_name} seed {seed} gate {named}", regrets))
+        for gate, regrets in by_gate.items():
+            named = f"{gate:.0%}" if math.isfinite(gate) else "inf"
+            lines.append(_regret_line(f"{pass_name} seed {seed} gate {named}", regrets))
     return "\n".join(lines)
 
 

@@ -22,11 +22,10 @@ retime times the configs of rows of older kernels (--kernel) again on today's, i
 (see _retime).
 compare times the config choose_config picks against the heuristic's on a campaign's
 layers (those in --exclude's files left out: the model's training layers), and under
---model or another selection mode (--selection autotune) the shipped models' choice
-too; with --from it
-times nothing and reports on earlier runs' --out files together (one run per filter size,
-one verdict over them all); shipped lists
-the models that ship with spio-perfmodel; tune times a model's shortlist for one layer on
+--model or another selection mode (--selection autotune) the shipped models' choice too;
+with --from it times nothing and reports on earlier runs' --out files together (one run
+per filter size, one verdict over them all); shipped lists the models that ship with
+spio-perfmodel; tune times a model's shortlist for one layer on
 the GPU (tune_config) and prints the fastest; tunings says how many of choose_config's
 tunings are kept on disk and where (--forget deletes them). evaluate splits the layers
 into folds, or with --held-out trains once on the other files and scores those files'
