@@ -10,8 +10,10 @@ tiles), compiled from the shipped `conv2d_gw8_fprop.cu` and from --source (with 
 generated types.h), each timed ROUNDS times in turn by CUDA-graph replays, the fastest
 round's median. A line per layer and pass gives both times, their shares of the copy
 bandwidth, the shipped time over the other (above 1: the other source is faster), whether the
-two outputs are the same bits, and the blocks of each that fit on the GPU at once (registers
-move them). A text change to the kernel is timed this way before it lands; `git show
+two outputs are the same bits, each output's largest error against the fp32 reference over
+the reference's largest magnitude (what checks a change that sums in another order; NaN
+where it left an element unwritten), and the blocks of each that fit on the GPU at once
+(registers move them). A text change to the kernel is timed this way before it lands; `git show
 REV:packages/spio-kernels/src/spio/kernels/conv2d_gw8/conv2d_gw8_fprop.cu > OLD.cu` times an
 earlier version against today's.
 """
@@ -36,6 +38,7 @@ from spio.kernels.conv2d_gw8 import (
 )
 from spio.kernels.conv2d_gw8._tiling import spread_over_sms
 from spio.kernels.conv2d_gw8.bench import Buffers
+from spio.kernels.conv2d_gw8.reference import dgrad_reference, fprop_reference
 from spio.kernels.timing import time_us
 
 #: Alternating rounds of the two kernels.
@@ -71,6 +74,21 @@ def chosen_config(pass_: str, params: Conv2dGw8Params, fields: dict[str, Any]) -
     config = dataclasses.replace(module.default_config_on(params), **fields)
     spec.check_config(params, config)
     return config
+
+
+def reference_errors(
+    pass_: str, params: Conv2dGw8Params, buffers: Buffers, outputs: dict[str, Any]
+) -> dict[str, float]:
+    """Each output's largest difference from pass_'s fp32 reference, over the reference's
+    largest magnitude (NaN where an element was left unwritten: the outputs start as NaN)."""
+    if pass_ == "fprop":
+        expected = fprop_reference(buffers.x, buffers.w, buffers.bias, params)
+    else:
+        expected = dgrad_reference(buffers.grad_y, buffers.w, params)
+    scale = float(expected.abs().max())
+    return {
+        tag: float((got.float() - expected).abs().max()) / scale for tag, got in outputs.items()
+    }
 
 
 def compare(
@@ -118,8 +136,10 @@ def compare(
     )
     gain = best["shipped"] / best["other"]
     same = torch.equal(outputs["shipped"], outputs["other"])
+    errors = reference_errors(pass_, params, buffers, outputs)
     print(
         f"{layer_name(params)} {pass_}: {shares}; {gain:.3f}x; same bits {same}; "
+        f"error {errors['shipped']:.1e} and {errors['other']:.1e}; "
         f"blocks at once {slots['shipped']} and {slots['other']}; {config}",
         flush=True,
     )
