@@ -119,6 +119,14 @@ for _name in ("dims", "kernels", "perfmodel", "torch"):
 _package_session("jit", extras=("cu13",))
 
 
+#: The oldest NVRTC of each CUDA major that spio-jit's extras allow (its pyproject's floors:
+#: nvidia-cuda-nvrtc >= 13.0, nvidia-cuda-nvrtc-cu12 >= 12.4), by its last patch release. The
+#: other sessions get the newest from uv.lock, and a construct the newest NVRTC takes and the
+#: oldest refuses would pass them: a generic lambda in wgrad's kernel did, and NVRTC 13.0,
+#: the one torch's cu130 wheels pin, could compile no wgrad config.
+NVRTC_FLOORS = {"13": "nvidia-cuda-nvrtc~=13.0.0", "12": "nvidia-cuda-nvrtc-cu12~=12.4.0"}
+
+
 @nox.session
 def cu12(session: nox.Session) -> None:
     """Prove the CUDA 12 stack: spio-jit and the spio-dims headers compile with NVRTC 12."""
@@ -126,18 +134,14 @@ def cu12(session: nox.Session) -> None:
     # spio-dims has no dependencies; its test group pins the CUDA 13 stack, so add the
     # package alone to this CUDA 12 environment.
     _add_without_deps(session, "-e", "packages/spio-dims")
-    # spio-jit's tests/test_stack.py fails unless NVRTC and cuda-bindings 12 were loaded.
+    # spio-dims' tests call cuda.bindings directly, so they run while NVRTC 12 is the only one.
+    _pytest(session, "packages/spio-dims/tests/nvrtc", "packages/spio-dims/tests/zero_cost")
+    # Then CUDA 13's NVRTC goes in beside it, as torch's cu130 wheels put it beside
+    # spio-jit[cu12]: cuda.pathfinder alone would hand cuda-bindings 12 that one, so spio-jit
+    # loads NVRTC 12 first, and tests/test_stack.py fails unless NVRTC 12 was loaded.
+    _add_without_deps(session, NVRTC_FLOORS["13"])
     session.env["SPIO_JIT_TEST_EXPECT_CUDA_MAJOR"] = "12"
     _pytest(session, "packages/spio-jit/tests")
-    _pytest(session, "packages/spio-dims/tests/nvrtc", "packages/spio-dims/tests/zero_cost")
-
-
-#: The oldest NVRTC of each CUDA major that spio-jit's extras allow (its pyproject's floors:
-#: nvidia-cuda-nvrtc >= 13.0, nvidia-cuda-nvrtc-cu12 >= 12.4), by its last patch release. The
-#: other sessions get the newest from uv.lock, and a construct the newest NVRTC takes and the
-#: oldest refuses would pass them: a generic lambda in wgrad's kernel did, and NVRTC 13.0,
-#: the one torch's cu130 wheels pin, could compile no wgrad config.
-NVRTC_FLOORS = {"13": "nvidia-cuda-nvrtc~=13.0.0", "12": "nvidia-cuda-nvrtc-cu12~=12.4.0"}
 
 
 @nox.session

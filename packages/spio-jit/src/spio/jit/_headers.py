@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import atexit
 import functools
-import importlib.util
 import re
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from spio.jit import _env, _nvrtc
+from spio.jit import _env, _nvidia_wheels, _nvrtc
 
 # A directory counts as CUDA's include directory when it has this header.
 _PROBE = "cuda_fp16.h"
@@ -78,17 +77,6 @@ def _fingerprint(include: Path) -> str:
     return "cudart-" + "-".join(parts)
 
 
-def _nvidia_dirs() -> list[Path]:
-    """Return the directories of the `nvidia` namespace package (NVIDIA's pip wheels)."""
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        return []
-    if spec is None or spec.submodule_search_locations is None:
-        return []
-    return [Path(p) for p in spec.submodule_search_locations]
-
-
 def _from_env() -> CudaHeaders | None:
     dirs = _env.cuda_include_dirs()
     if dirs is None:
@@ -115,7 +103,7 @@ def _beside_nvrtc(info: _nvrtc.NvrtcInfo) -> CudaHeaders | None:
 
 
 def _from_wheels(major: int) -> CudaHeaders | None:
-    for nvidia in _nvidia_dirs():
+    for nvidia in _nvidia_wheels.nvidia_dirs():
         if major >= 13:
             include = nvidia / f"cu{major}" / "include"
             cccl = (include / "cccl",)

@@ -2,9 +2,14 @@
 
 cuda.bindings.nvrtc loads libnvrtc itself on the first call (cuda-bindings >= 12.9 asks
 cuda.pathfinder, which looks in NVIDIA's pip wheels, conda, CUDA_HOME/CUDA_PATH and the
-system search path, in that order). spio-jit therefore does not choose the library; it asks
-the loaded process which file the NVRTC functions live in (dladdr, then /proc/self/maps, then
-cuda.pathfinder's record), so the report names the library actually in use.
+system search path, in that order). cuda.pathfinder looks for CUDA 13's NVRTC before CUDA
+12's whatever the bindings' major, so where both wheels are installed (torch for CUDA 13 beside
+spio-jit[cu12]) cuda-bindings 12 would call NVRTC 13. spio-jit therefore first loads the NVRTC
+wheel of the bindings' major, when nothing has loaded an NVRTC yet: cuda.pathfinder takes a
+library already loaded in the process without searching. Otherwise spio-jit does not choose
+the library; it asks the loaded process which file the NVRTC functions live in (dladdr, then
+/proc/self/maps, then cuda.pathfinder's record), so the report names the library in use, and
+a major other than the bindings' is reported (a warning, and a line of `spio-jit doctor`).
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ import importlib.metadata
 import os
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spio.jit import _env
+from spio.jit import _env, _nvidia_wheels
 from spio.jit._errors import NvrtcNotFoundError
 
 _lock = threading.Lock()
@@ -81,6 +87,8 @@ def bindings() -> Any:
 def _loaded() -> tuple[Any, tuple[int, int]]:
     version = _bindings_version()
     major = int(version.split(".")[0]) if version[:1].isdigit() else None
+    if major is not None:
+        _load_wheel_of_major(major)
     try:
         from cuda.bindings import nvrtc
     except ImportError as error:
@@ -95,7 +103,49 @@ def _loaded() -> tuple[Any, tuple[int, int]]:
         ) from error
     if int(result) != 0:
         raise NvrtcNotFoundError(f"nvrtcVersion failed ({result!r}).\n{_install_hint(major)}")
-    return nvrtc, (int(nv_major), int(nv_minor))
+    loaded = (int(nv_major), int(nv_minor))
+    mismatch = major_mismatch(loaded, version)
+    if mismatch is not None:
+        warnings.warn(mismatch, RuntimeWarning, stacklevel=2)
+    return nvrtc, loaded
+
+
+def _load_wheel_of_major(major: int) -> None:
+    """Load the NVRTC wheel of cuda-bindings' major, unless an NVRTC is loaded already.
+
+    Loaded with RTLD_GLOBAL, as cuda.pathfinder loads it, and with the builtins library beside
+    it first, which libnvrtc opens by name when it compiles. A library that does not load is
+    left to the bindings' own search, whose error names what to install.
+    """
+    if _path_by_maps() is not None:
+        return
+    library = _nvidia_wheels.nvrtc_library(major)
+    if library is None:
+        return
+    mode = os.RTLD_NOW | os.RTLD_GLOBAL
+    try:
+        for builtins in sorted(library.parent.glob(f"libnvrtc-builtins.so.{major}.*")):
+            ctypes.CDLL(str(builtins), mode=mode)
+        ctypes.CDLL(str(library), mode=mode)
+    except OSError:
+        return
+
+
+def major_mismatch(loaded: tuple[int, int], bindings_version: str) -> str | None:
+    """Say why an NVRTC of another major than cuda-bindings' is a problem, or return None."""
+    bindings_major = bindings_version.split(".")[0]
+    if not bindings_major.isdigit() or int(bindings_major) == loaded[0]:
+        return None
+    wanted = int(bindings_major)
+    if _nvidia_wheels.nvrtc_library(wanted) is None:
+        why = f"no NVRTC {wanted} wheel is installed"
+    else:
+        why = f"another library loaded NVRTC {loaded[0]} before spio-jit could load NVRTC {wanted}"
+    return (
+        f"cuda-bindings {bindings_version} is for CUDA {wanted}, but NVRTC "
+        f"{loaded[0]}.{loaded[1]} was loaded ({why}); the bindings support only their own "
+        f"major.\n{_install_hint(wanted)}"
+    )
 
 
 def version() -> tuple[int, int]:
