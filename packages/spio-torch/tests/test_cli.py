@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import subprocess
 import sys
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spio.torch import _cli, _demo
+import spio.jit as jit
+from spio.torch import _cli, _demo, _report
 
 
 @pytest.fixture(autouse=True)
@@ -24,6 +26,22 @@ def test_demo_reports_environment_and_compiles(capsys: pytest.CaptureFixture[str
     for line in ("spio-dims", "spio-torch", "NVRTC", "CUDA headers", "NVRTC -> cubin"):
         assert line in out
     assert "(disk cache)" in out
+
+
+def test_demo_warns_when_nvrtc_and_cuda_bindings_differ_in_major(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = jit.nvrtc_info()
+    other = 12 if real.version[0] >= 13 else 13
+    mismatched = dataclasses.replace(real, bindings_version=f"{other}.9.0")
+    monkeypatch.setattr(_report.jit, "nvrtc_info", lambda: mismatched)
+    out = io.StringIO()
+    assert _report.write_nvrtc(out)
+    assert f"  WARNING         cuda-bindings {other}.9.0 is for CUDA {other}" in out.getvalue()
+    matched = io.StringIO()
+    monkeypatch.setattr(_report.jit, "nvrtc_info", lambda: real)
+    _report.write_nvrtc(matched)
+    assert "WARNING" not in matched.getvalue()
 
 
 def test_demo_compiles_for_the_exact_arch_and_hits_the_cache() -> None:

@@ -38,7 +38,7 @@ def _doctor_nvrtc(out: TextIO) -> bool:
         return False
     out.write(f"NVRTC:          {info.version_string} ({info.origin})\n")
     out.write(f"  library:      {info.library or 'unknown'}\n")
-    mismatch = _nvrtc.major_mismatch(info.version, info.bindings_version)
+    mismatch = info.bindings_mismatch
     if mismatch is not None:
         out.write(f"  WARNING:      {mismatch.splitlines()[0]}\n")
     archs = " ".join(f"sm_{a}" for a in info.supported_archs)

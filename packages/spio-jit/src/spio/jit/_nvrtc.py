@@ -58,6 +58,11 @@ class NvrtcInfo:
         """Return the version as "major.minor"."""
         return f"{self.version[0]}.{self.version[1]}"
 
+    @property
+    def bindings_mismatch(self) -> str | None:
+        """Say why NVRTC's major differs from cuda-bindings' and what to install, or None."""
+        return major_mismatch(self.version, self.bindings_version)
+
 
 def _install_hint(bindings_major: int | None) -> str:
     lines = [

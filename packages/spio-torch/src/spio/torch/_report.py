@@ -45,6 +45,8 @@ def write_nvrtc(out: TextIO) -> bool:
         return False
     out.write(f"NVRTC             {info.version_string} ({info.origin})\n")
     out.write(f"  library         {info.library or 'unknown'}\n")
+    if info.bindings_mismatch is not None:
+        out.write(f"  WARNING         {info.bindings_mismatch.splitlines()[0]}\n")
     headers = jit.cuda_headers()
     out.write(f"CUDA headers      {headers.origin if headers.found else 'not found'}\n")
     return True
