@@ -136,9 +136,10 @@ def cu12(session: nox.Session) -> None:
     _add_without_deps(session, "-e", "packages/spio-dims")
     # spio-dims' tests call cuda.bindings directly, so they run while NVRTC 12 is the only one.
     _pytest(session, "packages/spio-dims/tests/nvrtc", "packages/spio-dims/tests/zero_cost")
-    # Then CUDA 13's NVRTC goes in beside it, as torch's cu130 wheels put it beside
-    # spio-jit[cu12]: cuda.pathfinder alone would hand cuda-bindings 12 that one, so spio-jit
-    # loads NVRTC 12 first, and tests/test_stack.py fails unless NVRTC 12 was loaded.
+    # Then CUDA 13's NVRTC goes in beside it, as another package's CUDA 13 wheels (such as
+    # cupy-cuda13x[ctk]) put it beside spio-jit[cu12]: cuda.pathfinder alone would hand
+    # cuda-bindings 12 that one, so spio-jit loads NVRTC 12 first, and tests/test_stack.py
+    # fails unless NVRTC 12 was loaded.
     _add_without_deps(session, NVRTC_FLOORS["13"])
     session.env["SPIO_JIT_TEST_EXPECT_CUDA_MAJOR"] = "12"
     _pytest(session, "packages/spio-jit/tests")

@@ -3,13 +3,14 @@
 cuda.bindings.nvrtc loads libnvrtc itself on the first call (cuda-bindings >= 12.9 asks
 cuda.pathfinder, which looks in NVIDIA's pip wheels, conda, CUDA_HOME/CUDA_PATH and the
 system search path, in that order). cuda.pathfinder looks for CUDA 13's NVRTC before CUDA
-12's whatever the bindings' major, so where both wheels are installed (torch for CUDA 13 beside
-spio-jit[cu12]) cuda-bindings 12 would call NVRTC 13. spio-jit therefore first loads the NVRTC
-wheel of the bindings' major, when nothing has loaded an NVRTC yet: cuda.pathfinder takes a
-library already loaded in the process without searching. Otherwise spio-jit does not choose
-the library; it asks the loaded process which file the NVRTC functions live in (dladdr, then
-/proc/self/maps, then cuda.pathfinder's record), so the report names the library in use, and
-a major other than the bindings' is reported (a warning, and a line of `spio-jit doctor`).
+12's whatever the bindings' major, so where both wheels are installed (another package's
+CUDA 13 wheels, such as cupy-cuda13x[ctk], beside spio-jit[cu12]) cuda-bindings 12 would call
+NVRTC 13. spio-jit therefore first loads the NVRTC wheel of the bindings' major, when nothing
+has loaded an NVRTC yet: cuda.pathfinder takes a library already loaded in the process
+without searching. Otherwise spio-jit does not choose the library; it asks the loaded process
+which file the NVRTC functions live in (dladdr, then /proc/self/maps, then cuda.pathfinder's
+record), so the report names the library in use, and a major other than the bindings' is
+reported (a warning, and a line of `spio-jit doctor`).
 """
 
 from __future__ import annotations
