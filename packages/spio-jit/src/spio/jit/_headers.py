@@ -104,12 +104,11 @@ def _beside_nvrtc(info: _nvrtc.NvrtcInfo) -> CudaHeaders | None:
 
 def _from_wheels(major: int) -> CudaHeaders | None:
     for nvidia in _nvidia_wheels.nvidia_dirs():
+        include = _nvidia_wheels.component_dir(nvidia, major, "cuda_runtime") / "include"
         if major >= 13:
-            include = nvidia / f"cu{major}" / "include"
             cccl = (include / "cccl",)
             wheel = "nvidia-cuda-runtime"
         else:
-            include = nvidia / "cuda_runtime" / "include"
             cccl = (nvidia / "cuda_cccl" / "include",)
             wheel = "nvidia-cuda-runtime-cu12"
         if _is_include_dir(include):

@@ -22,13 +22,18 @@ def nvidia_dirs() -> list[Path]:
     return [Path(p) for p in spec.submodule_search_locations]
 
 
+def component_dir(nvidia: Path, major: int, cu12_component: str) -> Path:
+    """Return the tree under one `nvidia` directory that holds a component of this major:
+    the major's shared tree from CUDA 13 on, else the component's own (e.g. cuda_nvrtc)."""
+    return nvidia / (f"cu{major}" if major >= 13 else cu12_component)
+
+
 def nvrtc_library(major: int) -> Path | None:
     """Return the first libnvrtc of this major in NVIDIA's wheels (Linux), or None."""
     if not sys.platform.startswith("linux"):
         return None
-    component = f"cu{major}" if major >= 13 else "cuda_nvrtc"
     for nvidia in nvidia_dirs():
-        library = nvidia / component / "lib" / f"libnvrtc.so.{major}"
+        library = component_dir(nvidia, major, "cuda_nvrtc") / "lib" / f"libnvrtc.so.{major}"
         if library.is_file():
             return library
     return None
