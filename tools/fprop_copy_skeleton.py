@@ -58,25 +58,41 @@ IMAGE_SIDE = 64
 PIXEL_BYTES = 128
 
 
-def skeleton(macros: dict[str, int], arch: str) -> tuple[Any, int]:
-    """The variant's loaded kernel and its threads a block."""
-    code = spio.jit.compile(
+#: The macros a variant may set (fprop_copy_skeleton.cu's header says what each does).
+MACROS = (*TILE, "ALT", "SPIN", "STAGE", "WEIGHTS", "PC")
+
+
+def compile_skeleton(macros: dict[str, int], arch: str) -> Any:
+    """The variant's spio.jit.CompiledCode for arch."""
+    return spio.jit.compile(
         SOURCE.read_text(encoding="utf-8"),
         include_dirs=(spio.dims.include_dir(),),
         defines={"IMAGE_SIDE": IMAGE_SIDE, **macros},
         arch=arch,
         name=SOURCE.name,
     )
-    pc = macros.get("PC", 0)
-    return code.load(device=0).get_kernel("copy_rows_pc" if pc else "copy_rows"), 160 if pc else 128
+
+
+def kernel_and_threads(macros: dict[str, int]) -> tuple[str, int]:
+    """The variant's kernel and its threads a block (the loading warp's walk has a fifth)."""
+    return ("copy_rows_pc", 160) if macros.get("PC") else ("copy_rows", 128)
 
 
 def parse_variants(texts: list[str]) -> dict[str, dict[str, int]]:
-    """--variants' "name:MACRO=V,..." texts."""
+    """--variants' "name:MACRO=V,..." texts; SystemExit names a text that is not one."""
     variants = {}
     for text in texts:
         name, _, fields = text.partition(":")
-        variants[name] = {k: int(v) for k, v in (f.split("=") for f in fields.split(",") if f)}
+        changes = {}
+        for field in filter(None, fields.split(",")):
+            macro, equals, value = field.partition("=")
+            if macro not in MACROS or not equals or not value.lstrip("-").isdigit():
+                raise SystemExit(
+                    f"--variants: {field!r} in {text!r} is not MACRO=integer, MACRO one of "
+                    f"{', '.join(MACROS)}"
+                )
+            changes[macro] = int(value)
+        variants[name] = changes
     return variants
 
 
@@ -103,7 +119,8 @@ def main() -> None:
     variants = parse_variants(args.variants) if args.variants else VARIANTS
     for name, changes in variants.items():
         macros = TILE | changes
-        kernel, threads = skeleton(macros, arch)
+        kernel_name, threads = kernel_and_threads(macros)
+        kernel = compile_skeleton(macros, arch).load(device=0).get_kernel(kernel_name)
         grid = args.n * (IMAGE_SIDE // macros["BLOCK_Q"]) * (IMAGE_SIDE // macros["CHUNK_ROWS"])
 
         def run(kernel: Any = kernel, grid: int = grid, threads: int = threads) -> None:

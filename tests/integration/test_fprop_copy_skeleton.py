@@ -1,0 +1,31 @@
+"""tools/fprop_copy_skeleton.py: its variants, before any GPU work."""
+
+from __future__ import annotations
+
+import pytest
+from tool_module import load_tool
+
+tool = load_tool("fprop_copy_skeleton")
+
+
+@pytest.mark.parametrize("name", list(tool.VARIANTS))
+def test_every_variant_compiles_for_sm_90(name: str) -> None:
+    macros = tool.TILE | tool.VARIANTS[name]
+    code = tool.compile_skeleton(macros, "sm_90")
+    kernel, threads = tool.kernel_and_threads(macros)
+    assert kernel.encode() in code.cubin
+    assert threads == (160 if macros.get("PC") else 128)
+
+
+def test_variants_name_their_macros() -> None:
+    assert tool.parse_variants(["upward:ALT=1", "tight:SPIN=200,PREFETCH=3", "as is:"]) == {
+        "upward": {"ALT": 1},
+        "tight": {"SPIN": 200, "PREFETCH": 3},
+        "as is": {},
+    }
+
+
+@pytest.mark.parametrize("text", ["x:ALTERNATE=1", "x:ALT", "x:SPIN=fast"])
+def test_a_field_that_is_not_a_macro_and_an_integer_is_refused(text: str) -> None:
+    with pytest.raises(SystemExit, match=r"--variants: .* is not MACRO=integer"):
+        tool.parse_variants([text])
