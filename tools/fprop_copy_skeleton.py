@@ -56,6 +56,7 @@ VARIANTS: dict[str, dict[str, int]] = {
 
 IMAGE_SIDE = 64
 PIXEL_BYTES = 128
+WEIGHT_BYTES = 8 * 8 * 3 * 3 * 8 * 2  # fprop's weights of 8 groups, 3 x 3
 
 
 #: The macros a variant may set (fprop_copy_skeleton.cu's header says what each does).
@@ -76,6 +77,18 @@ def compile_skeleton(macros: dict[str, int], arch: str) -> Any:
 def kernel_and_threads(macros: dict[str, int]) -> tuple[str, int]:
     """The variant's kernel and its threads a block (the loading warp's walk has a fifth)."""
     return ("copy_rows_pc", 160) if macros.get("PC") else ("copy_rows", 128)
+
+
+def shared_per_block(smem_per_sm: int) -> int:
+    """The dynamic shared memory a block asks for, so that BLOCKS_PER_SM fit on an SM (less
+    each block's 1 KiB the driver reserves and the static mbarriers)."""
+    return smem_per_sm // BLOCKS_PER_SM - 1024 - 2048
+
+
+def shared_bytes(macros: dict[str, int]) -> int:
+    """Shared memory the variant's walk uses: its ring, two staging rows and the weights."""
+    slot = (macros["BLOCK_Q"] + 2 * macros["HALO_COLS"]) * PIXEL_BYTES
+    return (macros["PREFETCH"] + 2) * slot + 2 * macros["BLOCK_Q"] * PIXEL_BYTES + WEIGHT_BYTES
 
 
 def parse_variants(texts: list[str]) -> dict[str, dict[str, int]]:
@@ -109,16 +122,21 @@ def main() -> None:
     nbytes = args.n * IMAGE_SIDE * IMAGE_SIDE * PIXEL_BYTES
     src = torch.randint(0, 255, (nbytes,), dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    weights = torch.zeros(9216, dtype=torch.uint8, device="cuda")
+    weights = torch.zeros(WEIGHT_BYTES, dtype=torch.uint8, device="cuda")
     copy = copy_bandwidth_gbs(20, 9)
     print(f"{props.name}: copy {copy:.0f} GB/s; {args.n} images, {2 * nbytes / 1e6:.1f} MB moved")
 
     smem_per_sm = props.shared_memory_per_multiprocessor
-    shared = smem_per_sm // BLOCKS_PER_SM - 1024 - 2048  # less the per-block reservation and slack
+    shared = shared_per_block(smem_per_sm)
     runs: dict[str, Callable[[], object]] = {"torch copy_": lambda: dst.copy_(src)}
     variants = parse_variants(args.variants) if args.variants else VARIANTS
     for name, changes in variants.items():
         macros = TILE | changes
+        if shared_bytes(macros) > shared:
+            raise SystemExit(
+                f"{name}: its walk needs {shared_bytes(macros)} bytes of shared memory, more than "
+                f"the {shared} that hold blocks to {BLOCKS_PER_SM} an SM"
+            )
         kernel_name, threads = kernel_and_threads(macros)
         kernel = compile_skeleton(macros, arch).load(device=0).get_kernel(kernel_name)
         grid = args.n * (IMAGE_SIDE // macros["BLOCK_Q"]) * (IMAGE_SIDE // macros["CHUNK_ROWS"])

@@ -29,3 +29,9 @@ def test_variants_name_their_macros() -> None:
 def test_a_field_that_is_not_a_macro_and_an_integer_is_refused(text: str) -> None:
     with pytest.raises(SystemExit, match=r"--variants: .* is not MACRO=integer"):
         tool.parse_variants([text])
+
+
+def test_every_variant_fits_the_shared_memory_of_four_blocks_an_h200_sm() -> None:
+    h200_shared = tool.shared_per_block(228 * 1024)
+    for changes in tool.VARIANTS.values():
+        assert tool.shared_bytes(tool.TILE | changes) <= h200_shared
