@@ -44,8 +44,8 @@ constexpr int kChunks = kImageRows / kChunkRows;
 constexpr int kRing = kPrefetch + 2;
 constexpr int kSlotBytes = (kBq + 2 * kHaloCols) * kPix;
 constexpr int kRowBytes = kBq * kPix;
-constexpr int kWalkers = 128;  // threads that walk the rows
-constexpr int kWeightBytes = 8 * 8 * 3 * 3 * 8 * 2;
+constexpr int kWalkers = WALKERS;           // threads that walk the rows
+constexpr int kWeightBytes = WEIGHT_BYTES;  // fprop's weights of 8 groups, 3 x 3
 
 static_assert(kImageCols % kBq == 0 && kImageRows % kChunkRows == 0,
               "strips and chunks tile the image");

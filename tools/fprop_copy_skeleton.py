@@ -57,6 +57,7 @@ VARIANTS: dict[str, dict[str, int]] = {
 IMAGE_SIDE = 64
 PIXEL_BYTES = 128
 WEIGHT_BYTES = 8 * 8 * 3 * 3 * 8 * 2  # fprop's weights of 8 groups, 3 x 3
+WALKERS = 128  # threads that walk the rows (copy_rows_pc adds a loading warp)
 
 
 #: The macros a variant may set (fprop_copy_skeleton.cu's header says what each does).
@@ -68,7 +69,12 @@ def compile_skeleton(macros: dict[str, int], arch: str) -> Any:
     return spio.jit.compile(
         SOURCE.read_text(encoding="utf-8"),
         include_dirs=(spio.dims.include_dir(),),
-        defines={"IMAGE_SIDE": IMAGE_SIDE, **macros},
+        defines={
+            "IMAGE_SIDE": IMAGE_SIDE,
+            "WALKERS": WALKERS,
+            "WEIGHT_BYTES": WEIGHT_BYTES,
+            **macros,
+        },
         arch=arch,
         name=SOURCE.name,
     )
@@ -76,7 +82,7 @@ def compile_skeleton(macros: dict[str, int], arch: str) -> Any:
 
 def kernel_and_threads(macros: dict[str, int]) -> tuple[str, int]:
     """The variant's kernel and its threads a block (the loading warp's walk has a fifth)."""
-    return ("copy_rows_pc", 160) if macros.get("PC") else ("copy_rows", 128)
+    return ("copy_rows_pc", WALKERS + 32) if macros.get("PC") else ("copy_rows", WALKERS)
 
 
 def shared_per_block(smem_per_sm: int) -> int:
