@@ -1,17 +1,23 @@
-// Experiment (seventy-third session): conv2d_gw8_fprop with its input rows loaded by TMA from a
-// producer warp into a ring of kTmaRing slots paced by full and empty mbarriers, so that the
-// walking warps issue no loads. Chunks of whole images only (no segments, no paired images),
-// fprop only. Macros:
-//   TMA_RING    slots of the ring (default 6)
-//   MIN_BLOCKS  __launch_bounds__'s blocks an SM (default 4)
-//   ALT         odd row chunks walk their rows bottom to top (the rows two chunks share are
-//               then read at the same end of both walks)
-//   NO_MMA      leave the mma out (timing only; wrong outputs)
+// Experiment (seventy-third session, docs/benchmarks.md): conv2d_gw8_fprop with its input rows
+// loaded by TMA from a loading warp into a ring of kTmaRing slots paced by full and empty
+// mbarriers, so that the walking warps issue no loads. Chunks of whole images only (no
+// segments, no paired images), fprop only; timed by h200_fprop_tma_producer_s73_check.py.
 #include "types.h"
 
 #include "conv2d_gw8_ring.cuh"
 #include "spio/arch/tma.cuh"
 
+// Each macro defaults to the first form built:
+//   TMA_RING     slots of the ring (6)
+//   MIN_BLOCKS   __launch_bounds__'s blocks an SM (4)
+//   ALT          1: odd row chunks walk their rows bottom to top, so the rows two chunks share
+//                are read at the same end of both walks (0)
+//   NO_MMA       1: the mma left out, for timing only: wrong outputs (0)
+//   WARP_STORES  1: each warp stages its own groups and stores them by TMA, with no block
+//                barrier a row (0: the block's staging rows and 16-byte stores, as shipped)
+//   SETMAXNREG   N > 0: a loading warpgroup (its first lane loads) gives its registers to the
+//                walking warps, which raise theirs to N (sm_90a) (0: one loading warp)
+//   WEIGHTS_SMEM 1: B fragments ldmatrix'ed from shared memory at each use (0: registers)
 #ifndef TMA_RING
 #define TMA_RING 6
 #endif
@@ -25,12 +31,13 @@
 #define NO_MMA 0
 #endif
 #ifndef WARP_STORES
-#define WARP_STORES \
-    0  // 1: each warp stages its own groups and stores them by TMA; no block
-       // barrier a row
+#define WARP_STORES 0
+#endif
+#ifndef SETMAXNREG
+#define SETMAXNREG 0
 #endif
 #ifndef WEIGHTS_SMEM
-#define WEIGHTS_SMEM 0  // 1: B fragments ldmatrix'ed from shared memory at each use
+#define WEIGHTS_SMEM 0
 #endif
 
 using Element = AFrag::element_type;
@@ -44,7 +51,7 @@ constexpr int kBlockRows = BLOCK_Y::stride;
 constexpr int kSlots = SmemInput::size<SLOT>().get();
 constexpr int kStageRows = SmemOutput::size<BUF>().get();
 constexpr int kTmaRing = TMA_RING;
-constexpr int kBlockThreads = kThreads + 32;
+constexpr int kBlockThreads = kThreads + (SETMAXNREG ? 128 : 32);
 // A slot: one ring row, rounded up to the 128-byte swizzle's 1024-byte repeat.
 constexpr int kRowElems = SmemInput::size<X>().get() * kSlots * 8;
 constexpr int kSlotElems = (kRowElems * 2 + 1023) / 1024 * 1024 / 2;
@@ -113,9 +120,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
     spio::arch::wait_for_previous_grids();
 
     if (threadIdx.x >= kThreads) {
+#if SETMAXNREG
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+#endif
         // The producer warp: its first lane loads every row of the walk into the next slot as
         // soon as the walkers have let go of it.
-        if (lane == 0) {
+        if (threadIdx.x == kThreads) {
             const int channel0 = block.get<BLOCK_G>().unfold().get() * 8;
             const int x0 = block_x.get() - kPadLeft;
             for (int J = 0; J < walk_rows; ++J) {
@@ -131,6 +141,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
         return;
     }
 
+#if SETMAXNREG
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(SETMAXNREG) : "memory");
+#endif
     const auto block_weights = Weights(w_ptr)[block.get<BLOCK_G>()];
     conv2d_gw8::for_each_cell<WeightLoadIndex::size(), kThreads>(threadIdx.x, [&](int i) {
         const WeightLoadIndex cell(i);

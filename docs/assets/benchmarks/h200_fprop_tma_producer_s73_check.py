@@ -53,7 +53,8 @@ def tma_geometry(params: Conv2dGw8Params, config: FpropConfig, macros: dict[str,
     slot = -(-row_bytes // 1024) * 1024
     input_ring = fprop_spec.ring_rows(params, config) * row_bytes
     rest = fprop_spec.shared_mem_bytes(params, config) - input_ring
-    return LaunchGeometry(base.grid, base.block + 32, 1024 + ring * slot + rest)
+    extra = 128 if "SETMAXNREG" in macros else 32  # a loading warpgroup, or warp
+    return LaunchGeometry(base.grid, base.block + extra, 1024 + ring * slot + rest)
 
 
 def source_with(macros: dict[str, str]) -> str:
@@ -62,6 +63,8 @@ def source_with(macros: dict[str, str]) -> str:
 
 
 def request(params: Conv2dGw8Params, config: FpropConfig, macros: dict[str, str], arch: str) -> Any:
+    if "SETMAXNREG" in macros:
+        arch = arch.rstrip("a") + "a"  # setmaxnreg is sm_90a's
     verbose = spio.jit.CompileOptions(extra_flags=("-Xptxas=-v",))
     types_h = fprop_spec.generate_types(params, config)
     req = fprop.types_request("fprop_tma.cu", source_with(macros), types_h, arch)
