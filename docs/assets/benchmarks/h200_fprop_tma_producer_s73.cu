@@ -17,6 +17,10 @@
 //                barrier a row (0: the block's staging rows and 16-byte stores, as shipped)
 //   SETMAXNREG   N > 0: a loading warpgroup (its first lane loads) gives its registers to the
 //                walking warps, which raise theirs to N (sm_90a) (0: one loading warp)
+//   STORE_WARPS  1 (with SETMAXNREG): the loading warpgroup's other three warps store the
+//                staged rows, handed over by mbarriers, so the walking warps meet at no
+//                barrier a row (0)
+//   STAGE_BUFS   staging rows with STORE_WARPS (2)
 //   WEIGHTS_SMEM 1: B fragments ldmatrix'ed from shared memory at each use (0: registers)
 #ifndef TMA_RING
 #define TMA_RING 6
@@ -36,6 +40,12 @@
 #ifndef SETMAXNREG
 #define SETMAXNREG 0
 #endif
+#ifndef STORE_WARPS
+#define STORE_WARPS 0
+#endif
+#ifndef STAGE_BUFS
+#define STAGE_BUFS 2
+#endif
 #ifndef WEIGHTS_SMEM
 #define WEIGHTS_SMEM 0
 #endif
@@ -49,7 +59,9 @@ constexpr int kRows = Weights::size<R>().get();
 constexpr int kCols = Weights::size<S>().get();
 constexpr int kBlockRows = BLOCK_Y::stride;
 constexpr int kSlots = SmemInput::size<SLOT>().get();
-constexpr int kStageRows = SmemOutput::size<BUF>().get();
+constexpr int kStageRowElems = SmemOutput::storage_size() / SmemOutput::size<BUF>().get();
+constexpr int kStageRows = STORE_WARPS ? STAGE_BUFS : SmemOutput::size<BUF>().get();
+static_assert(!STORE_WARPS || SETMAXNREG, "the store warps are the loading warpgroup's");
 constexpr int kTmaRing = TMA_RING;
 constexpr int kBlockThreads = kThreads + (SETMAXNREG ? 128 : 32);
 // A slot: one ring row, rounded up to the 128-byte swizzle's 1024-byte repeat.
@@ -87,9 +99,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
     auto* const full = reinterpret_cast<unsigned long long*>(smem_base);
     auto* const empty = full + kTmaRing;
     Element* const ring = reinterpret_cast<Element*>(smem_base + kBarrierBytes);
-    const auto smem_output = SmemOutput(ring + kTmaRing * kSlotElems);
-    const auto smem_weights =
-        SmemWeights(ring + kTmaRing * kSlotElems + SmemOutput::storage_size());
+    Element* const stage_base = ring + kTmaRing * kSlotElems;
+    const auto stage_at = [&](int row) {
+        return SmemOutput(stage_base + (row % kStageRows) * kStageRowElems)[BUF(0)];
+    };
+    const auto smem_weights = SmemWeights(stage_base + kStageRows * kStageRowElems);
+    auto* const staged = empty + kTmaRing;
+    auto* const freed = staged + kStageRows;
 
     const BlockIndex block;
     const ThreadIndex thread;
@@ -111,6 +127,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
         for (int s = 0; s < kTmaRing; ++s) {
             spio::arch::mbarrier_init(&full[s], 1);
             spio::arch::mbarrier_init(&empty[s], kThreads / 32);
+        }
+        for (int b = 0; b < kStageRows; ++b) {
+            spio::arch::mbarrier_init(&staged[b], kThreads / 32);
+            spio::arch::mbarrier_init(&freed[b], 3);
         }
         spio::arch::mbarrier_init_fence();
     }
@@ -138,6 +158,29 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
                                      up ? first_y - J : first_y + J, block_n.get());
             }
         }
+#if STORE_WARPS
+        // The store warps: each staged row out, in 16-byte cells covering whole pixel lines.
+        if (threadIdx.x >= kThreads + 32) {
+            const int tid = static_cast<int>(threadIdx.x) - (kThreads + 32);
+            for (int d = 0; d < rows; ++d) {
+                spio::arch::mbarrier_wait_parity(&staged[d % kStageRows], (d / kStageRows) & 1);
+                const auto stage = stage_at(d);
+                const int y = up ? block_y.get() + rows - 1 - d : block_y.get() + d;
+                const auto output_row = output[Y(y)][block_x];
+                conv2d_gw8::for_each_cell<StoreIndex::size(), 96>(tid, [&](int i) {
+                    const StoreIndex cell(i);
+                    if (block_x + cell.get<X>() < Output::size<X>()) {
+                        const auto from =
+                            conv2d_gw8::ring_cell<kSlots>(stage, cell.get<X>(), cell.get<G>());
+                        *reinterpret_cast<Vector*>(output_row[cell].get()) =
+                            *reinterpret_cast<const Vector*>(from.get());
+                    }
+                });
+                __syncwarp();
+                if (lane == 0) spio::arch::mbarrier_arrive(&freed[d % kStageRows]);
+            }
+        }
+#endif
         return;
     }
 
@@ -201,7 +244,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
     const int lane_half = AFrag::ldmatrix_origin(lane).get<TC>().get() / 8;
 
     const auto stage_row = [&](int row, BAND band) {
-        const auto stage = smem_output[BUF(row % kStageRows)];
+#if STORE_WARPS
+        if (row >= kStageRows) {
+            spio::arch::mbarrier_wait_parity(&freed[row % kStageRows], (row / kStageRows - 1) & 1);
+        }
+#endif
+        const auto stage = stage_at(row);
 #pragma unroll
         for (auto g : spio::range(AccTile::size<G>())) {
 #pragma unroll
@@ -216,11 +264,15 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
                 }
             }
         }
+#if STORE_WARPS
+        __syncwarp();
+        if (lane == 0) spio::arch::mbarrier_arrive(&staged[row % kStageRows]);
+#endif
     };
     // Walk row `row` of the chunk is output row block_y + row, or counted from the bottom
     // when walking up.
     const auto store_staged_row = [&](int row) {
-        const auto stage = smem_output[BUF(row % kStageRows)];
+        const auto stage = stage_at(row);
         const int y = up ? block_y.get() + rows - 1 - row : block_y.get() + row;
         const auto output_row = output[Y(y)][block_x];
         conv2d_gw8::for_each_cell<StoreIndex::size(), kThreads>(threadIdx.x, [&](int i) {
@@ -280,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
             if (j >= input_rows) break;
             const int s = j % kTmaRing;
             spio::arch::mbarrier_wait_parity(&full[s], (j / kTmaRing) & 1);
-#if !WARP_STORES
+#if !WARP_STORES && !STORE_WARPS
             // The staging rows' hand-over (the ring's is the mbarriers').
             sync_walkers();
 
@@ -346,7 +398,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, MIN_BLOCKS)
     }
 #if WARP_STORES
     if (lane == 0) spio::arch::bulk_wait_group<0>();
-#else
+#elif !STORE_WARPS
     sync_walkers();
     store_staged_row(rows - 1);
 #endif

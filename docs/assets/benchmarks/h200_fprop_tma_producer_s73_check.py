@@ -53,6 +53,7 @@ def tma_geometry(params: Conv2dGw8Params, config: FpropConfig, macros: dict[str,
     slot = -(-row_bytes // 1024) * 1024
     input_ring = fprop_spec.ring_rows(params, config) * row_bytes
     rest = fprop_spec.shared_mem_bytes(params, config) - input_ring
+    rest += (int(macros.get("STAGE_BUFS", "2")) - 2) * config.block_q * config.block_g * 16
     extra = 128 if "SETMAXNREG" in macros else 32  # a loading warpgroup, or warp
     return LaunchGeometry(base.grid, base.block + extra, 1024 + ring * slot + rest)
 
