@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE.parents[2] / "tools"))
 import spio.jit  # noqa: E402
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, FpropConfig, fprop, fprop_spec  # noqa: E402
 from spio.kernels.conv2d_gw8._tensor_maps import nhwc_row_map  # noqa: E402
-from spio.kernels.conv2d_gw8._tiling import spread_over_sms  # noqa: E402
+from spio.kernels.conv2d_gw8._tiling import ceil_div, spread_over_sms  # noqa: E402
 from spio.kernels.conv2d_gw8.fprop_spec import LaunchGeometry  # noqa: E402
 
 ROUNDS = 3
@@ -50,7 +50,7 @@ def tma_geometry(params: Conv2dGw8Params, config: FpropConfig, macros: dict[str,
     base = fprop_spec.launch_geometry(params, config)
     ring = int(macros.get("TMA_RING", "6"))
     row_bytes = fprop_spec.smem_columns(params, config) * config.block_g * 16
-    slot = -(-row_bytes // 1024) * 1024
+    slot = ceil_div(row_bytes, 1024) * 1024  # slots start on the 128-byte swizzle's repeat
     input_ring = fprop_spec.ring_rows(params, config) * row_bytes
     rest = fprop_spec.shared_mem_bytes(params, config) - input_ring
     rest += (int(macros.get("STAGE_BUFS", "2")) - 2) * config.block_q * config.block_g * 16
