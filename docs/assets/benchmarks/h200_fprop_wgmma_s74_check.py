@@ -26,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2] / "tools"))
 sys.path.insert(0, str(HERE))
 
+from h200_fprop_tma_producer_s73_check import parse_variant, shipped_launch  # noqa: E402
+
 import spio.dims  # noqa: E402
 import spio.jit  # noqa: E402
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, fprop  # noqa: E402
@@ -35,15 +37,6 @@ ROUNDS = 3
 ONCE = bool(os.environ.get("ONCE"))
 SOURCE = (HERE / "h200_fprop_wgmma_s74.cu").read_text()
 SLOT = (66 * 128 + 1023) // 1024 * 1024
-
-
-def parse_variant(text: str) -> tuple[str, dict[str, str]]:
-    name, _, macros = text.partition(":")
-    fields = {}
-    for item in filter(None, macros.split(",")):
-        key, _, value = item.partition("=")
-        fields[key] = value
-    return name, fields
 
 
 def smem_bytes(macros: dict[str, str]) -> int:
@@ -93,7 +86,6 @@ def row_map(pointer: int, shape: tuple[int, int, int, int], pixels: int, l2: int
 
 def compare_layer(text: str, variants: list[tuple[str, dict[str, str]]], copy: float) -> None:
     import torch
-    from h200_fprop_tma_producer_s73_check import shipped_launch
 
     from spio.kernels.conv2d_gw8.bench import Buffers
     from spio.kernels.conv2d_gw8.reference import fprop_reference
