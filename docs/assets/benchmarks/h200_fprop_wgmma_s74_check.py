@@ -31,7 +31,6 @@ from h200_fprop_tma_producer_s73_check import parse_variant, shipped_launch  # n
 import spio.dims  # noqa: E402
 import spio.jit  # noqa: E402
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, fprop  # noqa: E402
-from spio.kernels.conv2d_gw8._tensor_maps import nhwc_row_map  # noqa: E402
 
 ROUNDS = 3
 ONCE = bool(os.environ.get("ONCE"))
@@ -65,8 +64,9 @@ def ptxas_report(log: str) -> str:
 
 
 def row_map(pointer: int, shape: tuple[int, int, int, int], pixels: int, l2: int) -> Any:
-    """nhwc_row_map's map of 64-channel rows, with L2 promotion l2 (0 none, 1-3: 64, 128,
-    256 bytes)."""
+    """The map nhwc_row_map (spio.kernels.conv2d_gw8._tensor_maps) makes of rows of `pixels`
+    64-channel pixels, 128-byte swizzled, with L2 promotion l2 (0 none, 1-3: 64, 128, 256
+    bytes), which nhwc_row_map does not take."""
     import numpy as np
     from cuda.core import TensorMapDescriptorOptions
     from cuda.core.utils import StridedMemoryView
@@ -102,12 +102,7 @@ def compare_layer(text: str, variants: list[tuple[str, dict[str, str]]], copy: f
     scale = float(expected.abs().max())
     shipped = shipped_launch(params, config, arch)
     shape = (n, h, w, c)
-    x_maps = {
-        (pixels, l2): row_map(buffers.x.data_ptr(), shape, pixels, l2)
-        for pixels in (16, 22, 32, 33, 64, 66)
-        for l2 in range(4)
-    }
-    y_map = nhwc_row_map(buffers.y.data_ptr(), shape, 16, 8)
+    y_map = row_map(buffers.y.data_ptr(), shape, 16, 0)
     codes = spio.jit.compile_many(
         {name: request(macros, h) for name, macros in variants}, cache=False
     )
@@ -121,7 +116,7 @@ def compare_layer(text: str, variants: list[tuple[str, dict[str, str]]], copy: f
         if "BLOCKS" in macros:
             shared = max(shared, 228 * 1024 // int(macros["BLOCKS"]) - 1024)
         pixels = int(macros.get("BOXW", "66")) // int(macros.get("SPLIT", "1"))
-        x_map = x_maps[pixels, int(macros.get("L2", "0"))]
+        x_map = row_map(buffers.x.data_ptr(), shape, pixels, int(macros.get("L2", "0")))
         args = (buffers.y, buffers.x, buffers.w, 0, x_map, y_map)
         runs[name] = lambda k=kernel, g=grid, s=shared, a=args: k.launch(g, 128, a, s, None, True)
         bias_args = (buffers.y, buffers.x, buffers.w, bias, x_map, y_map)
