@@ -146,15 +146,6 @@ def test_layer_params_are_validated_once_per_layer() -> None:
         layer_params((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float32)
 
 
-def test_torch_func_transforms_are_refused_by_name() -> None:
-    x = torch.randn(2, 16, 6, 6, dtype=torch.float16)
-    weight = torch.randn(16, 8, 3, 3, dtype=torch.float16)
-    with pytest.raises(NotImplementedError, match=r"does not support torch\.func transforms"):
-        torch.func.grad(lambda w: spio_f.conv2d_gw8(x, w, padding=1).float().sum())(weight)
-    with pytest.raises(NotImplementedError, match=r"does not support torch\.func transforms"):
-        torch.func.vmap(lambda xi: spio_f.conv2d_gw8(xi, weight, padding=1))(x[:, None])
-
-
 def test_a_channels_last_weight_is_read_in_place() -> None:
     from spio.torch._layout import is_spio_layout, spio_weight
 

@@ -239,15 +239,6 @@ def test_bad_arguments_are_named(call: Any, error: type, match: str) -> None:
         call()
 
 
-def test_torch_func_transforms_are_refused_by_name() -> None:
-    a = torch.randn(8, 16).half()
-    w = torch.randn(8, 16).half()
-    with pytest.raises(NotImplementedError, match=r"spio\.functional\.linear does not support"):
-        torch.func.grad(lambda x: spio_f.linear(x, w).float().sum())(a)
-    with pytest.raises(NotImplementedError, match=r"spio\.functional\.matmul does not support"):
-        torch.func.vmap(lambda x: spio_f.matmul(x, w.t()))(a.unsqueeze(0))
-
-
 def test_the_operator_called_directly_checks_its_operands() -> None:
     half = torch.zeros(8, 8, dtype=torch.float16)
     with pytest.raises(TypeError, match="spio::mm takes two float16 or two bfloat16"):

@@ -19,6 +19,7 @@ and round to the input's dtype: a path for development and tests, not a fast one
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -194,24 +195,35 @@ def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> N
     ctx.bias_dtype = None if bias is None else bias.dtype
 
 
-def _backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
+def _call(op: Callable[..., Any], *args: Any) -> Any:
+    return op(*args)
+
+
+def conv2d_gw8_backward(
+    ctx: Any, grad_output: torch.Tensor, call: Callable[..., Any] = _call
+) -> tuple[Any, ...]:
+    """The gradients of spio::conv2d_gw8(input, weight, bias, padding) from ctx (input and
+    weight saved, padding, bias_dtype); `call(op, *args)` runs each gradient operator (under
+    torch.func, through a Function that torch.func can record)."""
     input, weight = ctx.saved_tensors
     grad_output = grad_output.to(input.dtype)
     grad_input = grad_weight = grad_bias = None
     if ctx.needs_input_grad[0]:
-        grad_input = conv2d_gw8_input_grad_op(grad_output, weight, list(input.shape), ctx.padding)
+        grad_input = call(
+            conv2d_gw8_input_grad_op, grad_output, weight, list(input.shape), ctx.padding
+        )
     wants_bias = ctx.bias_dtype is not None and ctx.needs_input_grad[2]
     kernel_size = list(weight.shape[2:])
     if ctx.needs_input_grad[1] and wants_bias:
-        grad_weight, grad_bias = conv2d_gw8_weight_bias_grad_op(
-            input, grad_output, kernel_size, ctx.padding
+        grad_weight, grad_bias = call(
+            conv2d_gw8_weight_bias_grad_op, input, grad_output, kernel_size, ctx.padding
         )
         grad_bias = grad_bias.to(ctx.bias_dtype)
     elif ctx.needs_input_grad[1]:
-        grad_weight = conv2d_gw8_weight_grad_op(input, grad_output, kernel_size, ctx.padding)
+        grad_weight = call(conv2d_gw8_weight_grad_op, input, grad_output, kernel_size, ctx.padding)
     elif wants_bias:
         grad_bias = bias_gradient(grad_output, ctx.bias_dtype)
     return grad_input, grad_weight, grad_bias, None
 
 
-conv2d_gw8_op.register_autograd(_backward, setup_context=_setup_context)
+conv2d_gw8_op.register_autograd(conv2d_gw8_backward, setup_context=_setup_context)

@@ -1,5 +1,6 @@
 """spio.functional.conv2d_gw8: the checked entry to the spio::conv2d_gw8 operator (or, in
-eager mode on CUDA, to the same passes without the operator machinery: _eager)."""
+eager mode on CUDA, to the same passes without the operator machinery: _eager; under
+torch.func transforms, to the operators through _conv2d_gw8_func)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from spio.kernels.conv2d_gw8 import normalize_padding
 
 from ._checks import check_same_device, check_same_dtype_and_device, check_tensor
 from ._conv2d_gw8 import conv2d_gw8_op
+from ._conv2d_gw8_func import Conv2dGw8Function, Padding
 from ._cuda_passes import GROUP_WIDTH, layer_params, layer_plan
 from ._eager import conv2d_gw8_eager, runs_eagerly
-from ._transforms import refuse_torch_func
+from ._transforms import under_torch_func
 
 
 def _padding(padding: Any, kernel_size: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -76,17 +78,26 @@ def conv2d_gw8(
     Returns:
         N x C x P x Q in the input's dtype, channels_last memory.
 
+    torch.func's transforms and their compositions work on it (first-order gradients):
+    grad, vjp, jacrev, jvp, jacfwd, and vmap, which runs a batch of calls as one call of the
+    kernels: a batch of inputs with one weight as more images, a batch of weights (model
+    ensembles) as more groups, and per-sample weight gradients (`vmap(grad(loss))` over
+    single images) as one weight-gradient pass of B x C channels.
+
     Raises:
         TypeError, ValueError: an argument out of scope; the message names it, what was given
             and what is allowed.
     """
-    refuse_torch_func("spio.functional.conv2d_gw8")
     _check(input, weight, bias)
     kernel_size = (weight.shape[2], weight.shape[3])
     sides = _padding(padding, kernel_size)
     # Both validate the layer (filter sizes, padding ranges, output size) with field-named
     # errors, once per layer.
     has_bias = bias is not None
+    if under_torch_func():
+        layer_params(input.shape, kernel_size, sides, input.dtype, has_bias)
+        output: torch.Tensor = Conv2dGw8Function.apply(input, weight, bias, Padding(sides))
+        return output
     if runs_eagerly(input, weight, bias):
         device = input.get_device()
         plan = layer_plan(input.shape, kernel_size, sides, input.dtype, has_bias, device)

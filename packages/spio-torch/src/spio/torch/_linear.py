@@ -1,5 +1,6 @@
 """spio.functional.matmul and spio.functional.linear: checked entries to spio::mm (or, in
-eager mode on CUDA, to the same kernels without the operator machinery: _matmul.mm_eager)."""
+eager mode on CUDA, to the same kernels without the operator machinery: _matmul.mm_eager;
+under torch.func transforms, to the operators through _matmul_func)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from spio.kernels.matmul.params import VECTOR
 from ._checks import check_same_dtype_and_device, check_tensor
 from ._eager import runs_eagerly
 from ._matmul import addmm_op, mm_eager, mm_op
-from ._transforms import refuse_torch_func
+from ._matmul_func import MmFunction
+from ._transforms import under_torch_func
 
 
 def _check_multiple(value: int, what: Callable[[], str]) -> None:
@@ -25,6 +27,9 @@ def _check_multiple(value: int, what: Callable[[], str]) -> None:
 
 
 def _mm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    if under_torch_func():
+        output: torch.Tensor = MmFunction.apply(a, b, bias)
+        return output
     if runs_eagerly(a, b, bias):
         return mm_eager(a, b, bias)
     result: torch.Tensor = mm_op(a, b) if bias is None else addmm_op(bias, a, b)
@@ -46,11 +51,15 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     Returns:
         M x N in a's dtype, contiguous.
 
+    torch.func's transforms and their compositions work on it, to any order of derivative:
+    grad, vjp, jacrev, jvp, jacfwd, hessian, and vmap, which runs a batch of products as one
+    where the batch folds into a matrix (a batch of a's as more rows, of b's as more
+    columns) and one after another where both operands are batched.
+
     Raises:
         TypeError, ValueError: an argument out of scope; the message names it, what was given
             and what is allowed.
     """
-    refuse_torch_func("spio.functional.matmul")
     check_tensor("a", a, 2)
     check_tensor("b", b, 2)
     check_same_dtype_and_device("a", a, "b", b)
@@ -80,11 +89,13 @@ def linear(
     Returns:
         ... x out_features in input's dtype.
 
+    torch.func's transforms work on it as on `matmul` (a batch of inputs is one product of
+    more rows; a batch of weights, as in model ensembles, one of more columns).
+
     Raises:
         TypeError, ValueError: an argument out of scope; the message names it, what was given
             and what is allowed.
     """
-    refuse_torch_func("spio.functional.linear")
     check_tensor("input", input)
     check_tensor("weight", weight, 2)
     check_same_dtype_and_device("input", input, "weight", weight)
