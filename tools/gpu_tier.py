@@ -125,6 +125,10 @@ TEST_WEIGHTS = {
     "test_matmul_sanitizer_gpu.py": 10.0,
     # Twenty-ninth session, H100: 11 tests in 33.5 s, each compiling its shapes' kernels.
     "test_linear_gpu.py": 3.0,
+    # Seventy-fifth session, H200: the torch.func tests, 8 on CUDA in 31 s (the batched
+    # layers' kernels compiled in each).
+    "test_conv2d_gw8_func.py": 6.0,
+    "test_linear_func.py": 6.0,
 }
 
 
