@@ -41,30 +41,10 @@ __device__ __forceinline__ void store_cell(uint4* p, uint4 v) {
 #endif
 }
 
-// Few blocks, each striding over the whole buffer UNROLL cells a thread at a time.
-extern "C" __global__ void grid_stride(uint4* __restrict__ dst, const uint4* __restrict__ src,
-                                       long long cells) {
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x * UNROLL;
-    for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x * UNROLL + threadIdx.x;
-         base < cells; base += stride) {
-        uint4 v[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const long long i = base + u * blockDim.x;
-            if (i < cells) v[u] = load_cell(src + i);
-        }
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const long long i = base + u * blockDim.x;
-            if (i < cells) store_cell(dst + i, v[u]);
-        }
-    }
-}
-
-// Copy chunk `chunk` of blockDim.x * UNROLL cells, every thread UNROLL of them.
-__device__ __forceinline__ void copy_chunk(uint4* __restrict__ dst, const uint4* __restrict__ src,
-                                           long long cells, long long chunk) {
-    const long long base = chunk * blockDim.x * UNROLL + threadIdx.x;
+// Copy cells base, base + blockDim.x, ... (UNROLL of them, those below cells): all loads,
+// then all stores.
+__device__ __forceinline__ void copy_cells(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                                           long long cells, long long base) {
     uint4 v[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
@@ -76,6 +56,22 @@ __device__ __forceinline__ void copy_chunk(uint4* __restrict__ dst, const uint4*
         const long long i = base + u * blockDim.x;
         if (i < cells) store_cell(dst + i, v[u]);
     }
+}
+
+// Few blocks, each striding over the whole buffer UNROLL cells a thread at a time.
+extern "C" __global__ void grid_stride(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                                       long long cells) {
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x * UNROLL;
+    for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x * UNROLL + threadIdx.x;
+         base < cells; base += stride) {
+        copy_cells(dst, src, cells, base);
+    }
+}
+
+// Copy chunk `chunk` of blockDim.x * UNROLL cells, every thread UNROLL of them.
+__device__ __forceinline__ void copy_chunk(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                                           long long cells, long long chunk) {
+    copy_cells(dst, src, cells, chunk * blockDim.x * UNROLL + threadIdx.x);
 }
 
 // One block for each chunk, as an elementwise kernel lays its work out: many short blocks that

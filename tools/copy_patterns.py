@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from fprop_copy_skeleton import check_copies
 
 import spio.dims
 import spio.jit
@@ -167,11 +168,7 @@ def copy_runs(
             variant.shared(smem_per_sm),
             None,
         )
-        dst.zero_()
-        launch()
-        torch.cuda.synchronize()
-        if not torch.equal(dst, src):
-            raise SystemExit(f"{name}: the kernel did not copy every byte of {nbytes} bytes")
+        check_copies(launch, dst, src, f"{name} ({nbytes} bytes)")
         runs[name] = launch
     return runs
 

@@ -97,6 +97,15 @@ def shared_bytes(macros: dict[str, int]) -> int:
     return (macros["PREFETCH"] + 2) * slot + 2 * macros["BLOCK_Q"] * PIXEL_BYTES + WEIGHT_BYTES
 
 
+def check_copies(run: Callable[[], object], dst: Any, src: Any, what: str) -> None:
+    """SystemExit unless run() makes dst (zeroed first) a copy of src; what names the kernel."""
+    dst.zero_()
+    run()
+    torch.cuda.synchronize()
+    if not torch.equal(dst, src):
+        raise SystemExit(f"{what} did not copy every byte")
+
+
 def parse_variants(texts: list[str]) -> dict[str, dict[str, int]]:
     """--variants' "name:MACRO=V,..." texts; SystemExit names a text that is not one."""
     variants = {}
@@ -150,11 +159,7 @@ def main() -> None:
         def run(kernel: Any = kernel, grid: int = grid, threads: int = threads) -> None:
             kernel.launch(grid, threads, (dst, src, weights), shared, None, True)
 
-        dst.zero_()
-        run()
-        torch.cuda.synchronize()
-        if not torch.equal(dst, src):
-            raise SystemExit(f"{name}: the skeleton did not copy every byte")
+        check_copies(run, dst, src, f"{name}: the skeleton")
         runs[name] = run
 
     params = Conv2dGw8Params(n=args.n, c=64, h=IMAGE_SIDE, w=IMAGE_SIDE)

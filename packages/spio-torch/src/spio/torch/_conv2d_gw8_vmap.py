@@ -103,36 +103,20 @@ def weight_grad_rule(
     grad_output: torch.Tensor,
     kernel_size: list[int],
     padding: list[int],
-) -> tuple[torch.Tensor, int]:
+) -> Any:
+    """The weight gradient's rule, and the weight and bias gradients' (a pair of results,
+    each batch's B x C rows apart)."""
     size = info.batch_size
     input_dim, grad_dim, _, _ = in_dims
-    grad_weight = call(
+    result = call(
         _channels_joined(leading(input, input_dim, size)),
         _channels_joined(leading(grad_output, grad_dim, size)),
         kernel_size,
         padding,
     )
-    return grad_weight.unflatten(0, (size, -1)), 0
-
-
-def weight_bias_grad_rule(
-    call: Callable[..., Any],
-    info: Any,
-    in_dims: tuple[Any, ...],
-    input: torch.Tensor,
-    grad_output: torch.Tensor,
-    kernel_size: list[int],
-    padding: list[int],
-) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
-    size = info.batch_size
-    input_dim, grad_dim, _, _ = in_dims
-    grad_weight, grad_bias = call(
-        _channels_joined(leading(input, input_dim, size)),
-        _channels_joined(leading(grad_output, grad_dim, size)),
-        kernel_size,
-        padding,
-    )
-    return (grad_weight.unflatten(0, (size, -1)), grad_bias.unflatten(0, (size, -1))), (0, 0)
+    if isinstance(result, tuple):
+        return tuple(grad.unflatten(0, (size, -1)) for grad in result), (0,) * len(result)
+    return result.unflatten(0, (size, -1)), 0
 
 
 #: Each operator's rule (the rules take the call that runs a batch's one call first: the
@@ -141,7 +125,7 @@ RULES: dict[Any, Callable[..., Any]] = {
     conv2d_gw8_op: conv2d_gw8_rule,
     conv2d_gw8_input_grad_op: input_grad_rule,
     conv2d_gw8_weight_grad_op: weight_grad_rule,
-    conv2d_gw8_weight_bias_grad_op: weight_bias_grad_rule,
+    conv2d_gw8_weight_bias_grad_op: weight_grad_rule,
 }
 
 
