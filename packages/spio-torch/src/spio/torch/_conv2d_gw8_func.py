@@ -20,7 +20,6 @@ of grad, hessian) reaches them, rather than letting it come out as zeros.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import torch
@@ -66,33 +65,25 @@ def _first_order(op: Any, *args: Any) -> Any:
     return FirstOrder.apply(op, *args)
 
 
-@dataclasses.dataclass(frozen=True)
-class Padding:
-    """(top, bottom, left, right) as one argument that is not a pytree: torch.func's
-    forward-mode rule of a Function miscounts the tangents of one given a list (torch 2.15:
-    "leaves has length 5 but the spec refers to a pytree that holds 11")."""
-
-    sides: tuple[int, ...]
-
-
 def _convolution(
-    input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, sides: list[int]
+    input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
 ) -> torch.Tensor:
-    output: torch.Tensor = Conv2dGw8Function.apply(input, weight, bias, Padding(tuple(sides)))
+    output: torch.Tensor = Conv2dGw8Function.apply(input, weight, bias, padding)
     return output
 
 
 class Conv2dGw8Function(torch.autograd.Function):
-    """conv2d_gw8(input, weight, bias, Padding(sides)) for torch.func."""
+    """conv2d_gw8(input, weight, bias, padding) for torch.func (padding: top, bottom, left,
+    right)."""
 
     @staticmethod
     def forward(
         input: torch.Tensor,
         weight: torch.Tensor,
         bias: torch.Tensor | None,
-        padding: Padding,
+        padding: list[int],
     ) -> torch.Tensor:
-        output: torch.Tensor = conv2d_gw8_op(input, weight, bias, list(padding.sides))
+        output: torch.Tensor = conv2d_gw8_op(input, weight, bias, padding)
         return output
 
     @staticmethod
@@ -100,7 +91,7 @@ class Conv2dGw8Function(torch.autograd.Function):
         input, weight, bias, padding = inputs
         ctx.save_for_backward(input, weight)
         ctx.save_for_forward(input, weight)
-        ctx.padding = list(padding.sides)
+        ctx.padding = list(padding)
         ctx.bias_dtype = None if bias is None else bias.dtype
         ctx.output_shape = output.shape
 
@@ -139,10 +130,10 @@ class Conv2dGw8Function(torch.autograd.Function):
         input: torch.Tensor,
         weight: torch.Tensor,
         bias: torch.Tensor | None,
-        padding: Padding,
+        padding: list[int],
     ) -> tuple[torch.Tensor, int]:
         # The operator's batching rule, its one call through this Function again.
         result: tuple[torch.Tensor, int] = conv2d_gw8_rule(
-            _convolution, info, in_dims, input, weight, bias, list(padding.sides)
+            _convolution, info, in_dims, input, weight, bias, padding
         )
         return result

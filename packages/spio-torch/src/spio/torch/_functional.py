@@ -11,7 +11,7 @@ from spio.kernels.conv2d_gw8 import normalize_padding
 
 from ._checks import check_same_device, check_same_dtype_and_device, check_tensor
 from ._conv2d_gw8 import conv2d_gw8_op
-from ._conv2d_gw8_func import Conv2dGw8Function, Padding
+from ._conv2d_gw8_func import Conv2dGw8Function
 from ._cuda_passes import GROUP_WIDTH, layer_params, layer_plan
 from ._eager import conv2d_gw8_eager, runs_eagerly
 from ._transforms import under_torch_func
@@ -96,7 +96,7 @@ def conv2d_gw8(
     has_bias = bias is not None
     if under_torch_func():
         layer_params(input.shape, kernel_size, sides, input.dtype, has_bias)
-        output: torch.Tensor = Conv2dGw8Function.apply(input, weight, bias, Padding(sides))
+        output: torch.Tensor = Conv2dGw8Function.apply(input, weight, bias, list(sides))
         return output
     if runs_eagerly(input, weight, bias):
         device = input.get_device()
