@@ -55,6 +55,8 @@ def conv2d_gw8_rule(
     bias: torch.Tensor | None,
     padding: list[int],
 ) -> tuple[torch.Tensor, int]:
+    """The forward's rule: more images where the calls share the weight and bias, else more
+    channels."""
     size = info.batch_size
     input_dim, weight_dim, bias_dim, _ = in_dims
     if weight_dim is None and bias_dim is None:
@@ -79,6 +81,8 @@ def input_grad_rule(
     input_size: list[int],
     padding: list[int],
 ) -> tuple[torch.Tensor, int]:
+    """The input gradient's rule: more images where the calls share the weight, else more
+    channels."""
     size = info.batch_size
     grad_dim, weight_dim, _, _ = in_dims
     n, c, h, w = input_size
