@@ -199,3 +199,25 @@ def second_order_calls(device: str) -> list[Callable[[], Any]]:
         lambda: torch.func.grad(lambda x: torch.func.grad(squares)(x).float().sum())(x),
         lambda: torch.func.hessian(squares)(x),
     ]
+
+
+def check_module_ensemble(device: str) -> None:
+    """Conv2dGw8 modules stacked with torch.func.stack_module_state and run by vmap over
+    functional_call (model ensembling), against each module's fp32 conv2d."""
+    import copy
+
+    from spio.torch import Conv2dGw8
+
+    # "same" pads the 3 x 2 filter as PADDING: (1, 1, 0, 1).
+    models = [Conv2dGw8(CHANNELS, KERNEL, padding="same").to(DTYPE).to(device) for _ in range(3)]
+    params, buffers = torch.func.stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+    x = inputs(device, 2)
+
+    def run(params: Any, buffers: Any, x: torch.Tensor) -> Any:
+        return torch.func.functional_call(base, (params, buffers), (x,))
+
+    with batching_rules_used():
+        got = torch.vmap(run, in_dims=(0, 0, None))(params, buffers, x)
+    want = torch.stack([reference(x, model.weight, model.bias) for model in models])
+    close(got, want, "an ensemble of modules")

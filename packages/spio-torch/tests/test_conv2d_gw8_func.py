@@ -12,6 +12,7 @@ from conv2d_func_checks import (
     check_ensemble_gradients,
     check_forward_mode,
     check_grad,
+    check_module_ensemble,
     check_per_sample_gradients,
     check_vmap,
     second_order_calls,
@@ -33,6 +34,7 @@ def _seed() -> None:
         check_per_sample_gradients,
         check_ensemble_gradients,
         check_forward_mode,
+        check_module_ensemble,
     ],
     ids=lambda check: check.__name__.removeprefix("check_"),
 )
