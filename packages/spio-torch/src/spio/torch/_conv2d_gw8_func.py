@@ -20,6 +20,7 @@ of grad, hessian) reaches them, rather than letting it come out as zeros.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
@@ -55,14 +56,7 @@ class FirstOrder(torch.autograd.Function):
     @staticmethod
     def vmap(info: Any, in_dims: tuple[Any, ...], op: Any, *args: Any) -> Any:
         # The operator's batching rule, its one call through FirstOrder again.
-        def call(*given: Any) -> Any:
-            return FirstOrder.apply(op, *given)
-
-        return RULES[op](call, info, in_dims[1:], *args)
-
-
-def _first_order(op: Any, *args: Any) -> Any:
-    return FirstOrder.apply(op, *args)
+        return RULES[op](functools.partial(FirstOrder.apply, op), info, in_dims[1:], *args)
 
 
 def _convolution(
@@ -97,7 +91,7 @@ class Conv2dGw8Function(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
-        return conv2d_gw8_backward(ctx, grad_output, _first_order)
+        return conv2d_gw8_backward(ctx, grad_output, FirstOrder.apply)
 
     @staticmethod
     def jvp(

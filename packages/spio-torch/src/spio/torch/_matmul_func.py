@@ -56,11 +56,13 @@ class MmFunction(torch.autograd.Function):
     ) -> torch.Tensor:
         # a @ b + bias is linear in each: its tangent is da @ b + a @ db + dbias.
         a, b = ctx.saved_tensors
-        tangent = a.new_zeros((a.shape[0], b.shape[1]))
+        terms = []
         if a_tangent is not None:
-            tangent = tangent + _product(a_tangent, b)
+            terms.append(_product(a_tangent, b))
         if b_tangent is not None:
-            tangent = tangent + _product(a, b_tangent)
+            terms.append(_product(a, b_tangent))
+        # The terms' sum; zeros where only the bias moves (its tangent then on every row).
+        tangent = sum(terms[1:], terms[0]) if terms else a.new_zeros((a.shape[0], b.shape[1]))
         if bias_tangent is not None:
             tangent = tangent + bias_tangent.to(tangent.dtype)
         return tangent
