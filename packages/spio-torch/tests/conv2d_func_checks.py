@@ -187,18 +187,52 @@ def check_forward_mode(device: str) -> None:
     close(reverse, want, "jacrev")
 
 
-def second_order_calls(device: str) -> list[Callable[[], Any]]:
-    """Calls that take second derivatives, which must raise NotImplementedError naming the
-    entry (not come out as zeros)."""
-    x, weight = inputs(device, 1), weights(device)
+def check_second_order(device: str) -> None:
+    """Derivatives of derivatives: the Hessians in the input and in the weight (jacfwd of
+    jacrev, so the gradient passes' forward-mode and batching rules run too), a gradient
+    penalty's gradients (grad of grad, with a bias) and a third derivative."""
+    x, weight, bias = inputs(device, 1)[:, :8, :4, :3], weights(device)[:8], tensors(device, 8)
 
-    def squares(x: torch.Tensor) -> torch.Tensor:
-        return spio(x, weight, None).float().square().sum()
+    def squares(conv: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+        return lambda x, w, b: conv(x, w, b).float().square().sum()
 
-    return [
-        lambda: torch.func.grad(lambda x: torch.func.grad(squares)(x).float().sum())(x),
-        lambda: torch.func.hessian(squares)(x),
-    ]
+    with batching_rules_used():
+        got = torch.func.hessian(squares(spio), argnums=0)(x, weight, bias)
+        want = torch.func.hessian(squares(reference), argnums=0)(x.float(), weight.float(), bias)
+        close(got, want, "the Hessian in the input")
+        # In the weight and the bias together: the weight and bias gradients' pass.
+        in_weight_and_bias = (1, 2)
+        got = torch.func.hessian(squares(spio), in_weight_and_bias)(x, weight, bias)
+        want = torch.func.hessian(squares(reference), in_weight_and_bias)(
+            x.float(), weight.float(), bias
+        )
+        for i, j in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            close(got[i][j], want[i][j], f"the Hessian's block {i}, {j} in (weight, bias)")
+
+    def penalty(conv: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+        # The squared gradients of a loss in all three arguments (the bias's from the weight
+        # gradient's pass).
+        def of(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            loss = lambda x, w, b: conv(x, w, b).float().square().sum() / 2  # noqa: E731
+            grads = torch.func.grad(loss, argnums=(0, 1, 2))(x, w, b)
+            return sum(g.float().square().sum() for g in grads)  # type: ignore[return-value]
+
+        return of
+
+    got = torch.func.grad(penalty(spio), argnums=(0, 1, 2))(x, weight, bias)
+    want = torch.func.grad(penalty(reference), argnums=(0, 1, 2))(x.float(), weight.float(), bias)
+    for name, g, w in zip(("input", "weight", "bias"), got, want, strict=True):
+        close(g, w, f"a gradient penalty's gradient in the {name}")
+
+    direction = inputs(device, 1)[:, :8, :4, :3].float()
+
+    def third(conv: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+        # d/dx of <d/dx <d/dx sum(y^3), v>, v>: every pass differentiated twice.
+        cubes = lambda x: conv(x, weight.to(x.dtype), None).float().pow(3).sum()  # noqa: E731
+        along = lambda x: (torch.func.grad(cubes)(x).float() * direction).sum()  # noqa: E731
+        return torch.func.grad(lambda x: (torch.func.grad(along)(x).float() * direction).sum())
+
+    close(third(spio)(x), third(reference)(x.float()), "a third derivative")
 
 
 def check_module_ensemble(device: str) -> None:

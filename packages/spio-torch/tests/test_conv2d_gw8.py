@@ -45,6 +45,67 @@ def test_matches_fp32_conv2d_forward_and_backward_on_cpu(case: Case) -> None:
     run_case(case, "cpu")
 
 
+def _penalty(
+    conv: Any, tensors: tuple[torch.Tensor, ...], leaves: tuple[torch.Tensor, ...]
+) -> torch.Tensor:
+    """A gradient penalty: the mean squared gradients of sum(y^2) / 2 in leaves, as a graph."""
+    loss = conv(*tensors).float().square().sum() / 2
+    grads = torch.autograd.grad(loss, leaves, create_graph=True)
+    total: torch.Tensor = sum(g.float().square().mean() for g in grads)  # type: ignore[assignment]
+    return total
+
+
+def run_gradient_penalty(case: Case, device: str) -> None:
+    """The gradients of a gradient penalty (autograd's create_graph: every pass's own
+    derivatives) on device against fp32 conv2d's."""
+    x, weight, bias = case.make(device)
+    tensors = (x, weight, bias)
+    leaves = (x, weight) if bias is None else (x, weight, bias)
+
+    def spio(x: torch.Tensor, weight: torch.Tensor, bias: Any) -> torch.Tensor:
+        return spio_f.conv2d_gw8(x, weight, bias, padding=case.padding)
+
+    got = torch.autograd.grad(_penalty(spio, tensors, leaves), leaves)
+    exact = tuple(t.detach().float().requires_grad_() for t in leaves)
+    want = torch.autograd.grad(_penalty(case.reference, (*exact, None)[:3], exact), exact)
+    for name, g, w in zip(("input", "weight", "bias"), got, want, strict=False):
+        assert g.dtype == (torch.float32 if name == "bias" else case.dtype), name
+        tolerance = case.tolerance() * (w.abs().max().item() + 1)
+        torch.testing.assert_close(g.float(), w, atol=tolerance, rtol=0, msg=name)
+
+
+def run_third_derivative(device: str) -> None:
+    """d/dx <d/dx <d/dx sum(y^3), v>, v> through autograd (each gradient a graph) against
+    fp32 conv2d's."""
+    case = CASES[1]
+    x, weight, _ = case.make(device)
+    direction = torch.randn(x.shape, generator=torch.Generator().manual_seed(1)).to(device)
+
+    def third(conv: Any, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        cubes = conv(x, weight, None).float().pow(3).sum()
+        (first,) = torch.autograd.grad(cubes, x, create_graph=True)
+        (second,) = torch.autograd.grad((first.float() * direction).sum(), x, create_graph=True)
+        (result,) = torch.autograd.grad((second.float() * direction).sum(), x)
+        return result
+
+    def spio(x: torch.Tensor, weight: torch.Tensor, bias: Any) -> torch.Tensor:
+        return spio_f.conv2d_gw8(x, weight, bias, padding=case.padding)
+
+    got = third(spio, x, weight)
+    want = third(case.reference, x.detach().float().requires_grad_(), weight.detach().float())
+    tolerance = case.tolerance() * (want.abs().max().item() + 1)
+    torch.testing.assert_close(got.float(), want, atol=tolerance, rtol=0)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_gradient_penalty_matches_fp32_conv2d_on_cpu(case: Case) -> None:
+    run_gradient_penalty(case, "cpu")
+
+
+def test_third_derivative_matches_fp32_conv2d_on_cpu() -> None:
+    run_third_derivative("cpu")
+
+
 def check_operators(device: str) -> None:
     """torch.library.opcheck of the four operators on device (schema, fake implementation
     against the real one, autograd registration, dispatch)."""

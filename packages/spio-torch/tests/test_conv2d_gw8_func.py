@@ -1,6 +1,6 @@
 """spio.functional.conv2d_gw8 under torch.func transforms (grad, vmap, per-sample and
-ensemble gradients, jvp, jacfwd, jacrev) against fp32 conv2d: on CPU (the operators' fp32
-path) and on CUDA (Spio's kernels)."""
+ensemble gradients, jvp, jacfwd, jacrev, second and third derivatives) against fp32 conv2d:
+on CPU (the operators' fp32 path) and on CUDA (Spio's kernels)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from conv2d_func_checks import (
     check_grad,
     check_module_ensemble,
     check_per_sample_gradients,
+    check_second_order,
     check_vmap,
-    second_order_calls,
 )
 from devices import DEVICES
 
@@ -35,15 +35,9 @@ def _seed() -> None:
         check_ensemble_gradients,
         check_forward_mode,
         check_module_ensemble,
+        check_second_order,
     ],
     ids=lambda check: check.__name__.removeprefix("check_"),
 )
 def test_matches_fp32_conv2d_under_the_transform(check: Callable[[str], None], device: str) -> None:
     check(device)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_second_derivatives_are_refused_by_name(device: str) -> None:
-    for call in second_order_calls(device):
-        with pytest.raises(NotImplementedError, match=r"conv2d_gw8 has first-order gradients"):
-            call()

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 from conv2d_cases import CASES, Case
-from test_conv2d_gw8 import check_operators, run_case
+from test_conv2d_gw8 import (
+    check_operators,
+    run_case,
+    run_gradient_penalty,
+    run_third_derivative,
+)
 
 import spio.functional as spio_f
 
@@ -165,13 +170,14 @@ def test_tracers_and_subclasses_take_the_operators() -> None:
         assert spio_f.conv2d_gw8(fake, mode.from_tensor(weight), padding=1).shape == x.shape
 
 
-def test_double_backward_is_refused() -> None:
-    x = torch.randn(2, 16, 8, 8, device="cuda", dtype=torch.float16, requires_grad=True)
-    weight = torch.randn(16, 8, 3, 3, device="cuda", dtype=torch.float16, requires_grad=True)
-    output = spio_f.conv2d_gw8(x, weight, padding=1)
-    (grad_x,) = torch.autograd.grad(output.float().sum(), x, create_graph=True)
-    with pytest.raises(RuntimeError, match=r"once_differentiable|does not require grad"):
-        grad_x.float().sum().backward()
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_gradient_penalty_matches_fp32_conv2d_on_cuda(case: Case) -> None:
+    # The eager path's backward with create_graph goes through the operators.
+    run_gradient_penalty(case, "cuda")
+
+
+def test_third_derivative_matches_fp32_conv2d_on_cuda() -> None:
+    run_third_derivative("cuda")
 
 
 def test_autotuned_configs_train_like_fp32_conv2d(monkeypatch: pytest.MonkeyPatch) -> None:

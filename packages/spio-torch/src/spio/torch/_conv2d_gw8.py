@@ -1,31 +1,40 @@
 """Grouped conv2d with group width 8 as PyTorch custom operators (torch.library).
 
-Three operators, one per pass, each with a fake (meta) implementation so that torch.compile
-and other tracers see shapes, dtypes and strides without running anything:
+Four operators, one per pass and one for the weight and bias gradients from one pass, each
+with a fake (meta) implementation so that torch.compile and other tracers see shapes, dtypes
+and strides without running anything:
 
 - spio::conv2d_gw8(input, weight, bias, padding) -> output
 - spio::conv2d_gw8_input_grad(grad_output, weight, input_size, padding) -> grad_input
 - spio::conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding) -> grad_weight
+- spio::conv2d_gw8_weight_bias_grad(input, grad_output, kernel_size, padding)
+  -> (grad_weight, grad_bias)
 
 They take and return PyTorch's layouts: activations N x C x H x W in channels_last memory
 (what the kernels read and write as NHWC), weights C x 8 x R x S as nn.Conv2d holds them
 (read in place when in channels_last memory, Spio's C x R x S x 8; else copied so per call:
-a few KB). The forward operator's autograd formula calls the other two. On CUDA they run
-Spio's kernels through _cuda_passes (on torch's current stream, so they capture into CUDA
-graphs, each pass with the config spio-perfmodel's choose_config picks); on CPU they
-compute in fp32 with PyTorch's own convolution and its gradient formulas (torch.nn.grad)
-and round to the input's dtype: a path for development and tests, not a fast one.
+a few KB). Each operator's autograd formula calls the others (_conv2d_gw8_grads), so
+gradients of gradients work to any order. On CUDA they run Spio's kernels through
+_cuda_passes (on torch's current stream, so they capture into CUDA graphs, each pass with
+the config spio-perfmodel's choose_config picks); on CPU they compute in fp32 with
+PyTorch's own convolution and its gradient formulas (torch.nn.grad) and round to the
+input's dtype: a path for development and tests, not a fast one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
 from spio.kernels.conv2d_gw8 import weights_from_torch_layout
 from spio.kernels.conv2d_gw8.reference import fprop_reference
 
+from ._conv2d_gw8_grads import (
+    Passes,
+    forward_gradients,
+    input_grad_gradients,
+    weight_grad_gradients,
+)
 from ._cuda_passes import (
     GROUP_WIDTH,
     dgrad_cuda,
@@ -36,7 +45,6 @@ from ._cuda_passes import (
 )
 from ._layout import (
     bias_buffer,
-    bias_gradient,
     channels_last,
     empty_nchw,
     from_nhwc,
@@ -185,45 +193,73 @@ def _(
     return grad_weight, grad_bias
 
 
-# ---- autograd --------------------------------------------------------------------------
+# ---- autograd: every pass's derivatives are passes again (_conv2d_gw8_grads) -------------
+
+#: The operators as the derivative formulas take them.
+OPERATORS = Passes(
+    conv2d_gw8_op,
+    conv2d_gw8_input_grad_op,
+    conv2d_gw8_weight_grad_op,
+    conv2d_gw8_weight_bias_grad_op,
+)
 
 
-def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+def _forward_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
     input, weight, bias, padding = inputs
     ctx.save_for_backward(input, weight)
     ctx.padding = list(padding)
     ctx.bias_dtype = None if bias is None else bias.dtype
 
 
-def _call(op: Callable[..., Any], *args: Any) -> Any:
-    return op(*args)
-
-
-def conv2d_gw8_backward(
-    ctx: Any, grad_output: torch.Tensor, call: Callable[..., Any] = _call
-) -> tuple[Any, ...]:
-    """The gradients of spio::conv2d_gw8(input, weight, bias, padding) from ctx (input and
-    weight saved, padding, bias_dtype); `call(op, *args)` runs each gradient operator (under
-    torch.func, through a Function that torch.func can record)."""
+def _forward_backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
     input, weight = ctx.saved_tensors
-    grad_output = grad_output.to(input.dtype)
-    grad_input = grad_weight = grad_bias = None
-    if ctx.needs_input_grad[0]:
-        grad_input = call(
-            conv2d_gw8_input_grad_op, grad_output, weight, list(input.shape), ctx.padding
-        )
-    wants_bias = ctx.bias_dtype is not None and ctx.needs_input_grad[2]
-    kernel_size = list(weight.shape[2:])
-    if ctx.needs_input_grad[1] and wants_bias:
-        grad_weight, grad_bias = call(
-            conv2d_gw8_weight_bias_grad_op, input, grad_output, kernel_size, ctx.padding
-        )
-        grad_bias = grad_bias.to(ctx.bias_dtype)
-    elif ctx.needs_input_grad[1]:
-        grad_weight = call(conv2d_gw8_weight_grad_op, input, grad_output, kernel_size, ctx.padding)
-    elif wants_bias:
-        grad_bias = bias_gradient(grad_output, ctx.bias_dtype)
-    return grad_input, grad_weight, grad_bias, None
+    needs = ctx.needs_input_grad
+    grads = forward_gradients(
+        OPERATORS, input, weight, ctx.bias_dtype, ctx.padding, grad_output, needs
+    )
+    return (*grads, None)
 
 
-conv2d_gw8_op.register_autograd(conv2d_gw8_backward, setup_context=_setup_context)
+def _input_grad_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+    grad_output, weight, _, padding = inputs
+    ctx.save_for_backward(grad_output, weight)
+    ctx.padding = list(padding)
+
+
+def _input_grad_backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    grad_output, weight = ctx.saved_tensors
+    needs = ctx.needs_input_grad
+    grads = input_grad_gradients(OPERATORS, grad_output, weight, ctx.padding, grad, needs)
+    return (*grads, None, None)
+
+
+def _weight_grad_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    input, grad_output, _, padding = inputs
+    ctx.save_for_backward(input, grad_output)
+    ctx.padding = list(padding)
+
+
+def _weight_grad_backward(
+    ctx: Any, grad_weight_grad: torch.Tensor, grad_bias_grad: torch.Tensor | None = None
+) -> tuple[Any, ...]:
+    input, grad_output = ctx.saved_tensors
+    grads = weight_grad_gradients(
+        OPERATORS,
+        input,
+        grad_output,
+        ctx.padding,
+        grad_weight_grad,
+        grad_bias_grad,
+        ctx.needs_input_grad,
+    )
+    return (*grads, None, None)
+
+
+conv2d_gw8_op.register_autograd(_forward_backward, setup_context=_forward_context)
+conv2d_gw8_input_grad_op.register_autograd(_input_grad_backward, setup_context=_input_grad_context)
+conv2d_gw8_weight_grad_op.register_autograd(
+    _weight_grad_backward, setup_context=_weight_grad_context
+)
+conv2d_gw8_weight_bias_grad_op.register_autograd(
+    _weight_grad_backward, setup_context=_weight_grad_context
+)

@@ -1,69 +1,45 @@
 """spio.functional.conv2d_gw8 under torch.func transforms (grad, vjp, jacrev, vmap, jvp,
-jacfwd, and their compositions): a torch.autograd.Function of the spio::conv2d_gw8
-operators in the form torch.func takes.
+jacfwd, hessian, and their compositions): the spio::conv2d_gw8 operators as
+torch.autograd.Functions in the form torch.func takes.
 
 torch.func cannot differentiate through an operator that a transform's level tracks (it
 needs a Function with a separate setup_context, which torch.library's generated ones lack),
-and the eager path's Function is not in that form either. This one is: its forward is the
-operator, its backward the operator's own formulas (_conv2d_gw8.conv2d_gw8_backward) with each
-gradient operator run through FirstOrder, and its forward-mode rule uses that the convolution
-is linear in each argument, convolving the tangents through this Function again. Its vmap
-rule and FirstOrder's are the operators' (_conv2d_gw8_vmap), with the batch's one call made
-through the Function again: a batch of calls runs as one call of the kernels. (A generated
-rule, generate_vmap_rule, builds a new Function class at every call: vmap(grad) then took
-the host twice as long.)
-
-Gradients are first order, as everywhere in Spio's convolution: the gradient operators have
-no derivatives of their own, and FirstOrder says so by name where a second derivative (grad
-of grad, hessian) reaches them, rather than letting it come out as zeros.
+and the eager path's Function is not in that form either. These are: one Function per
+operator, whose forward is the operator and whose backward and forward-mode rules are the
+operators' own formulas (_conv2d_gw8_grads) with every pass made through these Functions
+again, so derivatives of any order run on the kernels. Their vmap rules are the operators'
+(_conv2d_gw8_vmap), with the batch's one call made through the Function again: a batch of
+calls runs as one call of the kernels. (A generated rule, generate_vmap_rule, builds a new
+Function class at every call: vmap(grad) then took the host twice as long.)
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
 
-from ._conv2d_gw8 import conv2d_gw8_backward, conv2d_gw8_op
-from ._conv2d_gw8_vmap import RULES, conv2d_gw8_rule
-
-_SECOND_ORDER = (
-    "spio.functional.conv2d_gw8 has first-order gradients only: its gradients cannot be "
-    "differentiated again (grad of grad, hessian, jacfwd of jacrev)"
+from ._conv2d_gw8 import (
+    conv2d_gw8_input_grad_op,
+    conv2d_gw8_op,
+    conv2d_gw8_weight_bias_grad_op,
+    conv2d_gw8_weight_grad_op,
 )
+from ._conv2d_gw8_grads import (
+    Passes,
+    forward_gradients,
+    forward_tangent,
+    input_grad_gradients,
+    input_grad_tangent,
+    weight_grad_gradients,
+    weight_grad_tangent,
+)
+from ._conv2d_gw8_vmap import RULES
 
 
-class FirstOrder(torch.autograd.Function):
-    """op(*args) for a gradient operator, recorded by torch.func; differentiating it raises."""
-
-    @staticmethod
-    def forward(op: Any, *args: Any) -> Any:
-        return op(*args)
-
-    @staticmethod
-    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-        pass
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Any) -> Any:
-        raise NotImplementedError(_SECOND_ORDER)
-
-    @staticmethod
-    def jvp(ctx: Any, *tangents: Any) -> Any:
-        raise NotImplementedError(_SECOND_ORDER)
-
-    @staticmethod
-    def vmap(info: Any, in_dims: tuple[Any, ...], op: Any, *args: Any) -> Any:
-        # The operator's batching rule, its one call through FirstOrder again.
-        return RULES[op](functools.partial(FirstOrder.apply, op), info, in_dims[1:], *args)
-
-
-def _convolution(
-    input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
-) -> torch.Tensor:
-    output: torch.Tensor = Conv2dGw8Function.apply(input, weight, bias, padding)
-    return output
+def _batched(op: Any, function: Any, info: Any, in_dims: tuple[Any, ...], *args: Any) -> Any:
+    """op's batching rule, its one call through function again."""
+    return RULES[op](function.apply, info, in_dims, *args)
 
 
 class Conv2dGw8Function(torch.autograd.Function):
@@ -91,43 +67,163 @@ class Conv2dGw8Function(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
-        return conv2d_gw8_backward(ctx, grad_output, FirstOrder.apply)
-
-    @staticmethod
-    def jvp(
-        ctx: Any,
-        input_tangent: torch.Tensor | None,
-        weight_tangent: torch.Tensor | None,
-        bias_tangent: torch.Tensor | None,
-        _padding_tangent: Any,
-    ) -> torch.Tensor:
-        # y = conv(x, w) + b is linear in each of x, w and b: its tangent is
-        # conv(dx, w) + conv(x, dw) + db.
         input, weight = ctx.saved_tensors
-        terms = []
-        if input_tangent is not None:
-            terms.append(_convolution(input_tangent, weight, None, ctx.padding))
-        if weight_tangent is not None:
-            terms.append(_convolution(input, weight_tangent, None, ctx.padding))
-        if not terms:
-            # Only the bias moves.
-            terms.append(input.new_zeros(ctx.output_shape))
-        tangent = terms[0] if len(terms) == 1 else terms[0] + terms[1]
-        if bias_tangent is not None:
-            tangent = tangent + bias_tangent.to(tangent.dtype)[:, None, None]
-        return tangent
+        needs = ctx.needs_input_grad
+        grads = forward_gradients(
+            FUNCTIONS, input, weight, ctx.bias_dtype, ctx.padding, grad_output, needs
+        )
+        return (*grads, None)
 
     @staticmethod
-    def vmap(
-        info: Any,
-        in_dims: tuple[Any, ...],
-        input: torch.Tensor,
-        weight: torch.Tensor,
-        bias: torch.Tensor | None,
-        padding: list[int],
-    ) -> tuple[torch.Tensor, int]:
-        # The operator's batching rule, its one call through this Function again.
-        result: tuple[torch.Tensor, int] = conv2d_gw8_rule(
-            _convolution, info, in_dims, input, weight, bias, padding
+    def jvp(ctx: Any, *tangents: Any) -> torch.Tensor:
+        input, weight = ctx.saved_tensors
+        return forward_tangent(
+            FUNCTIONS, input, weight, ctx.padding, ctx.output_shape, tangents[:3]
+        )
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], *args: Any) -> tuple[torch.Tensor, int]:
+        result: tuple[torch.Tensor, int] = _batched(
+            conv2d_gw8_op, Conv2dGw8Function, info, in_dims, *args
         )
         return result
+
+
+class InputGradFunction(torch.autograd.Function):
+    """conv2d_gw8_input_grad(grad_output, weight, input_size, padding) for torch.func."""
+
+    @staticmethod
+    def forward(
+        grad_output: torch.Tensor, weight: torch.Tensor, input_size: list[int], padding: list[int]
+    ) -> torch.Tensor:
+        grad_input: torch.Tensor = conv2d_gw8_input_grad_op(
+            grad_output, weight, input_size, padding
+        )
+        return grad_input
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+        grad_output, weight, input_size, padding = inputs
+        ctx.save_for_backward(grad_output, weight)
+        ctx.save_for_forward(grad_output, weight)
+        ctx.input_size = list(input_size)
+        ctx.padding = list(padding)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        grad_output, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        grads = input_grad_gradients(FUNCTIONS, grad_output, weight, ctx.padding, grad, needs)
+        return (*grads, None, None)
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: Any) -> torch.Tensor:
+        grad_output, weight = ctx.saved_tensors
+        return input_grad_tangent(
+            FUNCTIONS, grad_output, weight, ctx.input_size, ctx.padding, tangents[:2]
+        )
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], *args: Any) -> tuple[torch.Tensor, int]:
+        result: tuple[torch.Tensor, int] = _batched(
+            conv2d_gw8_input_grad_op, InputGradFunction, info, in_dims, *args
+        )
+        return result
+
+
+class WeightGradFunction(torch.autograd.Function):
+    """conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding) for torch.func."""
+
+    @staticmethod
+    def forward(
+        input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
+    ) -> torch.Tensor:
+        grad_weight: torch.Tensor = conv2d_gw8_weight_grad_op(
+            input, grad_output, kernel_size, padding
+        )
+        return grad_weight
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        input, grad_output, kernel_size, padding = inputs
+        ctx.save_for_backward(input, grad_output)
+        ctx.save_for_forward(input, grad_output)
+        ctx.kernel_size = list(kernel_size)
+        ctx.padding = list(padding)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        input, grad_output = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        grads = weight_grad_gradients(FUNCTIONS, input, grad_output, ctx.padding, grad, None, needs)
+        return (*grads, None, None)
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: Any) -> torch.Tensor:
+        input, grad_output = ctx.saved_tensors
+        return weight_grad_tangent(
+            FUNCTIONS, input, grad_output, ctx.kernel_size, ctx.padding, tangents[:2]
+        )
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], *args: Any) -> tuple[torch.Tensor, int]:
+        result: tuple[torch.Tensor, int] = _batched(
+            conv2d_gw8_weight_grad_op, WeightGradFunction, info, in_dims, *args
+        )
+        return result
+
+
+class WeightBiasGradFunction(torch.autograd.Function):
+    """conv2d_gw8_weight_bias_grad(input, grad_output, kernel_size, padding) for torch.func:
+    the weight gradient and the f32 bias gradient from one pass."""
+
+    @staticmethod
+    def forward(
+        input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        grads: tuple[torch.Tensor, torch.Tensor] = conv2d_gw8_weight_bias_grad_op(
+            input, grad_output, kernel_size, padding
+        )
+        return grads
+
+    setup_context = staticmethod(WeightGradFunction.setup_context)
+
+    @staticmethod
+    def backward(
+        ctx: Any, grad_weight_grad: torch.Tensor, grad_bias_grad: torch.Tensor
+    ) -> tuple[Any, ...]:
+        input, grad_output = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        grads = weight_grad_gradients(
+            FUNCTIONS, input, grad_output, ctx.padding, grad_weight_grad, grad_bias_grad, needs
+        )
+        return (*grads, None, None)
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        input, grad_output = ctx.saved_tensors
+        weight_tangent = weight_grad_tangent(
+            FUNCTIONS, input, grad_output, ctx.kernel_size, ctx.padding, tangents[:2]
+        )
+        # The bias gradient is grad_output's f32 sum over images, rows and columns.
+        grad_output_tangent = tangents[1]
+        if grad_output_tangent is None:
+            bias_tangent = grad_output.new_zeros(grad_output.shape[1], dtype=torch.float32)
+        else:
+            bias_tangent = grad_output_tangent.sum((0, 2, 3), dtype=torch.float32)
+        return weight_tangent, bias_tangent
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], *args: Any) -> Any:
+        return _batched(
+            conv2d_gw8_weight_bias_grad_op, WeightBiasGradFunction, info, in_dims, *args
+        )
+
+
+#: The passes as the derivative formulas take them, each through its Function.
+FUNCTIONS = Passes(
+    Conv2dGw8Function.apply,
+    InputGradFunction.apply,
+    WeightGradFunction.apply,
+    WeightBiasGradFunction.apply,
+)

@@ -12,7 +12,9 @@ modes, tensor subclasses, CPU) goes through the operators, which tracers underst
 The forward pass saves Spio's layout of the weight for the input gradient, so a training
 step converts the weight once instead of twice, and not at all where the weight is kept in
 channels_last memory (Spio's layout; `Conv2dGw8` modules keep theirs so): the kernels read
-it in place, and the weight gradient comes back in the same layout.
+it in place, and the weight gradient comes back in the same layout. A backward that builds
+a graph (create_graph=True: gradient penalties, Hessian-vector products) goes through the
+operators instead, whose derivatives are the passes again, to any order.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch.autograd.function import once_differentiable
 
+from ._conv2d_gw8 import OPERATORS
+from ._conv2d_gw8_grads import forward_gradients
 from ._cuda_passes import LayerPlan, dgrad_cuda, fprop_cuda, wgrad_cuda
 from ._layout import bias_buffer, bias_gradient, channels_last, is_spio_layout, spio_weight
 
@@ -67,19 +70,34 @@ class _Conv2dGw8(torch.autograd.Function):
         bias: torch.Tensor | None,
         plan: LayerPlan,
     ) -> torch.Tensor:
-        input = channels_last(input)
+        input_nhwc = channels_last(input)
         weight_spio = spio_weight(weight)
-        ctx.save_for_backward(input, weight_spio)
+        # The layer's own tensors too, for a backward that builds a graph (create_graph):
+        # no memory more, unless the input had to be copied into channels_last.
+        ctx.save_for_backward(input_nhwc, weight_spio, input, weight)
         ctx.plan = plan
         ctx.weight_channels_last = is_spio_layout(weight)
         ctx.bias_dtype = None if bias is None else bias.dtype
-        return fprop_cuda(input, weight_spio, bias, plan)
+        return fprop_cuda(input_nhwc, weight_spio, bias, plan)
 
     @staticmethod
-    @once_differentiable
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
-        input, weight_spio = ctx.saved_tensors
+        input, weight_spio, layer_input, layer_weight = ctx.saved_tensors
         plan = ctx.plan
+        if torch.is_grad_enabled():
+            # A backward that builds a graph (create_graph=True, for gradients of
+            # gradients): through the operators, whose derivatives are passes again.
+            padding = list(plan.params.padding)
+            grads = forward_gradients(
+                OPERATORS,
+                layer_input,
+                layer_weight,
+                ctx.bias_dtype,
+                padding,
+                grad_output,
+                ctx.needs_input_grad,
+            )
+            return (*grads, None)
         # Both passes read it as NHWC: lay it out once (sum().backward() hands in an
         # expanded scalar, for one).
         if grad_output.dtype != input.dtype:

@@ -78,9 +78,10 @@ def conv2d_gw8(
     Returns:
         N x C x P x Q in the input's dtype, channels_last memory.
 
-    torch.func's transforms and their compositions work on it (first-order gradients):
-    grad, vjp, jacrev, jvp, jacfwd, and vmap, which runs a batch of calls as one call of the
-    kernels: a batch of inputs with one weight as more images, a batch of weights (model
+    Its derivatives go to any order, through autograd (create_graph=True: gradient
+    penalties) and torch.func. torch.func's transforms and their compositions work on it:
+    grad, vjp, jacrev, jvp, jacfwd, hessian, and vmap, which runs a batch of calls as one
+    call of the kernels: a batch of inputs with one weight as more images, a batch of weights (model
     ensembles) as more groups, and per-sample weight gradients (`vmap(grad(loss))` over
     single images) as one weight-gradient pass of B x C channels.
 
