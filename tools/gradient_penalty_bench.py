@@ -7,8 +7,8 @@ A layer is NxCxHxW with a 3 x 3 filter, padding 1 and a bias. The step: y = conv
 the gradient of sum(y^2) / 2 in x as a graph (create_graph), and the gradients of the
 penalty mean(grad_x^2) in x, w and b; six passes of the convolution. Each line: the median
 time of a step (CUDA events around 20 steps, 9 repetitions, after a warm-up), eager and as
-CUDA-graph replays, the ratios to torch's, and the largest error of Spio's gradients against
-fp32 conv2d's, relative to their largest value.
+CUDA-graph replays, the ratios to torch's, and the largest errors of Spio's gradients and of
+torch's in the same dtype (x, w, b) against fp32 conv2d's, relative to their largest value.
 """
 
 from __future__ import annotations
@@ -66,10 +66,13 @@ def main() -> None:
         got = penalty_step(spio_conv, *tensors)
         exact = [t.detach().float().requires_grad_() for t in tensors]
         want = penalty_step(fp32_conv, *exact)
-        errors = [
-            ((g.float() - e).abs().max() / e.abs().max()).item()
-            for g, e in zip(got, want, strict=True)
-        ]
+        errors = {
+            name: [
+                ((g.float() - e).abs().max() / e.abs().max()).item()
+                for g, e in zip(result, want, strict=True)
+            ]
+            for name, result in (("spio", got), ("torch", penalty_step(torch_conv, *tensors)))
+        }
         times = {
             (name, graph): time_us(functools.partial(penalty_step, conv, *tensors), graph=graph)
             for name, conv in (("spio", spio_conv), ("torch", torch_conv))
@@ -79,7 +82,8 @@ def main() -> None:
         for graph, how in ((False, "eager"), (True, "graph")):
             spio, cudnn = times[("spio", graph)], times[("torch", graph)]
             line.append(f"{how} spio {spio:.1f} us, torch {cudnn:.1f} us ({cudnn / spio:.2f}x);")
-        line.append("relative error: " + ", ".join(f"{e:.1e}" for e in errors))
+        for name, error in errors.items():
+            line.append(f"{name}'s error " + ", ".join(f"{e:.1e}" for e in error) + ";")
         print(" ".join(line), flush=True)
 
 

@@ -13,8 +13,8 @@ The forward pass saves Spio's layout of the weight for the input gradient, so a 
 step converts the weight once instead of twice, and not at all where the weight is kept in
 channels_last memory (Spio's layout; `Conv2dGw8` modules keep theirs so): the kernels read
 it in place, and the weight gradient comes back in the same layout. A backward that builds
-a graph (create_graph=True: gradient penalties, Hessian-vector products) goes through the
-operators instead, whose derivatives are the passes again, to any order.
+a graph (create_graph=True: gradient penalties, Hessian-vector products) runs the passes as
+Functions whose derivatives are the passes again, to any order (_eager_grads).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any
 
 import torch
 
-from ._conv2d_gw8 import OPERATORS
 from ._conv2d_gw8_grads import forward_gradients
 from ._cuda_passes import LayerPlan, dgrad_cuda, fprop_cuda, wgrad_cuda
 from ._layout import bias_buffer, bias_gradient, channels_last, is_spio_layout, spio_weight
@@ -86,10 +85,13 @@ class _Conv2dGw8(torch.autograd.Function):
         plan = ctx.plan
         if torch.is_grad_enabled():
             # A backward that builds a graph (create_graph=True, for gradients of
-            # gradients): through the operators, whose derivatives are passes again.
+            # gradients): through the eager passes as Functions, whose derivatives are
+            # passes again. (Imported here: they call this module's conv2d_gw8_eager.)
+            from ._eager_grads import EAGER_PASSES
+
             padding = list(plan.params.padding)
             grads = forward_gradients(
-                OPERATORS,
+                EAGER_PASSES,
                 layer_input,
                 layer_weight,
                 ctx.bias_dtype,
