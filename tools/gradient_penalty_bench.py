@@ -13,14 +13,19 @@ torch's in the same dtype (x, w, b) against fp32 conv2d's, relative to their lar
 
 from __future__ import annotations
 
-import argparse
 import functools
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F  # noqa: N812
+from gw8_convs import (
+    fp32_conv,
+    layer_tensors,
+    parse_arguments,
+    relative_errors,
+    spio_conv,
+    torch_conv,
+)
 
-import spio.functional as spio_f
 from spio.kernels.timing import time_us
 
 Conv = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -36,42 +41,15 @@ def penalty_step(
     return torch.autograd.grad(penalty, (x, w, b))
 
 
-def torch_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return F.conv2d(x, w, b.to(x.dtype), padding=1, groups=x.shape[1] // 8)
-
-
-def spio_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return spio_f.conv2d_gw8(x, w, b, padding=1)
-
-
-def fp32_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return F.conv2d(x, w, b, padding=1, groups=x.shape[1] // 8)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--layers", nargs="+", default=["128x64x64x64", "64x128x32x32"])
-    parser.add_argument("--dtype", choices=("float16", "bfloat16"), default="float16")
-    args = parser.parse_args()
-    dtype = getattr(torch, args.dtype)
-    torch.backends.cudnn.benchmark = True
-    print(torch.cuda.get_device_name(), args.dtype)
-    for layer in args.layers:
-        n, c, h, w = (int(v) for v in layer.split("x"))
-        x = torch.randn(n, c, h, w, device="cuda").to(dtype)
-        x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
-        weight = (torch.randn(c, 8, 3, 3, device="cuda") / 9).to(dtype).requires_grad_()
-        bias = torch.randn(c, device="cuda").requires_grad_()
-        tensors = (x, weight, bias)
-        got = penalty_step(spio_conv, *tensors)
+    layers, dtype = parse_arguments(__doc__.split("\n")[0], ["128x64x64x64", "64x128x32x32"])
+    for layer in layers:
+        tensors = tuple(t.requires_grad_() for t in layer_tensors(layer, dtype))
         exact = [t.detach().float().requires_grad_() for t in tensors]
         want = penalty_step(fp32_conv, *exact)
         errors = {
-            name: [
-                ((g.float() - e).abs().max() / e.abs().max()).item()
-                for g, e in zip(result, want, strict=True)
-            ]
-            for name, result in (("spio", got), ("torch", penalty_step(torch_conv, *tensors)))
+            name: relative_errors(penalty_step(conv, *tensors), want)
+            for name, conv in (("spio", spio_conv), ("torch", torch_conv))
         }
         times = {
             (name, graph): time_us(functools.partial(penalty_step, conv, *tensors), graph=graph)

@@ -12,15 +12,20 @@ gradients against fp32 conv2d under the same transforms, relative to their large
 
 from __future__ import annotations
 
-import argparse
 import functools
 from collections.abc import Callable
 from typing import Any
 
 import torch
-import torch.nn.functional as F  # noqa: N812
+from gw8_convs import (
+    fp32_conv,
+    layer_tensors,
+    parse_arguments,
+    relative_errors,
+    spio_conv,
+    torch_conv,
+)
 
-import spio.functional as spio_f
 from spio.kernels.timing import time_us
 
 
@@ -33,39 +38,13 @@ def per_sample(conv: Callable[..., torch.Tensor]) -> Callable[..., Any]:
     return torch.vmap(torch.func.grad(loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))
 
 
-def torch_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return F.conv2d(x, w, b.to(x.dtype), padding=1, groups=x.shape[1] // 8)
-
-
-def spio_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return spio_f.conv2d_gw8(x, w, b, padding=1)
-
-
-def fp32_conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return F.conv2d(x.float(), w.float(), b.float(), padding=1, groups=x.shape[1] // 8)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--layers", nargs="+", default=["64x64x64x64", "32x128x32x32"])
-    parser.add_argument("--dtype", choices=("float16", "bfloat16"), default="float16")
-    args = parser.parse_args()
-    dtype = getattr(torch, args.dtype)
-    torch.backends.cudnn.benchmark = True
-    print(torch.cuda.get_device_name(), args.dtype)
-    for layer in args.layers:
-        n, c, h, w = (int(v) for v in layer.split("x"))
-        x = torch.randn(n, c, h, w, device="cuda").to(dtype)
-        x = x.contiguous(memory_format=torch.channels_last)
+    layers, dtype = parse_arguments(__doc__.split("\n")[0], ["64x64x64x64", "32x128x32x32"])
+    for layer in layers:
+        x, weight, bias = layer_tensors(layer, dtype)
         t = torch.randn_like(x)
-        weight = (torch.randn(c, 8, 3, 3, device="cuda") / 9).to(dtype)
-        bias = torch.randn(c, device="cuda")
         got = per_sample(spio_conv)(weight, bias, x, t)
-        want = per_sample(fp32_conv)(weight.float(), bias, x.float(), t)
-        errors = [
-            ((g.float() - e).abs().max() / e.abs().max()).item()
-            for g, e in zip(got, want, strict=True)
-        ]
+        errors = relative_errors(got, per_sample(fp32_conv)(weight.float(), bias, x.float(), t))
         times = {
             name: time_us(functools.partial(per_sample(conv), weight, bias, x, t))
             for name, conv in (("spio", spio_conv), ("torch", torch_conv))

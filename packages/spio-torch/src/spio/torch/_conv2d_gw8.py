@@ -31,7 +31,7 @@ from spio.kernels.conv2d_gw8.reference import fprop_reference
 
 from ._conv2d_gw8_grads import (
     Passes,
-    forward_gradients,
+    forward_gradients_of,
     input_grad_gradients,
     weight_grad_gradients,
 )
@@ -212,12 +212,7 @@ def _forward_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) ->
 
 
 def _forward_backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
-    input, weight = ctx.saved_tensors
-    needs = ctx.needs_input_grad
-    grads = forward_gradients(
-        OPERATORS, input, weight, ctx.bias_dtype, ctx.padding, grad_output, needs
-    )
-    return (*grads, None)
+    return forward_gradients_of(OPERATORS, ctx, grad_output)
 
 
 def _input_grad_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
@@ -227,10 +222,7 @@ def _input_grad_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor)
 
 
 def _input_grad_backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-    grad_output, weight = ctx.saved_tensors
-    needs = ctx.needs_input_grad
-    grads = input_grad_gradients(OPERATORS, grad_output, weight, ctx.padding, grad, needs)
-    return (*grads, None, None)
+    return (*input_grad_gradients(OPERATORS, ctx, grad), None, None)
 
 
 def _weight_grad_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -242,17 +234,7 @@ def _weight_grad_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None
 def _weight_grad_backward(
     ctx: Any, grad_weight_grad: torch.Tensor, grad_bias_grad: torch.Tensor | None = None
 ) -> tuple[Any, ...]:
-    input, grad_output = ctx.saved_tensors
-    grads = weight_grad_gradients(
-        OPERATORS,
-        input,
-        grad_output,
-        ctx.padding,
-        grad_weight_grad,
-        grad_bias_grad,
-        ctx.needs_input_grad,
-    )
-    return (*grads, None, None)
+    return (*weight_grad_gradients(OPERATORS, ctx, grad_weight_grad, grad_bias_grad), None, None)
 
 
 conv2d_gw8_op.register_autograd(_forward_backward, setup_context=_forward_context)

@@ -27,7 +27,7 @@ from ._conv2d_gw8 import (
 )
 from ._conv2d_gw8_grads import (
     Passes,
-    forward_gradients,
+    forward_gradients_of,
     forward_tangent,
     input_grad_gradients,
     input_grad_tangent,
@@ -67,12 +67,7 @@ class Conv2dGw8Function(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
-        input, weight = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        grads = forward_gradients(
-            FUNCTIONS, input, weight, ctx.bias_dtype, ctx.padding, grad_output, needs
-        )
-        return (*grads, None)
+        return forward_gradients_of(FUNCTIONS, ctx, grad_output)
 
     @staticmethod
     def jvp(ctx: Any, *tangents: Any) -> torch.Tensor:
@@ -111,10 +106,7 @@ class InputGradFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-        grad_output, weight = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        grads = input_grad_gradients(FUNCTIONS, grad_output, weight, ctx.padding, grad, needs)
-        return (*grads, None, None)
+        return (*input_grad_gradients(FUNCTIONS, ctx, grad), None, None)
 
     @staticmethod
     def jvp(ctx: Any, *tangents: Any) -> torch.Tensor:
@@ -153,10 +145,7 @@ class WeightGradFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-        input, grad_output = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        grads = weight_grad_gradients(FUNCTIONS, input, grad_output, ctx.padding, grad, None, needs)
-        return (*grads, None, None)
+        return (*weight_grad_gradients(FUNCTIONS, ctx, grad), None, None)
 
     @staticmethod
     def jvp(ctx: Any, *tangents: Any) -> torch.Tensor:
@@ -192,11 +181,7 @@ class WeightBiasGradFunction(torch.autograd.Function):
     def backward(
         ctx: Any, grad_weight_grad: torch.Tensor, grad_bias_grad: torch.Tensor
     ) -> tuple[Any, ...]:
-        input, grad_output = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        grads = weight_grad_gradients(
-            FUNCTIONS, input, grad_output, ctx.padding, grad_weight_grad, grad_bias_grad, needs
-        )
+        grads = weight_grad_gradients(FUNCTIONS, ctx, grad_weight_grad, grad_bias_grad)
         return (*grads, None, None)
 
     @staticmethod

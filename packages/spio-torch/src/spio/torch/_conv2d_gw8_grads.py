@@ -80,45 +80,64 @@ def forward_gradients(
     return grad_input, grad_weight, grad_bias
 
 
+def _bilinear_tangent(
+    apply: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    first: torch.Tensor,
+    second: torch.Tensor,
+    tangents: Sequence[Any],
+) -> torch.Tensor | None:
+    """The tangent of apply(first, second), a pass linear in each: apply(d first, second) +
+    apply(first, d second), each tangent in its argument's dtype; None where neither moves."""
+    first_tangent, second_tangent = tangents
+    terms = []
+    if first_tangent is not None:
+        terms.append(apply(first_tangent.to(first.dtype), second))
+    if second_tangent is not None:
+        terms.append(apply(first, second_tangent.to(second.dtype)))
+    return _sum(terms)
+
+
+def forward_gradients_of(passes: Passes, ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
+    """forward_gradients for the operator's or a Function's ctx ((input, weight) saved,
+    bias_dtype, padding, needs_input_grad), with None for the padding argument."""
+    input, weight = ctx.saved_tensors
+    grads = forward_gradients(
+        passes, input, weight, ctx.bias_dtype, ctx.padding, grad_output, ctx.needs_input_grad
+    )
+    return (*grads, None)
+
+
 def forward_tangent(
     passes: Passes,
     input: torch.Tensor,
     weight: torch.Tensor,
     padding: list[int],
     output_shape: Sequence[int],
-    tangents: tuple[Any, Any, Any],
+    tangents: Sequence[Any],
 ) -> torch.Tensor:
     """The tangent of conv(input, weight) + bias: conv(dx, w) + conv(x, dw) + db."""
-    input_tangent, weight_tangent, bias_tangent = tangents
-    terms = []
-    if input_tangent is not None:
-        terms.append(passes.forward(input_tangent.to(input.dtype), weight, None, padding))
-    if weight_tangent is not None:
-        terms.append(passes.forward(input, weight_tangent.to(weight.dtype), None, padding))
-    # Zeros where only the bias moves.
-    tangent = _sum(terms)
+    tangent = _bilinear_tangent(
+        lambda x, w: passes.forward(x, w, None, padding), input, weight, tangents[:2]
+    )
     if tangent is None:
+        # Only the bias moves.
         tangent = input.new_zeros(output_shape)
-    if bias_tangent is not None:
-        tangent = tangent + _bias_map(bias_tangent, tangent)
+    if tangents[2] is not None:
+        tangent = tangent + _bias_map(tangents[2], tangent)
     return tangent
 
 
-def input_grad_gradients(
-    passes: Passes,
-    grad_output: torch.Tensor,
-    weight: torch.Tensor,
-    padding: list[int],
-    grad: torch.Tensor,
-    needs: Sequence[bool],
-) -> tuple[Any, Any]:
+def input_grad_gradients(passes: Passes, ctx: Any, grad: torch.Tensor) -> tuple[Any, Any]:
     """The gradients of dgrad(grad_output, weight) in (grad_output, weight), for a cotangent
-    grad of its result: conv(grad, weight) and wgrad(grad, grad_output)."""
+    grad of its result: conv(grad, weight) and wgrad(grad, grad_output). ctx is the
+    operator's or Function's: (grad_output, weight) saved, padding, needs_input_grad."""
+    grad_output, weight = ctx.saved_tensors
+    needs = ctx.needs_input_grad
     grad = grad.to(grad_output.dtype)
-    in_grad_output = passes.forward(grad, weight, None, padding) if needs[0] else None
+    in_grad_output = passes.forward(grad, weight, None, ctx.padding) if needs[0] else None
     in_weight = None
     if needs[1]:
-        in_weight = passes.weight_grad(grad, grad_output, _kernel_size(weight), padding)
+        in_weight = passes.weight_grad(grad, grad_output, _kernel_size(weight), ctx.padding)
     return in_grad_output, in_weight
 
 
@@ -128,34 +147,28 @@ def input_grad_tangent(
     weight: torch.Tensor,
     input_size: list[int],
     padding: list[int],
-    tangents: tuple[Any, Any],
+    tangents: Sequence[Any],
 ) -> torch.Tensor:
     """The tangent of dgrad(grad_output, weight): dgrad(d grad_output, w) + dgrad(dy, dw)."""
-    grad_output_tangent, weight_tangent = tangents
-    terms = []
-    if grad_output_tangent is not None:
-        tangent = grad_output_tangent.to(grad_output.dtype)
-        terms.append(passes.input_grad(tangent, weight, input_size, padding))
-    if weight_tangent is not None:
-        tangent = weight_tangent.to(weight.dtype)
-        terms.append(passes.input_grad(grad_output, tangent, input_size, padding))
-    result = _sum(terms)
-    return grad_output.new_zeros(input_size) if result is None else result
+    tangent = _bilinear_tangent(
+        lambda dy, w: passes.input_grad(dy, w, input_size, padding), grad_output, weight, tangents
+    )
+    return grad_output.new_zeros(input_size) if tangent is None else tangent
 
 
 def weight_grad_gradients(
     passes: Passes,
-    input: torch.Tensor,
-    grad_output: torch.Tensor,
-    padding: list[int],
+    ctx: Any,
     grad_weight_grad: torch.Tensor | None,
-    grad_bias_grad: torch.Tensor | None,
-    needs: Sequence[bool],
+    grad_bias_grad: torch.Tensor | None = None,
 ) -> tuple[Any, Any]:
     """The gradients of wgrad(input, grad_output) (and of the bias gradient, grad_output's
     sum, where grad_bias_grad is given) in (input, grad_output): dgrad(grad_output, g) and
     conv(input, g) (+ the bias gradient's cotangent on every pixel) for a cotangent g of the
-    weight gradient."""
+    weight gradient. ctx is the operator's or Function's: (input, grad_output) saved,
+    padding, needs_input_grad."""
+    input, grad_output = ctx.saved_tensors
+    needs, padding = ctx.needs_input_grad, ctx.padding
     g = None if grad_weight_grad is None else grad_weight_grad.to(input.dtype)
     in_input = in_grad_output = None
     if needs[0] and g is not None:
@@ -174,19 +187,10 @@ def weight_grad_tangent(
     grad_output: torch.Tensor,
     kernel_size: list[int],
     padding: list[int],
-    tangents: tuple[Any, Any],
+    tangents: Sequence[Any],
 ) -> torch.Tensor:
     """The tangent of wgrad(input, grad_output): wgrad(dx, dy) + wgrad(x, d dy)."""
-    input_tangent, grad_output_tangent = tangents
-    terms = []
-    if input_tangent is not None:
-        tangent = input_tangent.to(input.dtype)
-        terms.append(passes.weight_grad(tangent, grad_output, kernel_size, padding))
-    if grad_output_tangent is not None:
-        tangent = grad_output_tangent.to(grad_output.dtype)
-        terms.append(passes.weight_grad(input, tangent, kernel_size, padding))
-    result = _sum(terms)
-    if result is None:
-        c = input.shape[1]
-        return input.new_zeros((c, 8, *kernel_size))
-    return result
+    tangent = _bilinear_tangent(
+        lambda x, dy: passes.weight_grad(x, dy, kernel_size, padding), input, grad_output, tangents
+    )
+    return input.new_zeros((input.shape[1], 8, *kernel_size)) if tangent is None else tangent

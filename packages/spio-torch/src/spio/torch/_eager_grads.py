@@ -63,10 +63,7 @@ class _InputGrad(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-        grad_output, weight = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        grads = input_grad_gradients(EAGER_PASSES, grad_output, weight, ctx.padding, grad, needs)
-        return (*grads, None, None)
+        return (*input_grad_gradients(EAGER_PASSES, ctx, grad), None, None)
 
 
 def input_grad(
@@ -113,16 +110,7 @@ class _WeightGrad(torch.autograd.Function):
     def backward(
         ctx: Any, grad_weight_grad: torch.Tensor, grad_bias_grad: torch.Tensor | None = None
     ) -> tuple[Any, ...]:
-        input, grad_output = ctx.saved_tensors
-        grads = weight_grad_gradients(
-            EAGER_PASSES,
-            input,
-            grad_output,
-            ctx.padding,
-            grad_weight_grad,
-            grad_bias_grad,
-            ctx.needs_input_grad,
-        )
+        grads = weight_grad_gradients(EAGER_PASSES, ctx, grad_weight_grad, grad_bias_grad)
         return (*grads, None, None, None)
 
 
