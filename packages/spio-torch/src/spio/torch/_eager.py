@@ -56,7 +56,9 @@ def conv2d_gw8_eager(
     )
     if not wants_grad:
         return fprop_cuda(channels_last(input), spio_weight(weight), bias, plan)
-    output: torch.Tensor = _Conv2dGw8.apply(input, weight, bias, plan)
+    # The input laid out outside the Function, so that the one the Function saves is
+    # connected to autograd's graph, for a backward that builds one (create_graph).
+    output: torch.Tensor = _Conv2dGw8.apply(channels_last(input), weight, bias, plan)
     return output
 
 
@@ -69,19 +71,19 @@ class _Conv2dGw8(torch.autograd.Function):
         bias: torch.Tensor | None,
         plan: LayerPlan,
     ) -> torch.Tensor:
-        input_nhwc = channels_last(input)
+        # input is in channels_last memory (conv2d_gw8_eager). The layer's weight is saved
+        # beside Spio's layout of it (the same memory where it is in that layout already,
+        # else a few KB) for a backward that builds a graph (create_graph).
         weight_spio = spio_weight(weight)
-        # The layer's own tensors too, for a backward that builds a graph (create_graph):
-        # no memory more, unless the input had to be copied into channels_last.
-        ctx.save_for_backward(input_nhwc, weight_spio, input, weight)
+        ctx.save_for_backward(input, weight_spio, weight)
         ctx.plan = plan
         ctx.weight_channels_last = is_spio_layout(weight)
         ctx.bias_dtype = None if bias is None else bias.dtype
-        return fprop_cuda(input_nhwc, weight_spio, bias, plan)
+        return fprop_cuda(input, weight_spio, bias, plan)
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[Any, ...]:
-        input, weight_spio, layer_input, layer_weight = ctx.saved_tensors
+        input, weight_spio, layer_weight = ctx.saved_tensors
         plan = ctx.plan
         if torch.is_grad_enabled():
             # A backward that builds a graph (create_graph=True, for gradients of
@@ -92,7 +94,7 @@ class _Conv2dGw8(torch.autograd.Function):
             padding = list(plan.params.padding)
             grads = forward_gradients(
                 EAGER_PASSES,
-                layer_input,
+                input,
                 layer_weight,
                 ctx.bias_dtype,
                 padding,
