@@ -11,7 +11,8 @@ conv(x, g) (in dy). The tangents (forward mode) are the pass applied to each arg
 tangent in turn, the others held.
 
 The formulas take the passes as a `Passes`: the operators (_conv2d_gw8, for autograd and
-tracers) or the torch.func Functions of them (_conv2d_gw8_func). Cotangents and tangents are
+tracers), the torch.func Functions of them (_conv2d_gw8_func) or the eager path's passes
+(_eager_grads). Cotangents and tangents are
 cast to the activations' dtype, the one the kernels take: a second derivative is rounded to
 it once more than the first.
 """
