@@ -118,9 +118,10 @@ def _(
 
 
 @conv2d_gw8_input_grad_op.register_kernel("cuda")
-def _(
+def input_grad_cuda(
     grad_output: torch.Tensor, weight: torch.Tensor, input_size: list[int], padding: list[int]
 ) -> torch.Tensor:
+    """The input gradient's CUDA kernel (also the eager path's, _eager_grads)."""
     device = grad_output.get_device()
     plan = layer_plan(input_size, weight.shape[2:], padding, grad_output.dtype, False, device)
     return dgrad_cuda(channels_last(grad_output), spio_weight(weight), plan)
@@ -153,9 +154,10 @@ def _(
 
 
 @conv2d_gw8_weight_grad_op.register_kernel("cuda")
-def _(
+def weight_grad_cuda(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> torch.Tensor:
+    """The weight gradient's CUDA kernel (also the eager path's)."""
     plan = layer_plan(input.shape, kernel_size, padding, input.dtype, False, input.get_device())
     return wgrad_cuda(channels_last(input), channels_last(grad_output), plan)
 
@@ -183,9 +185,10 @@ def _(
 
 
 @conv2d_gw8_weight_bias_grad_op.register_kernel("cuda")
-def _(
+def weight_bias_grad_cuda(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The weight and bias gradients' CUDA kernel (also the eager path's)."""
     plan = layer_plan(input.shape, kernel_size, padding, input.dtype, True, input.get_device())
     grad_output = channels_last(grad_output)
     grad_bias = bias_buffer(grad_output)

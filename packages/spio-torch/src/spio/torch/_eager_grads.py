@@ -3,30 +3,20 @@ gradient penalties, Hessian-vector products): the input and weight gradients as
 torch.autograd.Functions that run their kernels directly, as the eager forward does, and
 whose own backward applies the passes' derivatives (_conv2d_gw8_grads) through these passes
 again. So every order of derivative skips the operators' host cost (about 50 us a call, see
-_eager), where nothing traces. A pass whose inputs want no gradient runs without a Function.
+_eager), where nothing traces: each pass is the operator's CUDA kernel, called directly. A
+pass whose inputs want no gradient runs without a Function.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import torch
 
+from ._conv2d_gw8 import input_grad_cuda, weight_bias_grad_cuda, weight_grad_cuda
 from ._conv2d_gw8_grads import Passes, input_grad_gradients, weight_grad_gradients
-from ._cuda_passes import LayerPlan, dgrad_cuda, layer_plan, wgrad_cuda
+from ._cuda_passes import layer_plan
 from ._eager import conv2d_gw8_eager
-from ._layout import bias_buffer, channels_last, spio_weight
-
-
-def _plan(
-    input_size: Sequence[int],
-    kernel_size: Sequence[int],
-    padding: list[int],
-    like: torch.Tensor,
-    has_bias: bool = False,
-) -> LayerPlan:
-    return layer_plan(input_size, kernel_size, padding, like.dtype, has_bias, like.get_device())
 
 
 def _wants_grad(*tensors: torch.Tensor) -> bool:
@@ -37,15 +27,9 @@ def forward(
     input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
 ) -> torch.Tensor:
     """conv(input, weight) + bias on the eager path."""
-    plan = _plan(input.shape, weight.shape[2:], padding, input, bias is not None)
+    has_bias, device = bias is not None, input.get_device()
+    plan = layer_plan(input.shape, weight.shape[2:], padding, input.dtype, has_bias, device)
     return conv2d_gw8_eager(input, weight, bias, plan)
-
-
-def _input_grad_now(
-    grad_output: torch.Tensor, weight: torch.Tensor, input_size: list[int], padding: list[int]
-) -> torch.Tensor:
-    plan = _plan(input_size, weight.shape[2:], padding, grad_output)
-    return dgrad_cuda(channels_last(grad_output), spio_weight(weight), plan)
 
 
 class _InputGrad(torch.autograd.Function):
@@ -59,7 +43,7 @@ class _InputGrad(torch.autograd.Function):
     ) -> torch.Tensor:
         ctx.save_for_backward(grad_output, weight)
         ctx.padding = padding
-        return _input_grad_now(grad_output, weight, input_size, padding)
+        return input_grad_cuda(grad_output, weight, input_size, padding)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -73,7 +57,7 @@ def input_grad(
     if _wants_grad(grad_output, weight):
         result: torch.Tensor = _InputGrad.apply(grad_output, weight, input_size, padding)
         return result
-    return _input_grad_now(grad_output, weight, input_size, padding)
+    return input_grad_cuda(grad_output, weight, input_size, padding)
 
 
 def _weight_grad_now(
@@ -83,11 +67,8 @@ def _weight_grad_now(
     padding: list[int],
     with_bias: bool,
 ) -> Any:
-    plan = _plan(input.shape, kernel_size, padding, input, with_bias)
-    grad_output = channels_last(grad_output)
-    grad_bias = bias_buffer(grad_output) if with_bias else None
-    grad_weight = wgrad_cuda(channels_last(input), grad_output, plan, grad_bias=grad_bias)
-    return grad_weight if grad_bias is None else (grad_weight, grad_bias)
+    kernel = weight_bias_grad_cuda if with_bias else weight_grad_cuda
+    return kernel(input, grad_output, kernel_size, padding)
 
 
 class _WeightGrad(torch.autograd.Function):
