@@ -24,7 +24,7 @@ answered on the CPU from such rows:
    scored with each given gain asked of a pick over the heuristic's tile instead of
    MIN_PREDICTED_GAIN: 0 always takes the pick, inf always the tile.
 
-The sixty-fourth session ran it on seeds 13 and 15 (docs/benchmarks.md).
+The sixty-fourth session ran it on seeds 13 and 15 (docs/benchmarks-log.md).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ walk runs slower), ptxas's registers, stack frame and spill stores of both, and 
 an SM that registers and shared memory allow each (Hopper's limits); then the geometric mean
 of the ratio where the steady walk spills more, where it fits fewer blocks an SM, and
 elsewhere. The sixty-third session asked whether registers could tell which configs the
-steady walk slows (docs/benchmarks.md).
+steady walk slows (docs/benchmarks-log.md).
 """
 
 from __future__ import annotations

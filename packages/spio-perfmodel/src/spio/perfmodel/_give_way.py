@@ -221,7 +221,7 @@ def _unless_tma_tile(
     The models were trained on tiles timed without producer warps, which the launcher gives
     only to TMA tiles and which gain them 1.06-1.08x, so they undervalue TMA tiles. From two
     H200 runs (2026-11-28, the launcher's default against choose_config's config, each in one
-    process; docs/benchmarks.md, thirty-first session): the picks without TMA rows ran
+    process; docs/benchmarks-log.md, thirty-first session): the picks without TMA rows ran
     0.89-0.94x of the TMA heuristic at 64x128x32x32, 64x64x64x64, 32x1024x16x16 and
     128x1024x16x16 and 0.995x and 1.020x at 512x256x14x14; the picks with TMA rows ran
     1.003x and 1.04-1.07x (32x64x64x64, 256x256x14x14), and stay. With this rule, on an
