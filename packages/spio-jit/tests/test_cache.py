@@ -209,6 +209,26 @@ def test_corrupted_entry_is_detected_and_rebuilt(isolated_cache: Path, corrupt: 
     assert hit.from_cache  # the rebuilt entry is whole again
 
 
+def test_a_corrupted_entry_is_warned_of_once_per_compile(
+    isolated_cache: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Regression: the compile's lookups before and after taking the key's lock each warned."""
+    jit.compile(SAXPY_SOURCE, arch="sm_80")
+    (path,) = _entry_files(isolated_cache)
+    _corrupt_garbage(path)
+    _cache.forget_recent()
+    with caplog.at_level("WARNING", logger="spio.jit"):
+        assert not jit.compile(SAXPY_SOURCE, arch="sm_80").from_cache
+    warnings = [r.getMessage() for r in caplog.records if "corrupted" in r.getMessage()]
+    assert warnings == [f"spio-jit cache entry {path} is corrupted; recompiling"]
+    caplog.clear()
+    _corrupt_empty(path)  # corrupted again, as a file of its own: warned of again
+    _cache.forget_recent()
+    with caplog.at_level("WARNING", logger="spio.jit"):
+        jit.compile(SAXPY_SOURCE, arch="sm_80")
+    assert sum("corrupted" in r.getMessage() for r in caplog.records) == 1
+
+
 def test_entry_under_another_key_is_a_miss() -> None:
     entry = _cache.CacheEntry(meta={"log": ""}, code=b"code")
     data = _cache.encode_entry("a" * 64, entry)
@@ -259,6 +279,29 @@ def test_cache_info_and_clear(isolated_cache: Path) -> None:
     assert jit.clear_cache() == 2
     assert jit.cache_info().entries == 0
     assert not jit.compile(SAXPY_SOURCE, arch="sm_80").from_cache
+
+
+def test_clear_counts_only_the_entries_it_removed(
+    isolated_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: clear() counted the entries before deleting them with errors ignored, so
+    an entry it could not delete was reported removed."""
+    jit.compile(SAXPY_SOURCE, arch="sm_80")
+    jit.compile(SAXPY_SOURCE, arch="sm_90")
+    kept = _entry_files(isolated_cache)[0]
+    unlink = os.unlink
+
+    def refuse_kept(path: str | os.PathLike[str], *, dir_fd: int | None = None) -> None:
+        if os.path.basename(path) == kept.name:  # (rmtree passes names beside a dir_fd)
+            raise PermissionError(13, "Permission denied", str(path))
+        unlink(path, dir_fd=dir_fd)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "unlink", refuse_kept)
+        assert jit.clear_cache() == 1
+    assert _entry_files(isolated_cache) == [kept]
+    assert jit.clear_cache() == 1
+    assert jit.cache_info().entries == 0
 
 
 def test_processes_compiling_the_same_kernel_at_once(isolated_cache: Path) -> None:

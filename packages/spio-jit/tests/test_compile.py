@@ -17,6 +17,7 @@ from jit_testkit import (
 )
 
 import spio.jit as jit
+from spio.jit._compile import compile_request
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -112,8 +113,14 @@ def test_options_become_nvrtc_flags() -> None:
         ({"std": "c++98"}, ValueError, "std='c\\+\\+98'"),
         ({"max_registers": 0}, ValueError, "max_registers"),
         ({"max_registers": 300}, ValueError, "max_registers"),
+        # Regression: a bool or a float was a ValueError, as if only its value were wrong.
+        ({"max_registers": True}, TypeError, "max_registers must be None or an int .* got True"),
+        ({"max_registers": 32.0}, TypeError, "max_registers must be None or an int .* got 32.0"),
         ({"lineinfo": 1}, TypeError, "lineinfo must be a bool"),
         ({"extra_flags": "--use_fast_math"}, TypeError, "sequence of str"),
+        # Regression: None gave "'NoneType' object is not iterable".
+        ({"extra_flags": None}, TypeError, "extra_flags must be a sequence of str, got None"),
+        ({"extra_flags": {"-G", "-lineinfo"}}, TypeError, "extra_flags must be a sequence"),
         ({"extra_flags": ("-arch=sm_80",)}, ValueError, "use arch="),
         ({"extra_flags": ("--std=c++14",)}, ValueError, "CompileOptions.std"),
     ],
@@ -198,6 +205,25 @@ def test_invalid_name_expression_is_a_compile_error() -> None:
 def test_invalid_arguments_are_refused(kwargs: dict, error: type) -> None:
     with pytest.raises(error):
         jit.compile(SAXPY_SOURCE, arch="sm_80", **kwargs)
+
+
+def test_cache_must_be_a_bool() -> None:
+    """Regression: cache="no" was taken as True (a non-empty str)."""
+    for cache in ("no", 0, None):
+        with pytest.raises(TypeError, match=f"cache must be True or False, got {cache!r}"):
+            jit.compile(SAXPY_SOURCE, arch="sm_80", cache=cache)  # type: ignore[arg-type]
+    request = jit.CompileRequest(SAXPY_SOURCE, arch="sm_80")
+    with pytest.raises(TypeError, match="cache must be True or False, got 'no'"):
+        compile_request(request, cache="no")  # type: ignore[arg-type]
+
+
+def test_bytes_that_are_not_utf8_name_the_argument() -> None:
+    """Regression: a bare UnicodeDecodeError that named neither source nor the header."""
+    latin1 = "// caf\xe9\n".encode("latin-1") + SAXPY_SOURCE.encode()
+    with pytest.raises(ValueError, match=r"source must be UTF-8 text .* byte 6 \(b'\\xe9'\)"):
+        jit.compile(latin1, arch="sm_80")
+    with pytest.raises(ValueError, match=r"headers\['tile.h'\] must be UTF-8 text"):
+        jit.compile(SAXPY_SOURCE, arch="sm_80", headers={"tile.h": b"\xff"})
 
 
 def test_compile_error_pickles_with_its_details() -> None:

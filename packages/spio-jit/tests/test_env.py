@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,29 @@ def test_cuda_include_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     monkeypatch.setenv("CUDA_PATH", "/opt/cuda")
     monkeypatch.delenv("CUDA_HOME", raising=False)
     assert _env.cuda_home() == Path("/opt/cuda")
+
+
+@pytest.mark.parametrize(
+    ("name", "read"),
+    [
+        ("SPIO_JIT_CACHE_DIR", _env.cache_dir),
+        ("SPIO_JIT_CUDA_INCLUDE", _env.cuda_include_dirs),
+        ("CUDA_HOME", _env.cuda_home),
+    ],
+)
+def test_a_path_of_an_unknown_users_home_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, name: str, read: Callable[[], object]
+) -> None:
+    """Regression: pathlib's RuntimeError "Could not determine home directory." named no
+    variable."""
+    monkeypatch.setenv(name, "~nosuchuser_spio/x")
+    message = f"{name}='~nosuchuser_spio/x' starts with ~, and that home directory is unknown"
+    with pytest.raises(ValueError, match=message):
+        read()
+
+
+def test_cuda_path_is_named_where_it_is_the_one_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.setenv("CUDA_PATH", "~nosuchuser_spio")
+    with pytest.raises(ValueError, match="CUDA_PATH='~nosuchuser_spio'"):
+        _env.cuda_home()

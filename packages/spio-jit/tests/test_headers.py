@@ -15,9 +15,9 @@ _FP16_SOURCE = '#include <cuda_fp16.h>\nextern "C" __global__ void k(__half* x) 
 
 @pytest.fixture
 def fresh_search() -> Iterator[None]:
-    _headers.cuda_headers.cache_clear()
+    _headers._search.cache_clear()
     yield
-    _headers.cuda_headers.cache_clear()
+    _headers._search.cache_clear()
 
 
 def _fake_include(root: Path) -> Path:
@@ -42,6 +42,28 @@ def test_the_override_wins(
     assert found.include_dirs == (str(include.resolve()),)
     assert found.origin == "SPIO_JIT_CUDA_INCLUDE"
     assert found.fingerprint.startswith("cudart-99010")
+
+
+def test_a_changed_variable_reaches_the_next_search(
+    fresh_search: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Regression: the first search was kept for the process, so SPIO_JIT_CUDA_INCLUDE,
+    CUDA_HOME or CUDA_PATH set after the first compile went unread (docs/jit/environment.md:
+    each variable is read when it is used)."""
+    _no_wheels(monkeypatch)
+    monkeypatch.setattr(_nvrtc, "install_bundled_headers", lambda directory: False)
+    first, second = _fake_include(tmp_path / "a"), _fake_include(tmp_path / "b")
+    monkeypatch.setenv("SPIO_JIT_CUDA_INCLUDE", str(first))
+    assert jit.cuda_headers().include_dirs == (str(first.resolve()),)
+    monkeypatch.setenv("SPIO_JIT_CUDA_INCLUDE", str(second))
+    assert jit.cuda_headers().include_dirs == (str(second.resolve()),)
+    monkeypatch.delenv("SPIO_JIT_CUDA_INCLUDE")
+    for name, root in (("CUDA_HOME", tmp_path / "a"), ("CUDA_PATH", tmp_path / "b")):
+        monkeypatch.delenv("CUDA_HOME", raising=False)
+        monkeypatch.setenv(name, str(root))
+        assert jit.cuda_headers().include_dirs[0] == str(root / "include")
+    # The same settings again: the search kept for them, not a new one.
+    assert jit.cuda_headers() is jit.cuda_headers()
 
 
 def test_override_naming_a_missing_directory_is_an_error(

@@ -409,6 +409,23 @@ def test_wrong_arguments_are_refused_before_launching(
     assert not fake.recorder.launches
 
 
+@pytest.mark.parametrize(
+    ("kernel", "shown"), [(None, "NoneType None"), ("saxpy", "str 'saxpy'"), (object(), "object")]
+)
+def test_launch_of_what_is_no_kernel_is_a_type_error(kernel: object, shown: str) -> None:
+    """Regression: launch(None, ...) and launch("k", ...) gave AttributeError "... has no
+    attribute 'launch'"."""
+    with pytest.raises(
+        TypeError, match=rf"kernel must be a spio.jit.Kernel \(Module.get_kernel\), got {shown}$"
+    ):
+        jit.launch(kernel, 1, 32, ())  # type: ignore[arg-type]
+
+
+def test_launch_takes_a_kernel(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
+    jit.launch(saxpy, 1, 32, (jit.float32(1), 0, 0, jit.int32(0)))
+    assert len(fake.recorder.launches) == 1
+
+
 def test_driver_errors_become_cuda_errors(fake: SimpleNamespace, saxpy: jit.Kernel) -> None:
     fake.recorder.fail_with = FakeCoreError("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many")
     with pytest.raises(jit.CudaError) as caught:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from synthetic import LAYERS, synthetic_rows
 
+import spio.perfmodel
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+from spio.perfmodel import _cli as cli
 from spio.perfmodel._cli import main
 
 
@@ -291,3 +294,53 @@ def test_compare_picks_by_the_selection_it_is_given_for_its_run_alone(
     finally:
         set_selection_mode(None)
     assert modes == ["autotune", "model", "model"]
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--version"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out == f"spio-perfmodel {spio.perfmodel.__version__}\n"
+
+
+@pytest.mark.parametrize(("module", "extra"), [("torch", "collect"), ("sklearn", "train")])
+def test_a_missing_optional_dependency_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    module: str,
+    extra: str,
+) -> None:
+    def layers(_args: object) -> None:
+        raise ModuleNotFoundError(f"No module named '{module}'", name=module)
+
+    monkeypatch.setattr(cli, "_layers", layers)
+    with pytest.raises(SystemExit) as caught:
+        main(["layers"])
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == (
+        f'spio-perfmodel: error: layers needs {module}: pip install "spio-perfmodel[{extra}]"\n'
+    )
+
+
+def test_another_missing_module_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def layers(_args: object) -> None:
+        raise ModuleNotFoundError("No module named 'spio.nothing'", name="spio.nothing")
+
+    monkeypatch.setattr(cli, "_layers", layers)
+    with pytest.raises(ModuleNotFoundError, match=r"spio\.nothing"):
+        main(["layers"])
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    def layers(_args: object) -> None:
+        raise BrokenPipeError  # as a write does once `| head -1` has read its line
+
+    monkeypatch.setattr(cli, "_layers", layers)
+    with pytest.raises(SystemExit) as caught:
+        main(["layers"])
+    assert caught.value.code == 1
+    print("after the pipe broke")  # standard output now goes nowhere, without an error
+    sys.stdout.flush()
+    assert capfd.readouterr() == ("", "")

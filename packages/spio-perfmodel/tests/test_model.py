@@ -351,6 +351,26 @@ def test_load_refuses_what_is_not_a_model_of_this_version(tmp_path: Path) -> Non
         LatencyModel.load(path)
 
 
+def test_a_file_xgboost_cannot_read_is_named_without_xgboosts_backtrace(tmp_path: Path) -> None:
+    """Regression: the ValueError carried XGBoost's native backtrace ("Stack trace:", a line
+    per frame of libxgboost); and bytes that are not UTF-8 gave a UnicodeDecodeError."""
+    junk = tmp_path / "junk.json"
+    junk.write_text("not a model")
+    with pytest.raises(ValueError, match="is not an XGBoost model file") as caught:
+        LatencyModel.load(junk)
+    message = str(caught.value)
+    # The first line, without where in libxgboost it was raised ("[hh:mm:ss] c_api.cc:N:").
+    assert message.startswith(f"{junk} is not an XGBoost model file: Check failed")
+    assert "Invalid model format" in message
+    for backtrace in ("\n", "Stack trace", "[bt]", "libxgboost"):
+        assert backtrace not in message
+    assert caught.value.__cause__ is None
+    binary = tmp_path / "junk.ubj"
+    binary.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ValueError, match=r"junk\.ubj is not an XGBoost model file"):
+        LatencyModel.load(binary)
+
+
 @pytest.mark.parametrize("pass_name", sorted(PASSES))
 def test_the_whole_space_scored_as_arrays_picks_what_the_list_path_picks(pass_name: str) -> None:
     model = LatencyModel.train(synthetic_rows(pass_name, LAYERS[:4], per_layer=60), options=FAST)

@@ -14,7 +14,16 @@ import pytest
 
 import spio.kernels.conv2d_gw8.sources_digest as digest_module
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, WgradConfig, placement
-from spio.perfmodel import PASSES, ConfigChoice, GpuLimits, _select, choose_config, shipped_model
+from spio.perfmodel import (
+    PASSES,
+    ConfigChoice,
+    GpuLimits,
+    LatencyModel,
+    _select,
+    choose_config,
+    shipped_model,
+    tune_config,
+)
 from spio.perfmodel._selection_mode import SELECTION_ENV, selection_mode, set_selection_mode
 
 LAYER = Conv2dGw8Params.make(48, 128, 28, 28)
@@ -40,8 +49,9 @@ def test_the_shipped_model_chooses_on_its_gpu(gpu: SimpleNamespace, pass_name: s
     assert choice.config in PASSES[pass_name].config_space(LAYER)
 
 
-class _StubModel:
-    """A model whose pick, predictions and measurements the test sets."""
+class _StubModel(LatencyModel):
+    """A model whose pick, predictions and measurements the test sets (a LatencyModel, as
+    choose_config requires, whose trees are never built)."""
 
     pass_name = "fprop"
     gpu = "Stub GPU"
@@ -150,12 +160,76 @@ def test_a_mode_given_to_choose_config_is_its_alone(gpu: SimpleNamespace) -> Non
         choose_config("fprop", LAYER, mode="fastest")
 
 
-@pytest.mark.parametrize("mode", ["fastest", "", True])
-def test_set_selection_mode_names_the_modes_it_allows(mode: object) -> None:
+@pytest.mark.parametrize(
+    ("mode", "error"),
+    [("fastest", ValueError), ("", ValueError), (True, TypeError), (3, TypeError)],
+)
+def test_set_selection_mode_names_the_modes_it_allows(mode: object, error: type) -> None:
     allowed = "mode must be one of model, heuristic, autotune, or None for SPIO_CONFIG_SELECTION"
-    with pytest.raises(ValueError, match=f"{allowed}; got {mode!r}"):
+    with pytest.raises(error, match=f"{allowed}; got {mode!r}"):
         set_selection_mode(mode)  # type: ignore[arg-type]
     assert selection_mode() == "model"  # unchanged
+
+
+def test_a_mode_given_to_choose_config_never_reads_the_environment(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: with SPIO_CONFIG_SELECTION=bogus, mode="heuristic" raised the variable's
+    ValueError (the reason asked where the process's mode came from); with it unset, the
+    reason said "(SPIO_CONFIG_SELECTION=model)"."""
+    monkeypatch.setenv(SELECTION_ENV, "bogus")
+    choice = choose_config("fprop", LAYER, mode="heuristic")
+    assert choice.reason == "the selection mode is heuristic (choose_config(mode='heuristic'))"
+    monkeypatch.delenv(SELECTION_ENV)
+    assert choose_config("dgrad", LAYER, mode="heuristic").reason == (
+        "the selection mode is heuristic (choose_config(mode='heuristic'))"
+    )
+
+
+def test_a_heuristic_choices_reason_names_where_the_mode_came_from_each_time(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the reason was memoised with the choice, so the same layer's pass kept
+    naming the first origin of the mode."""
+    set_selection_mode("heuristic")
+    reasons = [choose_config("fprop", LAYER).reason]
+    set_selection_mode(None)
+    monkeypatch.setenv(SELECTION_ENV, "heuristic")
+    reasons.append(choose_config("fprop", LAYER).reason)
+    reasons.append(choose_config("fprop", LAYER, mode="heuristic").reason)
+    assert reasons == [
+        "the selection mode is heuristic (set_selection_mode('heuristic'))",
+        "the selection mode is heuristic (SPIO_CONFIG_SELECTION=heuristic)",
+        "the selection mode is heuristic (choose_config(mode='heuristic'))",
+    ]
+
+
+def test_every_way_of_setting_the_mode_takes_it_in_any_case(
+    gpu: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: choose_config refused mode="Heuristic", which set_selection_mode and
+    SPIO_CONFIG_SELECTION take."""
+    assert choose_config("fprop", LAYER, mode=" Heuristic ").source == "heuristic"
+    set_selection_mode("HEURISTIC")
+    assert choose_config("dgrad", LAYER).source == "heuristic"
+    set_selection_mode(None)
+    monkeypatch.setenv(SELECTION_ENV, "Heuristic")
+    assert choose_config("wgrad", LAYER).source == "heuristic"
+    with pytest.raises(TypeError, match=r"mode must be one of .* or None; got 3"):
+        choose_config("fprop", LAYER, mode=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("model", "shown"), [("x.json", "'x.json'"), ({}, "dict")])
+def test_a_model_that_is_no_latency_model_is_a_type_error(
+    gpu: SimpleNamespace, model: object, shown: str
+) -> None:
+    """Regression: model="x.json" gave AttributeError "'str' object has no attribute
+    'pass_name'"."""
+    message = rf"model must be a LatencyModel or None \(LatencyModel.load\(path\) .* got {shown}"
+    with pytest.raises(TypeError, match=message):
+        choose_config("fprop", LAYER, model=model)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=message):
+        tune_config("fprop", LAYER, model=model)  # type: ignore[arg-type]
 
 
 def test_a_given_model_is_used_and_checked(gpu: SimpleNamespace) -> None:

@@ -84,3 +84,20 @@ def test_demo_runs_and_checks_on_the_gpu() -> None:
     result = _demo.run_demo(out, size=1024)
     assert result.checked, out.getvalue()
     assert result.registers is not None
+
+
+def test_demo_without_nvrtc_names_both_cuda_stacks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(_report, "write_nvrtc", lambda _out: False)
+    assert _cli.main(["demo"]) == 1
+    out = capsys.readouterr().out
+    assert '"spio-jit[cu13]" (CUDA 13), or "spio-jit[cu12]" (CUDA 12)' in out
+
+
+def test_the_package_lists_its_lazy_names() -> None:
+    import spio.torch
+
+    names = dir(spio.torch)
+    assert {"Conv2dGw8", "Linear", "convert", "ineligible_because"} <= set(names)
+    assert "Any" not in names

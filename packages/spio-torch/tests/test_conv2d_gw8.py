@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from conv2d_cases import CASES, Case
@@ -169,11 +170,10 @@ def test_other_memory_layouts_and_padding_forms() -> None:
         ({"weight": torch.randn(16, 8, 3, 3).bfloat16()}, TypeError, "input's dtype"),
         ({"bias": torch.randn(8)}, ValueError, r"bias must have shape \(16,\)"),
         ({"bias": torch.ones(16, dtype=torch.int32)}, TypeError, "bias must be a floating"),
-        ({"padding": 3}, ValueError, "padding top must be 0 to 2, got 3"),
+        ({"padding": 3}, ValueError, r"padding top must be 0 to 2 \(below the kernel's height 3\)"),
+        ({"padding": (0, -1)}, ValueError, "padding left must be 0 to 2 .*, got -1"),
         ({"padding": "full"}, ValueError, "padding must be 'valid', 'same'"),
         ({"padding": (1, 2, 3)}, TypeError, "padding must be an int, a pair"),
-        ({"weight": torch.randn(16, 8, 8, 3).half()}, ValueError, "r must be 1 to 7, got 8"),
-        ({"input": torch.randn(1, 16, 2, 2).half(), "padding": 0}, ValueError, "output size"),
         ({"weight": [[1.0]]}, TypeError, "weight must be a torch.Tensor, got list"),
     ],
 )
@@ -189,11 +189,52 @@ def test_bad_arguments_are_named(arguments: dict[str, object], error: type, matc
         spio_f.conv2d_gw8(**call)  # type: ignore[arg-type]
 
 
-def test_the_operators_called_directly_check_the_dtype() -> None:
-    x = torch.randn(1, 16, 5, 5)
-    weight = torch.randn(16, 8, 3, 3)
-    with pytest.raises(TypeError, match=r"float16 or bfloat16, got torch\.float32"):
-        torch.ops.spio.conv2d_gw8(x, weight, None, [1, 1, 1, 1])
+#: Layers the kernels do not take, in the arguments' terms (not Conv2dGw8Params' fields):
+#: (input size, weight size, padding, message).
+BAD_LAYERS = [
+    (
+        (1, 16, 5, 5),
+        (16, 8, 8, 8),
+        0,
+        "weight's kernel size must be 1 to 7 in each dimension, got 8 x 8",
+    ),
+    ((1, 16, 5, 5), (16, 8, 8, 3), 0, "weight's kernel size must be 1 to 7 .* got 8 x 3"),
+    ((2, 16, 0, 5), (16, 8, 3, 3), 1, "input's height and width must be at least 1, got 0 x 5"),
+    (
+        (2, 16, 2, 6),
+        (16, 8, 3, 3),
+        0,
+        r"input of 2 x 6 with padding \(0, 0, 0, 0\) \(top, bottom, left, right\) and a 3 x 3 "
+        r"kernel gives an empty output \(0 x 4\)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("input_size", "weight_size", "padding", "match"), BAD_LAYERS)
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_layer_shape_errors_name_the_arguments(
+    input_size: tuple[int, ...],
+    weight_size: tuple[int, ...],
+    padding: int,
+    match: str,
+    device: str,
+) -> None:
+    x = torch.randn(input_size, dtype=torch.float16, device=device)
+    weight = torch.randn(weight_size, dtype=torch.float16, device=device)
+    with pytest.raises(ValueError, match=match):
+        spio_f.conv2d_gw8(x, weight, padding=padding)
+
+
+@pytest.mark.parametrize(("input_size", "weight_size", "padding", "match"), BAD_LAYERS)
+def test_the_eager_paths_layer_plan_gives_the_same_errors(
+    input_size: tuple[int, ...], weight_size: tuple[int, ...], padding: int, match: str
+) -> None:
+    """The eager path checks the layer where it builds the layer's plan (once per layer)."""
+    from spio.torch._cuda_passes import layer_plan
+
+    sides = (padding,) * 4
+    with pytest.raises(ValueError, match=match):
+        layer_plan(input_size, weight_size[2:], sides, torch.float16, False, 0)
 
 
 def test_layer_params_are_validated_once_per_layer() -> None:
@@ -201,10 +242,90 @@ def test_layer_params_are_validated_once_per_layer() -> None:
 
     first = layer_params(torch.Size((2, 16, 8, 8)), [3, 3], [1, 1, 1, 1], torch.float16)
     assert layer_params((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float16) is first
-    with pytest.raises(ValueError, match="padding"):
+    with pytest.raises(ValueError, match="padding top must be 0 to 2"):
         layer_params((2, 16, 8, 8), (3, 3), (3, 1, 1, 1), torch.float16)
     with pytest.raises(TypeError, match=r"float16 or bfloat16, got torch\.float32"):
         layer_params((2, 16, 8, 8), (3, 3), (1, 1, 1, 1), torch.float32)
+
+
+@pytest.mark.parametrize(
+    "padding",
+    [np.int64(1), (np.int64(1), 1), [np.int32(1)] * 4, torch.tensor(1), (1, 1)],
+    ids=repr,
+)
+def test_padding_takes_integers_operator_index_takes(padding: object) -> None:
+    x = torch.randn(1, 16, 5, 5).half()
+    weight = torch.randn(16, 8, 3, 3).half()
+    expected = spio_f.conv2d_gw8(x, weight, padding=1)
+    assert torch.equal(spio_f.conv2d_gw8(x, weight, padding=padding), expected)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "padding",
+    [np.array([1, 1]), np.array(1.0), True, (1, True), 1.0, (1.0, 1), None, (1, 2, 3)],
+    ids=repr,
+)
+def test_padding_of_other_types_is_refused_by_name(padding: object) -> None:
+    x = torch.randn(1, 16, 5, 5).half()
+    weight = torch.randn(16, 8, 3, 3).half()
+    with pytest.raises(TypeError, match=r"padding must be an int, a pair \(rows, columns\)"):
+        spio_f.conv2d_gw8(x, weight, padding=padding)  # type: ignore[arg-type]
+
+
+def _empty_batch(device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    x = torch.randn(0, 16, 9, 7, dtype=torch.float16, device=device)
+    x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
+    weight = torch.randn(16, 8, 3, 5, dtype=torch.float16, device=device).requires_grad_()
+    bias = torch.randn(16, device=device).requires_grad_()
+    return x, weight, bias
+
+
+def test_an_empty_batch_gives_an_empty_output_and_zero_gradients_as_torch_does() -> None:
+    x, weight, bias = _empty_batch("cpu")
+    y = spio_f.conv2d_gw8(x, weight, bias, padding=(1, 2))
+    want = torch.nn.functional.conv2d(x.float(), weight.float(), bias, padding=(1, 2), groups=2)
+    assert y.shape == want.shape == (0, 16, 9, 7)
+    assert y.dtype == torch.float16
+    assert y.is_contiguous(memory_format=torch.channels_last)
+    y.float().sum().backward()
+    assert x.grad is not None
+    assert x.grad.shape == x.shape
+    assert weight.grad is not None
+    assert torch.equal(weight.grad, torch.zeros_like(weight))
+    assert bias.grad is not None
+    assert torch.equal(bias.grad, torch.zeros_like(bias))
+    fake = spio_f.conv2d_gw8(*(t.detach().to("meta") for t in (x, weight, bias)), padding=(1, 2))
+    assert fake.shape == (0, 16, 9, 7)
+    assert fake.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_an_empty_batch_skips_the_eager_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On CUDA an empty batch goes to the operators (a layer plan needs N >= 1): with the
+    eager path taken for every call, an empty batch on CPU still gets its empty output."""
+    from spio.torch import _functional
+
+    monkeypatch.setattr(_functional, "runs_eagerly", lambda *tensors: True)
+    x, weight, bias = _empty_batch("cpu")
+    assert spio_f.conv2d_gw8(x, weight, bias, padding=1).shape == (0, 16, 9, 5)
+
+
+def test_the_cuda_implementations_answer_an_empty_batch_without_kernels() -> None:
+    """The operators' CUDA implementations, called on CPU tensors: an empty batch returns
+    before any plan or launch."""
+    from spio.torch import _conv2d_gw8 as ops
+
+    x, weight, _ = (t.detach() for t in _empty_batch("cpu"))
+    padding = [1, 1, 2, 2]
+    y = ops.conv2d_gw8_op_cuda(x, weight, None, padding)
+    assert y.shape == (0, 16, 9, 7)
+    assert y.is_contiguous(memory_format=torch.channels_last)
+    grad_input = ops.conv2d_gw8_input_grad_op_cuda(y, weight, list(x.shape), padding)
+    assert grad_input.shape == x.shape
+    grad_weight = ops.conv2d_gw8_weight_grad_op_cuda(x, y, [3, 5], padding)
+    assert torch.equal(grad_weight, torch.zeros_like(weight))
+    grad_weight, grad_bias = ops.conv2d_gw8_weight_bias_grad_op_cuda(x, y, [3, 5], padding)
+    assert torch.equal(grad_weight, torch.zeros_like(weight))
+    assert torch.equal(grad_bias, torch.zeros(16))
 
 
 def test_a_channels_last_weight_is_read_in_place() -> None:

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import copy
+import io
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import torch
 from torch import nn
+from torch.nn.utils import prune
 
 import spio.functional as spio_f
 from spio.torch import Conv2dGw8, convert, ineligible_because
@@ -90,6 +98,7 @@ def test_autocast_casts_input_and_weight() -> None:
         (nn.Conv2d(16, 16, 3, padding=1, groups=2, padding_mode="reflect"), "padding_mode"),
         (nn.Conv2d(16, 16, 9, groups=2), "kernel 9 x 9"),
         (nn.Conv2d(16, 16, 3, padding=3, groups=2), "padding (3, 3) for a 3 x 3 kernel"),
+        (nn.Conv2d(16, 16, 3, padding=-1, groups=2), "padding (-1, -1) for a 3 x 3 kernel"),
         (nn.Linear(4, 4), "a Linear, not an nn.Conv2d"),
     ],
 )
@@ -102,8 +111,187 @@ def test_ineligible_convs_say_why(conv: nn.Module, reason: str) -> None:
             Conv2dGw8.from_conv2d(conv)
 
 
-def test_constructor_checks() -> None:
-    with pytest.raises(ValueError, match="multiple of 8, got 12"):
-        Conv2dGw8(12, 3)
-    with pytest.raises(ValueError, match="kernel 8 x 8"):
-        Conv2dGw8(16, 8)
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "message"),
+    [
+        ((12, 3), {}, ValueError, "channels must be a positive multiple of 8, got 12"),
+        (("16", 3), {}, TypeError, "channels must be an int, .*got '16'"),
+        ((8.0, 3), {}, TypeError, "channels must be an int, .*got 8.0"),
+        ((True, 3), {}, TypeError, "channels must be an int, .*got True"),
+        ((16, (3,)), {}, TypeError, r"kernel_size must be .* from 1 to 7, got \(3,\)"),
+        ((16, (3, 3, 3)), {}, TypeError, r"kernel_size must be .*, got \(3, 3, 3\)"),
+        ((16, 8), {}, ValueError, "kernel_size must be .* from 1 to 7, got 8"),
+        ((16, -1), {}, ValueError, "kernel_size must be .*, got -1"),
+        ((16, 3), {"padding": (1, 2, 3, 4)}, TypeError, r"padding must be .*got \(1, 2, 3, 4\)"),
+        ((16, 3), {"padding": 1.5}, TypeError, "padding must be .*got 1.5"),
+        ((16, 3), {"padding": "full"}, ValueError, "padding must be .*'same'.*got 'full'"),
+        ((16, 3), {"padding": -1}, ValueError, r"from 0 up to \(2, 2\).*got -1"),
+        ((16, (3, 5)), {"padding": (1, 5)}, ValueError, r"up to \(2, 4\).*got \(1, 5\)"),
+    ],
+)
+def test_constructor_errors_name_the_argument_the_value_and_what_is_allowed(
+    args: tuple[Any, ...], kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Conv2dGw8(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("stride", (2, 2)),
+        ("stride", 2),
+        ("dilation", (2, 2)),
+        ("padding_mode", "reflect"),
+        ("groups", 1),
+        ("padding", (3, 3)),
+        ("padding", -1),
+        ("padding", 1.5),
+        ("padding", "full"),
+        ("kernel_size", (5, 5)),
+        ("in_channels", 32),
+        ("out_channels", 32),
+    ],
+)
+def test_assigning_a_setting_forward_would_ignore_raises_and_keeps_the_old_value(
+    name: str, value: Any
+) -> None:
+    # The forward pass reads the padding alone: a stride of 2 taken in place (as torchvision
+    # and timm helpers do) would have given a full-size output.
+    module = Conv2dGw8(16, 3, padding=1, dtype=torch.float16)
+    previous = getattr(module, name)
+    with pytest.raises(ValueError, match=rf"cannot set {name} = {re.escape(repr(value))} on a "):
+        setattr(module, name, value)
+    assert getattr(module, name) == previous
+    x = torch.randn(1, 16, 5, 5).half()
+    assert module(x).shape == (1, 16, 5, 5)
+
+
+def test_an_assigned_padding_is_the_one_forward_runs() -> None:
+    module = Conv2dGw8(16, 3, padding=1, dtype=torch.float16)
+    module.padding = 0
+    module.stride = 1  # what it already runs, in another of nn.Conv2d's forms
+    x = torch.randn(1, 16, 5, 5).half()
+    expected = spio_f.conv2d_gw8(x, module.weight, module.bias, padding=0)
+    assert expected.shape == (1, 16, 3, 3)
+    torch.testing.assert_close(module(x), expected, atol=0, rtol=0)
+
+
+def test_deepcopy_torch_save_and_torch_compile_keep_the_module_working() -> None:
+    module = Conv2dGw8(16, 3, padding=1, dtype=torch.float16)
+    x = torch.randn(2, 16, 6, 6).half()
+    expected = module(x)
+    buffer = io.BytesIO()
+    torch.save(module, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=False)
+    for twin in (copy.deepcopy(module), loaded):
+        assert type(twin) is Conv2dGw8
+        assert twin.weight.is_contiguous(memory_format=torch.channels_last)
+        torch.testing.assert_close(twin(x), expected, atol=0, rtol=0)
+        with pytest.raises(ValueError, match="cannot set stride"):
+            twin.stride = (2, 2)
+    compiled = torch.compile(module, backend="aot_eager", fullgraph=True)
+    torch.testing.assert_close(compiled(x), expected, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize(
+    ("wrap", "tensor"),
+    [
+        (nn.utils.weight_norm, "weight"),
+        (nn.utils.spectral_norm, "weight"),
+        (lambda conv: prune.l1_unstructured(conv, "weight", amount=0.5), "weight"),
+        (lambda conv: prune.l1_unstructured(conv, "bias", amount=0.5), "bias"),
+    ],
+    ids=["weight_norm", "spectral_norm", "pruned weight", "pruned bias"],
+)
+def test_convert_leaves_convs_whose_weight_a_hook_computes(
+    wrap: Callable[[nn.Conv2d], nn.Module], tensor: str
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # old-style weight_norm is deprecated
+        wrapped = wrap(nn.Conv2d(16, 16, 3, padding=1, groups=2))
+    reason = ineligible_because(wrapped)
+    assert reason is not None
+    assert f"its {tensor} is not a Parameter" in reason
+    model = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, groups=2), nn.ReLU(), wrapped)
+    assert convert(model) == ["0"]
+    assert model[2] is wrapped
+
+
+def test_convert_swaps_nothing_when_a_replacement_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = nn.Sequential(
+        nn.Conv2d(16, 16, 3, padding=1, groups=2), nn.Conv2d(16, 16, 3, padding=1, groups=2)
+    )
+    from_conv2d = Conv2dGw8.from_conv2d
+    made: list[Conv2dGw8] = []
+
+    def fail_on_the_second(conv: nn.Conv2d) -> Conv2dGw8:
+        if made:
+            raise RuntimeError("out of memory")
+        made.append(from_conv2d(conv))
+        return made[0]
+
+    monkeypatch.setattr(Conv2dGw8, "from_conv2d", fail_on_the_second)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        convert(model)
+    assert [type(layer) for layer in model] == [nn.Conv2d, nn.Conv2d]
+
+
+def test_convert_carries_a_convs_hooks_over_and_their_handles_still_remove_them() -> None:
+    conv = nn.Conv2d(16, 16, 3, padding=1, groups=2).half()
+    model = nn.Sequential(conv, nn.ReLU())
+    calls: list[str] = []
+    handles = [
+        conv.register_forward_pre_hook(lambda module, args: calls.append("pre")),
+        conv.register_forward_pre_hook(
+            lambda module, args, kwargs: calls.append("pre with kwargs"), with_kwargs=True
+        ),
+        conv.register_forward_hook(lambda module, args, output: calls.append("forward")),
+        conv.register_forward_hook(
+            lambda module, args, kwargs, output: calls.append("always, with kwargs"),
+            with_kwargs=True,
+            always_call=True,
+        ),
+        conv.register_full_backward_hook(
+            lambda module, grad_input, grad_output: calls.append("backward")
+        ),
+    ]
+    assert convert(model) == ["0"]
+    assert isinstance(model[0], Conv2dGw8)
+    x = torch.randn(1, 16, 5, 5).half().requires_grad_()
+    model(x).float().sum().backward()
+    assert calls == ["pre", "pre with kwargs", "forward", "always, with kwargs", "backward"]
+    calls.clear()
+    for handle in handles:
+        handle.remove()
+    model(x).float().sum().backward()
+    assert calls == []
+
+
+def test_from_conv2d_runs_the_convs_hooks_on_the_new_module() -> None:
+    conv = nn.Conv2d(16, 16, 3, padding=1, groups=2).half()
+    hooked: list[nn.Module] = []
+    handle = conv.register_forward_hook(lambda module, args, output: hooked.append(module))
+    module = Conv2dGw8.from_conv2d(conv)
+    x = torch.randn(1, 16, 5, 5).half()
+    module(x)
+    assert hooked == [module]
+    handle.remove()
+    module(x)
+    assert hooked == [module]
+
+
+def test_convert_converts_every_use_of_a_shared_conv() -> None:
+    conv = nn.Conv2d(16, 16, 3, padding=1, groups=2)
+    model = nn.Sequential(conv, nn.ReLU(), conv)
+    assert convert(model) == ["0", "2"]
+    assert isinstance(model[0], Conv2dGw8)
+    assert model[2] is model[0]  # still one layer, applied twice
+    assert model[0].weight is conv.weight
+
+
+def test_convert_refuses_a_bare_conv_and_points_to_from_conv2d() -> None:
+    # convert cannot replace the object it was given; it used to return [] silently.
+    with pytest.raises(TypeError, match=r"Conv2dGw8\.from_conv2d\(conv\)"):
+        convert(nn.Conv2d(16, 16, 3, padding=1, groups=2))

@@ -160,3 +160,26 @@ def test_main_include_dir(capsys: pytest.CaptureFixture[str]) -> None:
         pytest.skip("the C++ headers are not in this checkout")
     assert main(["include-dir"]) == 0
     assert capsys.readouterr().out == f"{include_dir()}\n"
+
+
+def test_main_refuses_to_write_over_its_source(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    source = tmp_path / "kernel.cu"
+    source.write_text(LESSON.read_text())
+    assert main(["gen", str(source), "-o", str(tmp_path / "." / "kernel.cu")]) == 2
+    assert "is FILE itself" in capsys.readouterr().err
+    assert source.read_text() == LESSON.read_text()
+
+
+def test_main_replaces_the_output_whole_and_keeps_its_mode(tmp_path: Path) -> None:
+    out = tmp_path / "types.h"
+    out.write_text("stale")
+    out.chmod(0o640)
+    assert main(["gen", str(LESSON), "-o", str(out)]) == 0
+    assert out.read_text() == generate_file(LESSON)
+    assert out.stat().st_mode & 0o777 == 0o640
+    assert [path.name for path in tmp_path.iterdir()] == ["types.h"]  # no temporary left
+    fresh = tmp_path / "fresh.h"
+    assert main(["gen", str(LESSON), "-o", str(fresh)]) == 0
+    assert fresh.stat().st_mode & 0o777 == 0o644

@@ -179,8 +179,8 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
     (
         "unknown dtype name",
         lambda: dtype["flaot"],
-        KeyError,
-        ("flaot",),
+        DtypeError,
+        ("unknown dtype 'flaot'", "allowed: float, double, half"),
     ),
     (
         "dims not Dims",

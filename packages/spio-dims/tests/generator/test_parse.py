@@ -268,3 +268,9 @@ def test_generate_file_names_the_source_by_its_base_name(tmp_path: Path) -> None
     header = generate_file(source)
     assert header.splitlines()[1] == "// Source: kernel.cu"
     assert header == generate(parse_file(source), source="kernel.cu")
+
+
+@pytest.mark.parametrize("source", [None, b"/*@spio [Dim('i')] @spio*/", 3])
+def test_source_that_is_not_text_is_a_type_error(source: object) -> None:
+    with pytest.raises(TypeError, match=r"source must be a str, got .*parse_file reads files"):
+        parse(source)  # type: ignore[arg-type]

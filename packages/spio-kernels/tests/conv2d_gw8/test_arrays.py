@@ -3,6 +3,7 @@ is asked for, and arrays are stood in for by __cuda_array_interface__ objects)."
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -26,12 +27,18 @@ WGRAD = WgradConfig(block_q=16, block_g=2, warp_g=1, block_p=8, prefetch=1)
 class _Array:
     """A device array as __cuda_array_interface__ describes it (never dereferenced)."""
 
-    def __init__(self, shape: tuple[int, ...], typestr: str = "<f2", strides: Any = None) -> None:
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        typestr: str = "<f2",
+        strides: Any = None,
+        data: Any = (0x10000, False),
+    ) -> None:
         self.__cuda_array_interface__ = {
             "shape": shape,
             "typestr": typestr,
             "strides": strides,
-            "data": (0x10000, False),
+            "data": data,
             "version": 3,
         }
 
@@ -214,3 +221,144 @@ def test_wgrad_names_a_config_of_another_pass() -> None:
     grad_w = _Array(PARAMS.weight_shape, "<f4")
     with pytest.raises(TypeError, match="config must be a WgradConfig, got FpropConfig"):
         conv2d_gw8_wgrad(grad_w, x, grad_y, PARAMS, default_config(PARAMS))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "given", "shown"),
+    [
+        ("x", None, "None"),
+        ("y", [0.0] * 4, "a list"),
+        ("w", "0x10000", "a str ('0x10000')"),
+        ("x", 65536.0, "a float (65536.0)"),
+        ("x", True, "a bool (True)"),
+    ],
+)
+def test_an_argument_that_is_no_array_is_a_type_error_before_any_compile(
+    name: str, given: Any, shown: str
+) -> None:
+    """Regression: these passed the checks (describe returned None for them) and failed only
+    at the launch, after compiling, as "argument 1 of kernel ..."."""
+    with pytest.raises(
+        TypeError, match=rf"{name} must be a device array .* got {re.escape(shown)}"
+    ):
+        _fprop(**{name: given})
+
+
+def test_a_host_array_is_named_as_one() -> None:
+    np = pytest.importorskip("numpy")
+    with pytest.raises(TypeError, match=r"x must be .* got a numpy\.ndarray in host memory"):
+        _fprop(x=np.zeros(PARAMS.input_shape, dtype=np.float16))
+    with pytest.raises(TypeError, match=r"x must be .* got a numpy\.uint64 \(pass a pointer as"):
+        _fprop(x=np.uint64(0x10000))
+    with pytest.raises(TypeError, match="grad_y must be a device array"):
+        conv2d_gw8_dgrad(_Array(PARAMS.input_shape), [], _Array(PARAMS.weight_shape), PARAMS)
+    with pytest.raises(TypeError, match="workspace must be a device array"):
+        conv2d_gw8_wgrad(
+            _Array(PARAMS.weight_shape, "<f4"), _Array(PARAMS.input_shape),
+            _Array(PARAMS.output_shape), PARAMS, WGRAD, workspace=np.zeros(1 << 20),
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("pointer", [0, -16, 1 << 64])
+def test_a_pointer_must_be_a_nonzero_64_bit_address(pointer: int) -> None:
+    with pytest.raises(
+        ValueError, match=f"x must be a nonzero 64-bit device address, got {pointer}"
+    ):
+        _fprop(x=pointer)
+
+
+def test_strides_that_split_an_element_are_refused() -> None:
+    """Regression: byte strides were floor-divided by the element size, so (961, 160, 32, 2)
+    read as the dense (480, 80, 16, 1)."""
+    misaligned = _Array(PARAMS.input_shape, strides=(961, 160, 32, 2))
+    with pytest.raises(
+        ValueError, match=r"x must have byte strides that are multiples of its element size "
+        r"\(2 bytes\), got strides \(961, 160, 32, 2\)",
+    ):  # fmt: skip
+        _fprop(x=misaligned)
+    # A size-1 dimension is never stepped: its stride may be anything.
+    one = Conv2dGw8Params.make(1, 16, 1, 5)
+    check_activation("x", _Array((1, 1, 5, 16), strides=(7, 3, 32, 2)), one.input_shape, "float16")
+
+
+def test_a_written_array_marked_read_only_is_refused() -> None:
+    """Regression: y marked read-only (data=(ptr, True)) was written anyway."""
+    read_only = (0x10000, True)
+    with pytest.raises(ValueError, match=r"y is written by the kernel, but .* marks it read-only"):
+        _fprop(y=_Array(PARAMS.output_shape, data=read_only))
+    with pytest.raises(ValueError, match="grad_x is written by the kernel"):
+        conv2d_gw8_dgrad(
+            _Array(PARAMS.input_shape, data=read_only), _Array(PARAMS.output_shape),
+            _Array(PARAMS.weight_shape), PARAMS,
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="grad_w is written by the kernel"):
+        conv2d_gw8_wgrad(
+            _Array(PARAMS.weight_shape, "<f4", data=read_only), _Array(PARAMS.input_shape),
+            _Array(PARAMS.output_shape), PARAMS, WGRAD,
+        )  # fmt: skip
+    # The arrays the kernel only reads may be read-only.
+    check_activation("x", _Array(PARAMS.input_shape, data=read_only), PARAMS.input_shape, "float16")
+    check_weights("w", _Array(PARAMS.weight_shape, data=read_only), PARAMS, "float16")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ((0, False), r"x has a null data pointer for its 960 elements"),
+        (
+            (0x10001, False),
+            r"x must start on a boundary of its 2-byte elements, got address 0x10001",
+        ),
+        (0x10000, r"x's __cuda_array_interface__ data must be \(pointer int, read-only bool\)"),
+        ((-2, False), r"x's data pointer must be a 64-bit address, got -2"),
+    ],
+    ids=["null", "misaligned", "not-a-pair", "negative"],
+)
+def test_a_data_pointer_the_kernel_cannot_read_is_refused(data: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _fprop(x=_Array(PARAMS.input_shape, data=data))
+
+
+class _Interface:
+    """An object whose __cuda_array_interface__ is whatever the test gives."""
+
+    def __init__(self, interface: Any) -> None:
+        self.__cuda_array_interface__ = interface
+
+
+#: A key _interface leaves out.
+_GONE = object()
+
+
+def _interface(**changed: Any) -> dict[str, Any]:
+    """x's interface with `changed` keys given other values (or, as _GONE, left out)."""
+    whole = {"shape": PARAMS.input_shape, "typestr": "<f2", "data": (0x10000, False)}
+    return {key: value for key, value in {**whole, **changed}.items() if value is not _GONE}
+
+
+@pytest.mark.parametrize(
+    ("interface", "message"),
+    [
+        (_interface(shape=_GONE), r"x's __cuda_array_interface__ has no 'shape'"),
+        (_interface(data=_GONE, typestr=_GONE), r"has no 'typestr', 'data'"),
+        (_interface(typestr="f2"), r"typestr must be .* like '<f2'; got 'f2'"),
+        (_interface(typestr=2), r"typestr must be .*; got 2"),
+        (_interface(typestr=">f2"), r"x must hold little-endian elements, got typestr '>f2'"),
+        (_interface(shape=(2, 6.0, 5, 16)), r"shape must be a tuple of ints, got \(2, 6\.0"),
+        (_interface(shape=(2, -6, 5, 16)), r"shape must hold sizes >= 0"),
+        (_interface(strides=(2, 2)), r"has 2 strides for its 4 dimensions"),
+        (_interface(mask=_Interface({})), "x has a mask"),
+        ([("shape", (1,))], "x's __cuda_array_interface__ must be a dict, got a list"),
+    ],
+    ids=[
+        *("no-shape", "no-typestr-data", "typestr-without-order", "typestr-int", "big-endian"),
+        *("float-size", "negative-size", "strides-count", "mask", "not-a-dict"),
+    ],
+)
+def test_a_malformed_interface_is_a_value_error_naming_the_array(
+    interface: Any, message: str
+) -> None:
+    """Regression: a missing key was a KeyError, a typestr without its byte order an int()
+    ValueError that named nothing."""
+    with pytest.raises(ValueError, match=message):
+        _fprop(x=_Interface(interface))

@@ -208,6 +208,14 @@ def test_a_conv_launch_with_bias_needs_one(launches: list[Any]) -> None:
     assert launches == []
 
 
+def test_a_conv_launch_without_bias_refuses_one(launches: list[Any]) -> None:
+    # The kernel of a layer without a bias never reads one: taking it would drop it unseen.
+    launch = ConvLaunch(_Kernel("fprop", launches), LaunchGeometry(64, 256, 0))
+    with pytest.raises(ValueError, match="has_bias is False but bias is given"):
+        launch(1, 2, 3, 4)
+    assert launches == []
+
+
 def test_the_fprop_entry_launches_through_the_layers_launch(
     monkeypatch: pytest.MonkeyPatch, launches: list[Any]
 ) -> None:

@@ -13,6 +13,7 @@ import pytest
 from spio.kernels.conv2d_gw8 import sources_digest as module
 from spio.kernels.conv2d_gw8.sources_digest import (
     DIGEST_LENGTH,
+    GENERATOR_FILES_LEFT_OUT,
     PASS_FILES,
     SHARED_FILES,
     pass_files,
@@ -114,3 +115,60 @@ def test_a_pass_digests_every_local_header_its_source_includes(pass_name: str) -
                 continue
             if (PACKAGE / include).is_file():
                 assert include in names, f"{source.name} includes {include}"
+
+
+@pytest.fixture
+def dims_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of spio-dims' package that sources_digest reads instead of the installed one."""
+    import spio.dims
+
+    installed = Path(spio.dims.__file__).parent
+    copy = tmp_path / "dims"
+    shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(spio.dims, "__file__", str(copy / "__init__.py"))
+    monkeypatch.setattr(spio.dims, "include_dir", lambda: str(copy / "include"))
+    sources_digest.cache_clear()
+    yield copy
+    sources_digest.cache_clear()
+
+
+def test_a_generator_module_change_changes_every_digest(dims_copy: Path) -> None:
+    before = _digests()
+    _touch_python(dims_copy / "_emit.py")
+    after = _digests()
+    assert all(after[name] != before[name] for name in PASSES)
+
+
+def test_a_header_change_changes_every_digest(dims_copy: Path) -> None:
+    before = _digests()
+    _touch(dims_copy / "include" / "spio" / "dim.h")
+    after = _digests()
+    assert all(after[name] != before[name] for name in PASSES)
+
+
+@pytest.mark.parametrize("name", sorted(GENERATOR_FILES_LEFT_OUT))
+def test_spio_dims_modules_that_generate_nothing_leave_the_digests(
+    dims_copy: Path, name: str
+) -> None:
+    # A spio-dims release that only touches its command line (or version, errors, parser)
+    # must not switch the shipped latency models off.
+    assert (dims_copy / name).is_file(), f"{name} is listed but spio-dims has no such module"
+    before = _digests()
+    _touch_python(dims_copy / name)
+    assert _digests() == before
+
+
+def test_the_generator_does_not_use_the_modules_left_out() -> None:
+    # The kernels' headers come from spio.dims.generate over Python specs; were a digested
+    # module to import the @spio parser or the command line, they could shape a header unseen.
+    import spio.dims
+
+    package = Path(spio.dims.__file__).parent
+    shaping = [path for path in package.glob("*.py") if path.name not in GENERATOR_FILES_LEFT_OUT]
+    for path in shaping:
+        for left_out in ("_cli", "_parse"):
+            assert f"from .{left_out} import" not in path.read_text(), (path.name, left_out)
+
+
+def _touch_python(path: Path) -> None:
+    path.write_text(path.read_text() + "\n# changed\n")

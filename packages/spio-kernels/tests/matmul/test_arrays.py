@@ -3,6 +3,7 @@ __cuda_array_interface__ objects and, for torch's path, host tensors stand in fo
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -21,12 +22,13 @@ class _Array:
         typestr: str = "<f2",
         strides: Any = None,
         address: int = 0x10000,
+        read_only: bool = False,
     ) -> None:
         self.__cuda_array_interface__ = {
             "shape": shape,
             "typestr": typestr,
             "strides": strides,
-            "data": (address, False),
+            "data": (address, read_only),
             "version": 3,
         }
 
@@ -101,3 +103,53 @@ def test_the_bias_is_checked_and_given_exactly_where_params_ask_for_one() -> Non
     ):
         with pytest.raises(ValueError, match=message):
             matmul(*arrays, biased, bias=bias)
+
+
+@pytest.mark.parametrize(
+    ("changed", "shown"),
+    [
+        ({"a": None}, "None"),
+        ({"b": [[0.0] * 16] * 8}, "a list"),
+        ({"c": "c"}, "a str ('c')"),
+        ({"a": 65536.0}, "a float (65536.0)"),
+        ({"b": False}, "a bool (False)"),
+    ],
+)
+def test_an_argument_that_is_no_array_is_a_type_error_before_any_compile(
+    changed: dict[str, Any], shown: str
+) -> None:
+    """Regression: these passed the checks and failed only at the launch, after compiling, as
+    "argument 1 of kernel ..." (a bool even passed the alignment check as no pointer)."""
+    (name,) = changed
+    with pytest.raises(
+        TypeError, match=rf"{name} must be a device array .* got {re.escape(shown)}"
+    ):
+        _call(**changed)
+
+
+def test_a_host_array_is_a_type_error_naming_it() -> None:
+    np = pytest.importorskip("numpy")
+    with pytest.raises(TypeError, match=r"a must be .* got a numpy\.ndarray in host memory"):
+        _call(a=np.zeros(PARAMS.a_shape, dtype=np.float16))
+    biased = MatmulParams(4, 16, 8, bias=True)
+    arrays = (_Array(PARAMS.c_shape), _Array(PARAMS.a_shape), _Array(PARAMS.b_shape))
+    with pytest.raises(TypeError, match="bias must be a device array"):
+        matmul(*arrays, biased, bias=np.zeros(16, dtype=np.float16))
+
+
+def test_c_marked_read_only_is_refused_and_inputs_may_be() -> None:
+    """Regression: a read-only C (data=(ptr, True)) was written anyway."""
+    import spio.jit
+
+    with pytest.raises(ValueError, match=r"c is written by the kernel, but .* marks it read-only"):
+        _call(c=_Array(PARAMS.c_shape, read_only=True))
+    if spio.jit.device_count() > 0:
+        return  # the stand-in arrays point nowhere: only where no GPU would launch them
+    with pytest.raises(ValueError, match="does not exist; this process sees no CUDA device"):
+        _call(a=_Array(PARAMS.a_shape, read_only=True), b=_Array(PARAMS.b_shape, read_only=True))
+
+
+def test_strides_that_split_an_element_are_refused() -> None:
+    """Regression: byte strides (17, 2) of a 2-byte matrix were read as the dense (8, 1)."""
+    with pytest.raises(ValueError, match=r"a must have byte strides that are multiples"):
+        _call(a=_Array(PARAMS.a_shape, strides=(17, 2)))

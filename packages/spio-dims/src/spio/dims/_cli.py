@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -65,14 +68,33 @@ def _gen(file: str, output: str | None) -> int:
         sys.stdout.write(header)
         return 0
     target = Path(output)
+    if file != "-" and target.resolve() == Path(file).resolve():
+        return _fail(f"{output}: is FILE itself; the header would replace its @spio blocks")
     try:
         # Rewriting identical bytes would only make build systems rebuild.
         if target.is_file() and target.read_bytes() == header.encode("utf-8"):
             return 0
-        target.write_bytes(header.encode("utf-8"))
+        _replace(target, header.encode("utf-8"))
     except OSError as error:
         return _fail(f"{output}: {error.strerror or error}")
     return 0
+
+
+def _replace(target: Path, data: bytes) -> None:
+    """Write data to target through a temporary file beside it, so that a build reading
+    target (or an interrupted write) never sees half a header."""
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        # mkstemp's file is private (0600); a header keeps the mode it had, or a plain file's.
+        mode = target.stat().st_mode & 0o777 if target.is_file() else 0o644
+        os.fchmod(handle, mode)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def _include_dir() -> int:

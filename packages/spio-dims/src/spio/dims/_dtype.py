@@ -7,7 +7,17 @@ import enum
 from ._errors import DtypeError
 
 
-class DType(enum.Enum):
+class _ByName(enum.EnumMeta):
+    """`dtype["name"]` raises DtypeError listing the names, not a bare KeyError."""
+
+    def __getitem__(cls, name: str) -> DType:  # type: ignore[override]
+        try:
+            return super().__getitem__(name)
+        except KeyError:
+            raise DtypeError(f"unknown dtype {name!r}; allowed: {allowed_dtypes()}") from None
+
+
+class DType(enum.Enum, metaclass=_ByName):
     """Name an element type of a Tensor or a Fragment; the value is its C++ spelling.
 
     Reached as `dtype.float`, `dtype.uint4`, ... (`dtype` is this enumeration), or by name

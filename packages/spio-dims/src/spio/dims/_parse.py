@@ -82,6 +82,10 @@ def parse(source: str, filename: str = "<string>") -> tuple[Spec, ...]:
     nested calls. Anything else raises SpecSyntaxError; invalid specs raise their SpecError
     subclass. Errors carry `filename` and the line in `source` (not in the block).
     """
+    if not isinstance(source, str):
+        raise TypeError(
+            f"source must be a str, got {type(source).__name__} (parse_file reads files)"
+        )
     return tuple(spec for spec, _ in _parse_located(source, filename)[1])
 
 

@@ -55,6 +55,9 @@ _log = logging.getLogger("spio.jit")
 # entry file -> ((inode, size, mtime_ns) of the file, its entry); see the module doc.
 _recent: dict[str, tuple[tuple[int, int, int], CacheEntry]] = {}
 _warned: set[str] = set()
+# entry file -> the signature of the corrupted file last warned about: a compile looks an
+# entry up twice (before and after taking its lock), and one bad file is one warning.
+_corrupted: dict[str, tuple[int, int, int]] = {}
 
 
 def _warn_once(message: str) -> None:
@@ -140,7 +143,11 @@ class DiskCache:
             return None
         entry = decode_entry(key, data)
         if entry is None:
-            _log.warning("spio-jit cache entry %s is corrupted; recompiling", file)
+            if _corrupted.get(file) != signature:
+                if len(_corrupted) >= _MAX_RECENT:
+                    _corrupted.clear()
+                _corrupted[file] = signature
+                _log.warning("spio-jit cache entry %s is corrupted; recompiling", file)
             return None
         _remember(file, signature, entry)
         return entry
@@ -198,8 +205,16 @@ class DiskCache:
         return CacheInfo(self.directory, _env.cache_enabled(), entries, size)
 
     def clear(self) -> int:
-        """Remove every entry (and stale locks and temporaries); return the entries removed."""
-        removed = sum(1 for _ in self._files())
+        """Remove every entry (and stale locks and temporaries); return how many entries this
+        call deleted: one it cannot delete (permissions) stays, uncounted, with the
+        directories that hold it."""
+        removed = 0
+        for path in list(self._files()):
+            try:
+                path.unlink()
+            except OSError:  # gone already (another process cleared it), or not ours to delete
+                continue
+            removed += 1
         if self._root.is_dir():
             shutil.rmtree(self._root, ignore_errors=True)
         _recent.clear()

@@ -129,7 +129,13 @@ class _Prepared:
 
 def _text(value: str | bytes, what: str) -> str:
     if isinstance(value, bytes):
-        return value.decode("utf-8")
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"{what} must be UTF-8 text when given as bytes; byte {error.start} "
+                f"({value[error.start : error.start + 1]!r}) is not: {error.reason}"
+            ) from None
     if not isinstance(value, str):
         raise TypeError(f"{what} must be str or bytes, got {type(value).__name__}")
     return value
@@ -390,7 +396,8 @@ def compile(
         options: C++ standard, line info, debug, register cap, extra NVRTC flags.
         target: "cubin" (loadable) or "ptx" (for inspection; not loadable).
         name: the program name NVRTC uses in diagnostics.
-        cache: False skips the disk cache for this call (SPIO_JIT_DISABLE_CACHE does for all).
+        cache: False skips the disk cache for this call (SPIO_JIT_DISABLE_CACHE does for
+            all); a bool, so that a word like "no" is not taken as True.
 
     Returns:
         The compiled code, with NVRTC's log and the lowered names.
@@ -400,6 +407,7 @@ def compile(
         NvrtcNotFoundError: no NVRTC library could be loaded.
         ValueError, TypeError: invalid arguments (unknown arch, bad define name, ...).
     """
+    disk = _chosen_cache(cache)
     prepared = prepare(
         source,
         headers=headers,
@@ -411,7 +419,7 @@ def compile(
         target=target,
         name=name,
     )
-    return run_compile(prepared, _cache.default_cache() if cache else None)
+    return run_compile(prepared, disk)
 
 
 def prepare_request(request: CompileRequest) -> _Prepared:
@@ -431,4 +439,13 @@ def prepare_request(request: CompileRequest) -> _Prepared:
 
 def compile_request(request: CompileRequest, *, cache: bool = True) -> CompiledCode:
     """Run compile() with the fields of a CompileRequest."""
-    return run_compile(prepare_request(request), _cache.default_cache() if cache else None)
+    disk = _chosen_cache(cache)
+    return run_compile(prepare_request(request), disk)
+
+
+def _chosen_cache(cache: bool) -> _cache.DiskCache | None:
+    """The disk cache a compile uses: the environment's, unless cache is False (TypeError
+    for anything but a bool)."""
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be True or False, got {cache!r}")
+    return _cache.default_cache() if cache else None

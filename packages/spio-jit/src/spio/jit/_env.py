@@ -94,11 +94,24 @@ def _flag(var: EnvVar) -> bool | None:
     raise ValueError(f"{var.name}={value!r} is not a boolean; use 1 or 0")
 
 
+def _path(var: EnvVar, value: str) -> Path:
+    """value (var's, or one part of it) as a path, ~ and ~user expanded; ValueError naming
+    the variable where that home directory is unknown (pathlib's RuntimeError names none)."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError as error:
+        part = "" if value == var.raw() else f" (its part {value!r})"
+        raise ValueError(
+            f"{var.name}={var.raw()!r}{part} starts with ~, and that home directory is "
+            f"unknown: {error}"
+        ) from None
+
+
 def cache_dir() -> Path:
     """Return the cache directory: SPIO_JIT_CACHE_DIR or the platform's user cache dir."""
     value = CACHE_DIR.raw()
     if value is not None:
-        return Path(value).expanduser()
+        return _path(CACHE_DIR, value)
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("spio-jit", appauthor=False))
@@ -133,7 +146,7 @@ def cuda_include_dirs() -> tuple[Path, ...] | None:
     value = CUDA_INCLUDE.raw()
     if value is None:
         return None
-    return tuple(Path(part).expanduser() for part in value.split(os.pathsep) if part.strip())
+    return tuple(_path(CUDA_INCLUDE, part) for part in value.split(os.pathsep) if part.strip())
 
 
 def conda_prefix() -> Path | None:
@@ -144,5 +157,8 @@ def conda_prefix() -> Path | None:
 
 def cuda_home() -> Path | None:
     """Return CUDA_HOME (or CUDA_PATH) as a path, or None when neither is set."""
-    value = CUDA_HOME.raw() or CUDA_PATH.raw()
-    return Path(value).expanduser() if value else None
+    for var in (CUDA_HOME, CUDA_PATH):
+        value = var.raw()
+        if value is not None:
+            return _path(var, value)
+    return None

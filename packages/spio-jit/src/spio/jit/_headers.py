@@ -11,7 +11,10 @@ Search order, first hit wins:
 4. NVRTC's bundled headers (NVRTC >= 13.3), extracted once into the cache directory.
 5. CUDA_HOME / CUDA_PATH, then /usr/local/cuda.
 
-The result is computed once per process.
+The result is computed once per process for each setting of the environment variables the
+search reads (_SEARCH_VARS), so that a change to one reaches the next compile, as
+docs/jit/environment.md promises. Reading the five costs about 5 us a compile (a disk-cache
+hit takes about 50), a search about 150 us (two cores).
 """
 
 from __future__ import annotations
@@ -29,6 +32,16 @@ from spio.jit import _env, _nvidia_wheels, _nvrtc
 # A directory counts as CUDA's include directory when it has this header.
 _PROBE = "cuda_fp16.h"
 _CUDART_VERSION = re.compile(rb"#define\s+CUDART_VERSION\s+(\d+)")
+#: The variables the search reads: the override, the toolkit, and the cache directory that
+#: NVRTC's bundled headers are extracted into (a search kept from another directory would
+#: name headers that may have been deleted with it).
+_SEARCH_VARS = (
+    _env.CUDA_INCLUDE,
+    _env.CUDA_HOME,
+    _env.CUDA_PATH,
+    _env.CACHE_DIR,
+    _env.DISABLE_CACHE,
+)
 
 
 @dataclass(frozen=True)
@@ -146,9 +159,16 @@ def _from_toolkit() -> CudaHeaders | None:
     return None
 
 
-@functools.cache
 def cuda_headers() -> CudaHeaders:
-    """Return where CUDA's headers are, searching once per process (see the module doc)."""
+    """Return where CUDA's headers are, searching once per process for each setting of the
+    variables the search reads (see the module doc)."""
+    return _search(tuple(var.raw() for var in _SEARCH_VARS))
+
+
+@functools.cache
+def _search(settings: tuple[str | None, ...]) -> CudaHeaders:
+    """The search (the module doc's order), memoised per settings: the values of
+    _SEARCH_VARS it runs under, which it reads again through _env."""
     explicit = _from_env()
     if explicit is not None:
         return explicit

@@ -212,10 +212,23 @@ def launch(
             kernel's occupancy; combines with pdl.
 
     Raises:
-        TypeError: wrong argument count or types (checked against the kernel's parameter
-            sizes when the driver reports them).
+        TypeError: kernel is not a Kernel; wrong argument count or types (checked against
+            the kernel's parameter sizes when the driver reports them).
         ValueError: an argument or stream on another device, a launch too large for the
             device or the kernel, or a cooperative grid larger than fits at once.
         CudaError: the driver refused the launch.
     """
+    # Looked up, not imported: _module imports this module, and an import statement here
+    # would cost 0.8 us a launch against 0.07 (spio.jit's __init__ has imported _module).
+    if not isinstance(kernel, sys.modules["spio.jit._module"].Kernel):
+        raise TypeError(
+            f"kernel must be a spio.jit.Kernel (Module.get_kernel), got {_kind(kernel)}"
+        )
     kernel.launch(grid, block, args, shared_mem, stream, pdl, cooperative)
+
+
+def _kind(value: Any) -> str:
+    """value's type, with the value where it is short to show (None, a str, a number)."""
+    if value is None or isinstance(value, str | int | float):
+        return f"{type(value).__name__} {value!r}"
+    return type(value).__name__

@@ -45,16 +45,20 @@ class CompileOptions:
         for name in ("lineinfo", "debug"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        if self.max_registers is not None and (
-            isinstance(self.max_registers, bool)
-            or not isinstance(self.max_registers, int)
-            or not 1 <= self.max_registers <= 255
-        ):
-            raise ValueError(
-                f"max_registers={self.max_registers!r} must be None or an int in 1..255"
-            )
+        registers = self.max_registers
+        allowed = f"max_registers must be None or an int in 1..255, got {registers!r}"
+        if isinstance(registers, bool) or not isinstance(registers, int | None):
+            raise TypeError(allowed)
+        if registers is not None and not 1 <= registers <= 255:
+            raise ValueError(allowed)
         flags = self.extra_flags
-        if isinstance(flags, str) or not all(isinstance(f, str) for f in flags):
+        # A sequence, since the flags' order is part of the cache key: a set's order changes
+        # from process to process with str hashing, a generator would be used up here.
+        if (
+            not isinstance(flags, Sequence)
+            or isinstance(flags, str)
+            or not all(isinstance(f, str) for f in flags)
+        ):
             raise TypeError(f"extra_flags must be a sequence of str, got {flags!r}")
         # Lists are accepted for convenience and stored as a tuple to keep options hashable.
         object.__setattr__(self, "extra_flags", tuple(flags))

@@ -150,6 +150,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=200, help="timed batches per path")
     parser.add_argument("--warmup", type=int, default=20, help="untimed batches per path")
     args = parser.parse_args(argv)
+    try:
+        import torch
+    except ModuleNotFoundError:
+        parser.exit(2, "error: the launch benchmark compares with torch: pip install torch\n")
+    if not torch.cuda.is_available():
+        parser.exit(2, "error: the launch benchmark needs a CUDA GPU\n")
     cost = measure(args.device, args.batch, args.repeats, args.warmup)
     print(cost.report())
     return 0

@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 
+import spio.perfmodel
 from spio.kernels.conv2d_gw8.bench_results import LAUNCHES
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
@@ -242,6 +244,9 @@ def _shipped(args: argparse.Namespace) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spio-perfmodel", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--version", action="version", version=f"spio-perfmodel {spio.perfmodel.__version__}"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for name, helper in (
         ("evaluate", "held-out regret by layer"),
@@ -256,7 +261,10 @@ def _parser() -> argparse.ArgumentParser:
             help="learn from every GPU's rows in the files for --gpu's model, with a flag "
             "that tells them apart (other_gpu)",
         )  # fmt: skip
-        sub.add_argument("--sm-count", type=int, default=GpuLimits().sm_count)
+        sub.add_argument(
+            "--sm-count", type=int, default=GpuLimits().sm_count,
+            help="the GPU's streaming multiprocessors (default %(default)s, the H100's and H200's)",
+        )  # fmt: skip
         sub.add_argument(
             "--no-tma", action="store_true",
             help="the GPU has no TMA (before sm_90): wgrad's heuristic tile differs",
@@ -285,13 +293,19 @@ def _parser() -> argparse.ArgumentParser:
         else:
             sub.add_argument("--out", required=True, help="model file to write (.json)")
     pick = commands.add_parser("pick", help="the config a model predicts fastest for a layer")
-    pick.add_argument("model")
+    pick.add_argument("model", help="a model file that train wrote (.json or .ubj)")
     pick.add_argument("shape", help="N x C x H x W, e.g. 128x64x64x64")
     _add_layer_options(pick)
-    for name, helper in (("collect", "time a campaign of layers (GPU)"), ("layers", "list it")):
+    for name, helper in (
+        ("collect", "time a campaign of layers (GPU)"),
+        ("layers", "list a campaign's layers without timing them"),
+    ):
         sub = commands.add_parser(name, help=helper)
         sub.add_argument("--layers", type=_positive, default=24, help="layers in the campaign")
-        sub.add_argument("--seed", type=int, default=0)
+        sub.add_argument(
+            "--seed", type=int, default=0,
+            help="which layers the campaign samples (the same seed, the same layers)",
+        )  # fmt: skip
         sub.add_argument(
             "--batches", nargs="+", type=_positive, default=list(BATCHES),
             help="batch sizes to sample (default: 1 to 512)",
@@ -365,7 +379,10 @@ def _add_layer_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--r", type=int, default=3, help="filter rows (default 3)")
     parser.add_argument("--s", type=int, default=3, help="filter columns (default 3)")
     parser.add_argument("--pad", type=int, default=1, help="zero padding per side (default 1)")
-    parser.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"))
+    parser.add_argument(
+        "--dtype", default="float16", choices=("float16", "bfloat16"),
+        help="activations' and weights' type (default float16)",
+    )  # fmt: skip
 
 
 def _add_sample_options(parser: argparse.ArgumentParser) -> None:
@@ -415,6 +432,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (ValueError, FileNotFoundError) as error:
         print(f"spio-perfmodel: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except ModuleNotFoundError as error:
+        if error.name not in _EXTRAS:
+            raise
+        print(
+            f"spio-perfmodel: error: {args.command} needs {error.name}: "
+            f'pip install "spio-perfmodel[{_EXTRAS[error.name]}]"',
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
+    except BrokenPipeError:
+        # The reader went away (`spio-perfmodel layers | head`): stop quietly, and keep the
+        # interpreter's final flush from raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
+
+
+#: The optional dependencies some commands import, and the extra that installs each:
+#: timing on the GPU goes through torch and spio-kernels' benchmark, held-out evaluation
+#: through scikit-learn's folds.
+_EXTRAS = {"torch": "collect", "matplotlib": "collect", "sklearn": "train"}
 
 
 if __name__ == "__main__":

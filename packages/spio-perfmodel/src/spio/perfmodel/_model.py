@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -90,6 +91,8 @@ FORMAT_VERSION = 4
 FLOOR_US = 2.0
 FLOOR_BANDWIDTH = 3.5e6
 _META_KEY = "spio_perfmodel"
+#: Where an XGBoost error message says it was raised: "[15:09:23] /path/to/c_api.cc:1532: ".
+_XGBOOST_PREFIX = re.compile(r"^\[[0-9:]+\] \S+:[0-9]+: ")
 
 
 @dataclass(frozen=True)
@@ -393,7 +396,14 @@ class LatencyModel:
         try:
             booster.load_model(str(path))
         except xgboost.core.XGBoostError as error:
-            raise ValueError(f"{path} is not an XGBoost model file: {error}") from error
+            # Its message's first line says what is wrong; the native backtrace after it
+            # says only where in libxgboost.
+            raise ValueError(
+                f"{path} is not an XGBoost model file: {_first_line(str(error))}"
+            ) from None
+        except UnicodeDecodeError:
+            # XGBoost decodes its own message, which quotes the file's bytes.
+            raise ValueError(f"{path} is not an XGBoost model file") from None
         text = booster.attr(_META_KEY)
         if text is None:
             raise ValueError(f"{path} is an XGBoost model without Spio's metadata")
@@ -446,6 +456,12 @@ class LatencyModel:
 PASS_TRAINING: dict[str, TrainingOptions] = {
     "wgrad": TrainingOptions(rounds=200, learning_rate=0.12),
 }
+
+
+def _first_line(message: str) -> str:
+    """The first line of an XGBoost error message, without its "[hh:mm:ss] file:line: "."""
+    first = message.strip().partition("\n")[0]
+    return _XGBOOST_PREFIX.sub("", first)
 
 
 def training_options(pass_name: str) -> TrainingOptions:

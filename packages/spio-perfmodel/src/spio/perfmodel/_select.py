@@ -45,7 +45,7 @@ from ._choice import ConfigChoice
 from ._give_way import unless_untimed
 from ._model import LatencyModel
 from ._passes import kernel_pass
-from ._selection_mode import SELECTIONS, mode_origin, selection_mode
+from ._selection_mode import SELECTIONS, mode_origin, normalized_mode, selection_mode
 from ._shipped import shipped_model, shipped_models
 from ._tunings import load_tuning, store_tuning, tuning_key
 
@@ -141,23 +141,44 @@ def choose_config(
     """The config pass_name runs with on the layer params on CUDA device `device`.
 
     model: a model of your own (LatencyModel.load) to use instead of the shipped ones; it
-    must be of pass_name and is trusted to fit this GPU and these kernels. Without one, the
+    must be of pass_name and is trusted to fit this GPU and these kernels (TypeError for
+    anything but a LatencyModel: a path is read with LatencyModel.load). Without one, the
     choice is memoised per (pass, params, device, selection mode). mode: the selection mode
-    of this choice ("model", "heuristic" or "autotune"; where None, selection_mode()); a
-    model of your own chooses as "model" does. A wgrad layer with a bias gets the config of
-    the same layer without it (_timed_layer).
+    of this choice ("model", "heuristic" or "autotune", in any case, as set_selection_mode
+    takes it; where None, selection_mode(), which SPIO_CONFIG_SELECTION is read for only
+    then); a model of your own chooses as "model" does. A wgrad layer with a bias gets the
+    config of the same layer without it (_timed_layer).
     """
     name = kernel_pass(pass_name).name
     params = _timed_layer(name, params)
-    if mode is not None and mode not in SELECTIONS:
-        raise ValueError(f"mode must be one of {', '.join(SELECTIONS)} or None; got {mode!r}")
+    if mode is not None:
+        mode = normalized_mode(mode, f"mode must be one of {', '.join(SELECTIONS)} or None")
+    _check_model(model)
     if model is None:
         chosen_mode = selection_mode() if mode is None else mode
-        return _placed(_choose_shipped(name, params, device, chosen_mode), name, params, device)
+        if chosen_mode == "heuristic":
+            # Not memoised with the others: the reason names where the mode came from, which
+            # may change while the config does not (the heuristic memoises its own).
+            origin = mode_origin() if mode is None else f"choose_config(mode={mode!r})"
+            why = f"the selection mode is heuristic ({origin})"
+            choice = ConfigChoice(heuristic_config(name, params, device), "heuristic", why)
+        else:
+            choice = _choose_shipped(name, params, device, chosen_mode)
+        return _placed(choice, name, params, device)
     if model.pass_name != name:
         raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")
     choice = _model_or_heuristic(model, params, device, f"the given model ({model.gpu})")
     return _placed(choice, name, params, device)
+
+
+def _check_model(model: Any) -> None:
+    """Raise TypeError unless model is a LatencyModel or None."""
+    if model is not None and not isinstance(model, LatencyModel):
+        given = f"{model!r}" if isinstance(model, str | os.PathLike) else type(model).__name__
+        raise TypeError(
+            "model must be a LatencyModel or None (LatencyModel.load(path) reads a model "
+            f"file), got {given}"
+        )
 
 
 def _model_or_heuristic(
@@ -249,9 +270,8 @@ def predicted_gain(model: LatencyModel, params: Conv2dGw8Params, default: Any, p
 def _choose_shipped(
     pass_name: str, params: Conv2dGw8Params, device: int, mode: str
 ) -> ConfigChoice:
-    if mode == "heuristic":
-        why = f"the selection mode is heuristic ({mode_origin()})"
-        return ConfigChoice(heuristic_config(pass_name, params, device), "heuristic", why)
+    """choose_config's choice without a model of the caller's, in mode "model" or
+    "autotune" (memoised: an autotune choice is timed once per layer in a process)."""
     if mode == "autotune":
         return _tuned(pass_name, params, device)
     model, why = _fitting_model(pass_name, device)
@@ -326,6 +346,7 @@ def tune_config(
     params = _timed_layer(name, params)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"count must be an int >= 1, got {count!r}")
+    _check_model(model)
     if model is not None:
         if model.pass_name != name:
             raise ValueError(f"model is a {model.pass_name} model; pass_name is {name!r}")

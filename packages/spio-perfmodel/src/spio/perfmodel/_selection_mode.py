@@ -4,9 +4,10 @@ shortlist timed on the device at a layer's first call of each pass).
 
 The environment variable SPIO_CONFIG_SELECTION sets it for a process without touching its
 code; set_selection_mode sets it from Python, as `torch.backends.cudnn.benchmark = True`
-does for cuDNN, and wins over the variable until it is given None. Either is read when a
-layer's pass is first chosen: spio.torch keeps each layer's choice, so a change reaches the
-layers that have not run yet.
+does for cuDNN, and wins over the variable until it is given None; choose_config's `mode`
+argument wins over both for its one choice. Either is read when a layer's pass is first
+chosen: spio.torch keeps each layer's choice, so a change reaches the layers that have not
+run yet. All three take a mode in any case, with spaces around it ignored.
 """
 
 from __future__ import annotations
@@ -26,17 +27,25 @@ _chosen_mode: str | None = None
 def set_selection_mode(mode: str | None) -> None:
     """Pick configs by `mode` from now on in this process ("model", "heuristic" or
     "autotune"), whatever SPIO_CONFIG_SELECTION says; None hands the choice back to it.
-    ValueError names the modes allowed."""
+    ValueError (another word) and TypeError (not a str) name the modes allowed."""
     global _chosen_mode
     if mode is None:
         _chosen_mode = None
         return
-    if not isinstance(mode, str) or mode.strip().lower() not in SELECTIONS:
-        raise ValueError(
-            f"mode must be one of {', '.join(SELECTIONS)}, or None for {SELECTION_ENV}; "
-            f"got {mode!r}"
-        )
-    _chosen_mode = mode.strip().lower()
+    allowed = f"mode must be one of {', '.join(SELECTIONS)}, or None for {SELECTION_ENV}"
+    _chosen_mode = normalized_mode(mode, allowed)
+
+
+def normalized_mode(mode: object, allowed: str) -> str:
+    """mode as SELECTIONS spells it (any case, spaces around it ignored, as the variable is
+    read). TypeError for anything but a str, ValueError for another word; each message is
+    `allowed` and what was given."""
+    if not isinstance(mode, str):
+        raise TypeError(f"{allowed}; got {mode!r}")
+    normal = mode.strip().lower()
+    if normal not in SELECTIONS:
+        raise ValueError(f"{allowed}; got {mode!r}")
+    return normal
 
 
 def selection_mode() -> str:

@@ -42,3 +42,8 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(f"spio.torch.{_MODULES[name]}"), name)
     raise AttributeError(f"module 'spio.torch' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # The lazy names too, for tab completion; not the module's own imports.
+    return sorted(__all__)

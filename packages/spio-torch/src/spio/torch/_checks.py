@@ -1,13 +1,28 @@
-"""Argument checks the functional entries share: each error names the argument, what was
-given and what is allowed."""
+"""Argument checks the functional entries and the operators share: each error names the
+argument, what was given and what is allowed.
+
+The operators (spio::conv2d_gw8 and its gradients, spio::mm, spio::addmm) run the same checks
+in their CPU, CUDA and fake implementations, so every path refuses the same arguments with
+the same message as spio.functional's entries. The checks are plain comparisons of sizes, so
+they run on symbolic sizes under tracing too (as guards).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 import torch
+from spio.kernels.conv2d_gw8.params import MAX_ELEMENTS, MAX_KERNEL_SIZE
+from spio.kernels.matmul.params import VECTOR
 
-from ._cuda_passes import DTYPES
+#: Channels per group of the grouped convolution.
+GROUP_WIDTH = 8
+#: The activations' and weights' dtypes the kernels take, with spio-kernels' names for them.
+DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
+
+_SIDES = ("top", "bottom", "left", "right")
 
 
 def check_tensor(name: str, tensor: Any, dims: int = 0) -> None:
@@ -31,3 +46,245 @@ def check_same_dtype_and_device(first: str, a: torch.Tensor, second: str, b: tor
     if b.dtype != a.dtype:
         raise TypeError(f"{second} must have {first}'s dtype {a.dtype}, got {b.dtype}")
     check_same_device(first, a, second, b)
+
+
+def check_multiple(value: int, what: Callable[[], str]) -> None:
+    """ValueError unless value is a multiple of VECTOR; what() names it (called only then:
+    the message's shapes would cost every call of a small layer its time)."""
+    if value % VECTOR:
+        raise ValueError(
+            f"{what()} must be a multiple of {VECTOR} (the kernels move rows as 16-byte "
+            f"vectors), got {value}"
+        )
+
+
+def check_bias(bias: Any, size: int, first: str, like: torch.Tensor) -> None:
+    """A vector of `size` values of like's dtype and device (`first` names like)."""
+    if not isinstance(bias, torch.Tensor):
+        raise TypeError(f"bias must be a torch.Tensor or None, got {type(bias).__name__}")
+    if bias.dim() != 1 or bias.shape[0] != size:
+        raise ValueError(f"bias must have shape ({size},), got {tuple(bias.shape)}")
+    check_same_dtype_and_device(first, like, "bias", bias)
+
+
+# ---- the grouped convolution -------------------------------------------------------------
+
+
+def _integer(value: Any) -> int:
+    """value as an int where operator.index takes it (an int, a NumPy integer, an integer
+    tensor of one element) and it is no bool; else TypeError."""
+    if isinstance(value, bool):
+        raise TypeError(f"{value!r} is a bool")
+    return operator.index(value)
+
+
+def padding_sides(padding: Any, kernel_size: Sequence[int]) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) of spio.functional.conv2d_gw8's padding argument; the
+    sides' range is the layer's check (check_conv2d_gw8_layer)."""
+    if type(padding) is int:  # the common form first: this runs on every call
+        return (padding, padding, padding, padding)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0, 0, 0)
+        if padding == "same":
+            # As torch.nn.functional.conv2d: an even filter's extra row and column go last.
+            r, s = kernel_size
+            return ((r - 1) // 2, r // 2, (s - 1) // 2, s // 2)
+        raise ValueError(f"padding must be 'valid', 'same' or ints, got {padding!r}")
+    try:
+        if not isinstance(padding, (tuple, list)):
+            side = _integer(padding)
+            return (side, side, side, side)
+        sides = [_integer(value) for value in padding]
+    except TypeError:
+        sides = []
+    if len(sides) == 2:
+        return (sides[0], sides[0], sides[1], sides[1])
+    if len(sides) == 4:
+        return (sides[0], sides[1], sides[2], sides[3])
+    raise TypeError(
+        "padding must be an int, a pair (rows, columns), a 4-tuple (top, bottom, left, "
+        f"right) of ints, 'valid' or 'same', got {padding!r} ({type(padding).__name__})"
+    )
+
+
+def _refuse_channels(name: str, c: int) -> NoReturn:
+    raise ValueError(
+        f"{name} must have a multiple of {GROUP_WIDTH} channels (groups of width 8), got {c}"
+    )
+
+
+def check_conv2d_gw8_tensors(input: Any, weight: Any, bias: Any, name: str = "input") -> None:
+    """The convolution's tensors: input (`name`) N x C x H x W, C a multiple of 8; weight
+    C x 8 x R x S of its dtype and device; bias None or C floating values on its device.
+    (spio.functional.conv2d_gw8 runs this on every call: it stays plain comparisons.)"""
+    check_tensor(name, input, 4)
+    check_tensor("weight", weight, 4)
+    c = input.shape[1]
+    if c % GROUP_WIDTH or c == 0:
+        _refuse_channels(name, c)
+    if tuple(weight.shape[:2]) != (c, GROUP_WIDTH):
+        raise ValueError(
+            f"weight must be {c} x {GROUP_WIDTH} x R x S for {c} channels (out channels x "
+            f"channels per group x filter), got shape {tuple(weight.shape)}"
+        )
+    check_same_dtype_and_device(name, input, "weight", weight)
+    if bias is not None:
+        if not isinstance(bias, torch.Tensor):
+            raise TypeError(f"bias must be a torch.Tensor or None, got {type(bias).__name__}")
+        if tuple(bias.shape) != (c,):
+            raise ValueError(f"bias must have shape ({c},), got {tuple(bias.shape)}")
+        if not bias.is_floating_point():
+            raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
+        check_same_device(name, input, "bias", bias)
+
+
+def check_conv2d_gw8_layer(
+    input_size: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    kernel: str = "weight's kernel size",
+) -> tuple[int, int]:
+    """The output's height and width (P, Q) of an N x C x H x W input under an R x S kernel
+    and (top, bottom, left, right) padding; ValueError, in the arguments' terms, where the
+    kernels do not take the layer. `kernel` names where R x S came from.
+
+    Everything here depends only on the layer, so the eager path runs it once per layer
+    (_cuda_passes.layer_params) and the operators on every call. N may be 0 (an empty
+    batch: the operators answer it without the kernels)."""
+    n, c, h, w = input_size
+    r, s = kernel_size
+    if not (1 <= r <= MAX_KERNEL_SIZE and 1 <= s <= MAX_KERNEL_SIZE):
+        raise ValueError(
+            f"{kernel} must be 1 to {MAX_KERNEL_SIZE} in each dimension, got {r} x {s}"
+        )
+    if h < 1 or w < 1:
+        raise ValueError(f"input's height and width must be at least 1, got {h} x {w}")
+    extents = ((r, "height"), (r, "height"), (s, "width"), (s, "width"))
+    for side, value, (extent, along) in zip(_SIDES, padding, extents, strict=True):
+        if value < 0 or value >= extent:
+            raise ValueError(
+                f"padding {side} must be 0 to {extent - 1} (below the kernel's {along} "
+                f"{extent}), got {value}"
+            )
+    top, bottom, left, right = padding
+    p = h + top + bottom - r + 1
+    q = w + left + right - s + 1
+    if p < 1 or q < 1:
+        raise ValueError(
+            f"input of {h} x {w} with padding {tuple(padding)} (top, bottom, left, right) and "
+            f"a {r} x {s} kernel gives an empty output ({p} x {q}): the input plus its padding "
+            "must be at least as large as the kernel"
+        )
+    if n * c * h * w > MAX_ELEMENTS or n * c * p * q > MAX_ELEMENTS:
+        raise ValueError(
+            f"input of {n} x {c} x {h} x {w} (output {n} x {c} x {p} x {q}) is too large: the "
+            "kernels' offsets are 32-bit, so each must have fewer than 2**31 elements; split "
+            "the batch"
+        )
+    return p, q
+
+
+def _check_sizes(name: str, sizes: Sequence[int], names: tuple[str, ...]) -> None:
+    """An operator's list of sizes: one for each of names (their ranges are the layer's
+    checks)."""
+    if len(sizes) != len(names):
+        raise ValueError(
+            f"{name} must be {len(names)} ints ({', '.join(names)}), got {list(sizes)}"
+        )
+
+
+def _check_grad_output(grad_output: torch.Tensor, size: tuple[int, ...], layer: str) -> None:
+    if tuple(grad_output.shape) != size:
+        raise ValueError(
+            f"grad_output must have the output's shape {size} ({layer}), got "
+            f"{tuple(grad_output.shape)}"
+        )
+
+
+def check_conv2d_gw8(
+    input: Any, weight: Any, bias: Any, padding: Sequence[int]
+) -> tuple[int, int, int, int]:
+    """spio::conv2d_gw8's arguments (padding: top, bottom, left, right); returns the
+    output's size."""
+    check_conv2d_gw8_tensors(input, weight, bias)
+    _check_sizes("padding", padding, _SIDES)
+    n, c = input.shape[:2]
+    p, q = check_conv2d_gw8_layer(input.shape, weight.shape[2:], padding)
+    return (n, c, p, q)
+
+
+def check_conv2d_gw8_input_grad(
+    grad_output: Any, weight: Any, input_size: Sequence[int], padding: Sequence[int]
+) -> None:
+    """spio::conv2d_gw8_input_grad's arguments: grad_output of the output's size for an
+    input of input_size (N, C, H, W), weight C x 8 x R x S of grad_output's dtype."""
+    check_conv2d_gw8_tensors(grad_output, weight, None, name="grad_output")
+    _check_sizes("input_size", input_size, ("N", "C", "H", "W"))
+    _check_sizes("padding", padding, _SIDES)
+    n, c = input_size[:2]
+    if c != grad_output.shape[1]:
+        raise ValueError(
+            f"input_size's channels must be grad_output's {grad_output.shape[1]}, got "
+            f"input_size {list(input_size)}"
+        )
+    p, q = check_conv2d_gw8_layer(input_size, weight.shape[2:], padding)
+    layer = f"input_size {list(input_size)}, padding {list(padding)}, weight {tuple(weight.shape)}"
+    _check_grad_output(grad_output, (n, c, p, q), layer)
+
+
+def check_conv2d_gw8_weight_grad(
+    input: Any, grad_output: Any, kernel_size: Sequence[int], padding: Sequence[int]
+) -> None:
+    """spio::conv2d_gw8_weight_grad's (and weight_bias_grad's) arguments: input
+    N x C x H x W, grad_output of the output's size under an R x S kernel (kernel_size)."""
+    check_tensor("input", input, 4)
+    check_tensor("grad_output", grad_output, 4)
+    c = input.shape[1]
+    if c % GROUP_WIDTH or c == 0:
+        _refuse_channels("input", c)
+    check_same_dtype_and_device("input", input, "grad_output", grad_output)
+    _check_sizes("kernel_size", kernel_size, ("R", "S"))
+    _check_sizes("padding", padding, _SIDES)
+    p, q = check_conv2d_gw8_layer(input.shape, kernel_size, padding, "kernel_size")
+    layer = f"input {tuple(input.shape)}, kernel_size {list(kernel_size)}, padding {list(padding)}"
+    _check_grad_output(grad_output, (input.shape[0], c, p, q), layer)
+
+
+# ---- matrix products ---------------------------------------------------------------------
+
+
+def _check_operands(a: Any, b: Any) -> None:
+    """Two 2-D matrices of one 16-bit dtype on one device, a's columns b's rows."""
+    check_tensor("a", a, 2)
+    check_tensor("b", b, 2)
+    check_same_dtype_and_device("a", a, "b", b)
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(
+            f"a's columns must match b's rows: a is {tuple(a.shape)}, b is {tuple(b.shape)}"
+        )
+
+
+def check_matmul(a: Any, b: Any) -> None:
+    """spio.functional.matmul's operands: a M x K, b K x N, K and N multiples of 8."""
+    _check_operands(a, b)
+    check_multiple(a.shape[1], lambda: f"K (a's columns, b's rows; a {tuple(a.shape)})")
+    check_multiple(b.shape[1], lambda: f"N (b's columns; b {tuple(b.shape)})")
+
+
+def check_product(a: Any, b: Any, bias: Any = None) -> None:
+    """spio::mm's (and with a bias spio::addmm's) operands: what the kernels compute, which
+    is more than spio.functional.matmul takes (its gradients' products too). N, the length
+    of the product's rows, is a multiple of 8; so is K unless M is: A is then read as K x M,
+    whose rows are M long (a weight gradient grad.t() @ input of any number of rows)."""
+    _check_operands(a, b)
+    m, k = a.shape
+    check_multiple(b.shape[1], lambda: f"N (b's columns; b {tuple(b.shape)})")
+    if k % VECTOR and m % VECTOR:
+        raise ValueError(
+            f"K (a's columns, b's rows) must be a multiple of {VECTOR} unless M (a's rows) is "
+            "one (the kernels move rows of 16-byte vectors, and A's rows are K long, or M "
+            f"long read transposed), got a {tuple(a.shape)}"
+        )
+    if bias is not None:
+        check_bias(bias, b.shape[1], "a", a)

@@ -18,7 +18,10 @@ def _demo(args: argparse.Namespace) -> int:
     nvrtc_ok = _report.write_nvrtc(out)
     _report.write_gpus(out)
     if not nvrtc_ok:
-        out.write("\nNo usable NVRTC: the demonstration needs it. Install spio-jit[cu13].\n")
+        out.write(
+            "\nNo usable NVRTC: the demonstration needs it. Install the one for your driver: "
+            'pip install "spio-jit[cu13]" (CUDA 13), or "spio-jit[cu12]" (CUDA 12).\n'
+        )
         return 1
     out.write("\n== Demonstration: spec -> types.h -> NVRTC -> cubin -> launch\n")
     result = _demo.run_demo(out, size=args.size)

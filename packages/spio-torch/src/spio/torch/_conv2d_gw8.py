@@ -19,6 +19,11 @@ _cuda_passes (on torch's current stream, so they capture into CUDA graphs, each 
 the config spio-perfmodel's choose_config picks); on CPU they compute in fp32 with
 PyTorch's own convolution and its gradient formulas (torch.nn.grad) and round to the
 input's dtype: a path for development and tests, not a fast one.
+
+Every implementation of an operator, CPU, CUDA and fake, first runs the operator's check
+(_checks: the same errors as spio.functional's), so the paths take the same arguments and
+agree on the result's shape. An empty batch runs no kernel: its output and input gradient
+are empty, its weight gradient zeros, as torch's convolution gives.
 """
 
 from __future__ import annotations
@@ -29,6 +34,12 @@ import torch
 from spio.kernels.conv2d_gw8 import weights_from_torch_layout
 from spio.kernels.conv2d_gw8.reference import fprop_reference
 
+from ._checks import (
+    GROUP_WIDTH,
+    check_conv2d_gw8,
+    check_conv2d_gw8_input_grad,
+    check_conv2d_gw8_weight_grad,
+)
 from ._conv2d_gw8_grads import (
     Passes,
     forward_gradients_of,
@@ -36,7 +47,6 @@ from ._conv2d_gw8_grads import (
     weight_grad_gradients,
 )
 from ._cuda_passes import (
-    GROUP_WIDTH,
     dgrad_cuda,
     fprop_cuda,
     layer_params,
@@ -57,6 +67,11 @@ def _nhwc(tensor: torch.Tensor) -> torch.Tensor:
     return channels_last(tensor).permute(0, 2, 3, 1)
 
 
+def _weight_size(input: torch.Tensor, kernel_size: list[int]) -> tuple[int, ...]:
+    """The C x 8 x R x S size of input's layer's weight (and its gradient)."""
+    return (input.shape[1], GROUP_WIDTH, kernel_size[0], kernel_size[1])
+
+
 # ---- forward ---------------------------------------------------------------------------
 
 
@@ -65,6 +80,9 @@ def conv2d_gw8_op(
     input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
 ) -> torch.Tensor:
     """Grouped conv2d, group width 8, stride 1 (CPU: fp32 reference; see the module doc)."""
+    output_size = check_conv2d_gw8(input, weight, bias, padding)
+    if not input.shape[0]:
+        return empty_nchw(output_size, input)
     params = layer_params(input.shape, weight.shape[2:], padding, input.dtype, bias is not None)
     y = fprop_reference(_nhwc(input), weights_from_torch_layout(weight), bias, params)
     return from_nhwc(y, input.dtype)
@@ -74,18 +92,18 @@ def conv2d_gw8_op(
 def _(
     input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
 ) -> torch.Tensor:
-    # Plain arithmetic: under tracing the sizes may be symbolic (no Conv2dGw8Params here).
-    n, c, h, w = input.shape
-    top, bottom, left, right = padding
-    p = h + top + bottom - weight.shape[2] + 1
-    q = w + left + right - weight.shape[3] + 1
-    return empty_nchw((n, c, p, q), input)
+    # The check's plain arithmetic: under tracing the sizes may be symbolic.
+    return empty_nchw(check_conv2d_gw8(input, weight, bias, padding), input)
 
 
 @conv2d_gw8_op.register_kernel("cuda")
-def _(
+def conv2d_gw8_op_cuda(
     input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: list[int]
 ) -> torch.Tensor:
+    """The forward operator's CUDA implementation."""
+    output_size = check_conv2d_gw8(input, weight, bias, padding)
+    if not input.shape[0]:
+        return empty_nchw(output_size, input)
     plan = layer_plan(
         input.shape, weight.shape[2:], padding, input.dtype, bias is not None, input.get_device()
     )
@@ -100,6 +118,7 @@ def conv2d_gw8_input_grad_op(
     grad_output: torch.Tensor, weight: torch.Tensor, input_size: list[int], padding: list[int]
 ) -> torch.Tensor:
     """The input gradient of spio::conv2d_gw8 (CPU: fp32 reference)."""
+    check_conv2d_gw8_input_grad(grad_output, weight, input_size, padding)
     n, c, h, w = input_size
     top, bottom, left, right = padding
     padded = (n, c, h + top + bottom, w + left + right)
@@ -114,14 +133,25 @@ def conv2d_gw8_input_grad_op(
 def _(
     grad_output: torch.Tensor, weight: torch.Tensor, input_size: list[int], padding: list[int]
 ) -> torch.Tensor:
+    check_conv2d_gw8_input_grad(grad_output, weight, input_size, padding)
     return empty_nchw(input_size, grad_output)
 
 
 @conv2d_gw8_input_grad_op.register_kernel("cuda")
+def conv2d_gw8_input_grad_op_cuda(
+    grad_output: torch.Tensor, weight: torch.Tensor, input_size: list[int], padding: list[int]
+) -> torch.Tensor:
+    check_conv2d_gw8_input_grad(grad_output, weight, input_size, padding)
+    if not input_size[0]:
+        return empty_nchw(input_size, grad_output)
+    return input_grad_cuda(grad_output, weight, input_size, padding)
+
+
 def input_grad_cuda(
     grad_output: torch.Tensor, weight: torch.Tensor, input_size: list[int], padding: list[int]
 ) -> torch.Tensor:
-    """The input gradient's CUDA kernel (also the eager path's, _eager_grads)."""
+    """The input gradient's CUDA kernel, unchecked: the operator's after its check, and the
+    eager path's (_eager_grads), whose arguments a checked forward call made."""
     device = grad_output.get_device()
     plan = layer_plan(input_size, weight.shape[2:], padding, grad_output.dtype, False, device)
     return dgrad_cuda(channels_last(grad_output), spio_weight(weight), plan)
@@ -136,6 +166,7 @@ def conv2d_gw8_weight_grad_op(
 ) -> torch.Tensor:
     """The weight gradient of spio::conv2d_gw8, C x 8 x R x S in the input's dtype (CPU: fp32
     reference)."""
+    check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
     c = input.shape[1]
     top, bottom, left, right = padding
     padded = torch.nn.functional.pad(input.float(), (left, right, top, bottom))
@@ -149,15 +180,24 @@ def conv2d_gw8_weight_grad_op(
 def _(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> torch.Tensor:
-    c = input.shape[1]
-    return input.new_empty((c, GROUP_WIDTH, kernel_size[0], kernel_size[1]))
+    check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
+    return input.new_empty(_weight_size(input, kernel_size))
 
 
 @conv2d_gw8_weight_grad_op.register_kernel("cuda")
+def conv2d_gw8_weight_grad_op_cuda(
+    input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
+) -> torch.Tensor:
+    check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
+    if not input.shape[0]:
+        return input.new_zeros(_weight_size(input, kernel_size))
+    return weight_grad_cuda(input, grad_output, kernel_size, padding)
+
+
 def weight_grad_cuda(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> torch.Tensor:
-    """The weight gradient's CUDA kernel (also the eager path's)."""
+    """The weight gradient's CUDA kernel, unchecked (see input_grad_cuda)."""
     plan = layer_plan(input.shape, kernel_size, padding, input.dtype, False, input.get_device())
     return wgrad_cuda(channels_last(input), channels_last(grad_output), plan)
 
@@ -171,6 +211,7 @@ def conv2d_gw8_weight_bias_grad_op(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The weight gradient (as spio::conv2d_gw8_weight_grad) and the f32 bias gradient of a
     layer with a bias, from one pass over grad_output on CUDA (CPU: fp32 reference)."""
+    check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
     grad_weight = conv2d_gw8_weight_grad_op(input, grad_output, kernel_size, padding)
     return grad_weight, grad_output.sum((0, 2, 3), dtype=torch.float32)
 
@@ -179,16 +220,26 @@ def conv2d_gw8_weight_bias_grad_op(
 def _(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    c = input.shape[1]
-    grad_weight = input.new_empty((c, GROUP_WIDTH, kernel_size[0], kernel_size[1]))
-    return grad_weight, input.new_empty((c,), dtype=torch.float32)
+    check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
+    grad_weight = input.new_empty(_weight_size(input, kernel_size))
+    return grad_weight, input.new_empty((input.shape[1],), dtype=torch.float32)
 
 
 @conv2d_gw8_weight_bias_grad_op.register_kernel("cuda")
+def conv2d_gw8_weight_bias_grad_op_cuda(
+    input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
+    if not input.shape[0]:
+        grad_bias = input.new_zeros((input.shape[1],), dtype=torch.float32)
+        return input.new_zeros(_weight_size(input, kernel_size)), grad_bias
+    return weight_bias_grad_cuda(input, grad_output, kernel_size, padding)
+
+
 def weight_bias_grad_cuda(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The weight and bias gradients' CUDA kernel (also the eager path's)."""
+    """The weight and bias gradients' CUDA kernel, unchecked (see input_grad_cuda)."""
     plan = layer_plan(input.shape, kernel_size, padding, input.dtype, True, input.get_device())
     grad_output = channels_last(grad_output)
     grad_bias = bias_buffer(grad_output)

@@ -21,11 +21,9 @@ from spio.kernels.conv2d_gw8 import Conv2dGw8Params, dgrad_launch, fprop_launch,
 from spio.kernels.conv2d_gw8.wgrad import atomic_config_on
 from spio.perfmodel import choose_config, selection_mode
 
+from ._checks import DTYPES, GROUP_WIDTH, check_conv2d_gw8_layer
 from ._determinism import wgrad_is_deterministic
 from ._layout import bias32, weight_to_torch
-
-GROUP_WIDTH = 8
-DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 
 def layer_params(
@@ -36,7 +34,8 @@ def layer_params(
     has_bias: bool = False,
 ) -> Conv2dGw8Params:
     """The validated Conv2dGw8Params of a call (built once per distinct layer: validating
-    costs the host more than a launch)."""
+    costs the host more than a launch). The layer is checked in the arguments' terms first
+    (check_conv2d_gw8_layer); an empty batch has no params (the operators answer it)."""
     key = (tuple(input_size), tuple(kernel_size), tuple(padding), dtype, has_bias)
     if torch.compiler.is_compiling():
         # Dynamo traces the validation itself (once per compiled graph); through the cache it
@@ -53,8 +52,9 @@ def _layer(
     dtype: torch.dtype,
     has_bias: bool,
 ) -> Conv2dGw8Params:
-    if dtype not in DTYPES:  # reached only by calling the operators directly
+    if dtype not in DTYPES:  # only a direct call's: the operators check the dtype first
         raise TypeError(f"the tensors must be float16 or bfloat16, got {dtype}")
+    check_conv2d_gw8_layer(input_size, kernel_size, padding)
     n, c, h, w = input_size
     r, s = kernel_size
     return Conv2dGw8Params(

@@ -4,54 +4,14 @@ torch.func transforms, to the operators through _conv2d_gw8_func)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
-from spio.kernels.conv2d_gw8 import normalize_padding
 
-from ._checks import check_same_device, check_same_dtype_and_device, check_tensor
+from ._checks import check_conv2d_gw8_layer, check_conv2d_gw8_tensors, padding_sides
 from ._conv2d_gw8 import conv2d_gw8_op
 from ._conv2d_gw8_func import Conv2dGw8Function
-from ._cuda_passes import GROUP_WIDTH, layer_params, layer_plan
+from ._cuda_passes import layer_plan
 from ._eager import conv2d_gw8_eager, runs_eagerly
 from ._transforms import under_torch_func
-
-
-def _padding(padding: Any, kernel_size: tuple[int, int]) -> tuple[int, int, int, int]:
-    """(top, bottom, left, right) from an int, a pair, a 4-tuple, "valid" or "same"."""
-    if padding == "valid":
-        return (0, 0, 0, 0)
-    if padding == "same":
-        # As torch.nn.functional.conv2d: an even filter's extra row and column go last.
-        r, s = kernel_size
-        return ((r - 1) // 2, r // 2, (s - 1) // 2, s // 2)
-    if isinstance(padding, str):
-        raise ValueError(f"padding must be 'valid', 'same' or ints, got {padding!r}")
-    return normalize_padding(padding)
-
-
-def _check(input: Any, weight: Any, bias: Any) -> None:
-    check_tensor("input", input, 4)
-    check_tensor("weight", weight, 4)
-    c = input.shape[1]
-    if c % GROUP_WIDTH or c == 0:
-        raise ValueError(
-            f"input must have a multiple of {GROUP_WIDTH} channels (groups of width 8), got {c}"
-        )
-    if tuple(weight.shape[:2]) != (c, GROUP_WIDTH):
-        raise ValueError(
-            f"weight must be {c} x {GROUP_WIDTH} x R x S for {c} channels (out channels x "
-            f"channels per group x filter), got shape {tuple(weight.shape)}"
-        )
-    check_same_dtype_and_device("input", input, "weight", weight)
-    if bias is not None:
-        if not isinstance(bias, torch.Tensor):
-            raise TypeError(f"bias must be a torch.Tensor or None, got {type(bias).__name__}")
-        if tuple(bias.shape) != (c,):
-            raise ValueError(f"bias must have shape ({c},), got {tuple(bias.shape)}")
-        if not bias.is_floating_point():
-            raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
-        check_same_device("input", input, "bias", bias)
 
 
 def conv2d_gw8(
@@ -73,10 +33,13 @@ def conv2d_gw8(
         bias: C values of any floating dtype (added in fp32), or None.
         padding: zeros around the input: an int, a pair (rows, columns), a 4-tuple (top,
             bottom, left, right), "valid" (none) or "same" (the output as large as the input);
-            each side at most the filter's extent - 1.
+            each side at most the filter's extent - 1. The ints may be any integers
+            `operator.index` takes (NumPy's too), not bools.
 
     Returns:
-        N x C x P x Q in the input's dtype, channels_last memory.
+        N x C x P x Q in the input's dtype, channels_last memory; for an empty batch (N = 0)
+        an empty one, whose gradients are empty for the input and zeros for the weight and
+        bias, as torch's.
 
     Its derivatives go to any order, through autograd (create_graph=True: gradient
     penalties) and torch.func. torch.func's transforms and their compositions work on it:
@@ -89,19 +52,19 @@ def conv2d_gw8(
         TypeError, ValueError: an argument out of scope; the message names it, what was given
             and what is allowed.
     """
-    _check(input, weight, bias)
+    check_conv2d_gw8_tensors(input, weight, bias)
     kernel_size = (weight.shape[2], weight.shape[3])
-    sides = _padding(padding, kernel_size)
-    # Both validate the layer (filter sizes, padding ranges, output size) with field-named
-    # errors, once per layer.
-    has_bias = bias is not None
+    sides = padding_sides(padding, kernel_size)
     if under_torch_func():
-        layer_params(input.shape, kernel_size, sides, input.dtype, has_bias)
+        check_conv2d_gw8_layer(input.shape, kernel_size, sides)
         output: torch.Tensor = Conv2dGw8Function.apply(input, weight, bias, list(sides))
         return output
-    if runs_eagerly(input, weight, bias):
+    size = input.shape  # (read once: each read makes a torch.Size)
+    # An empty batch has no kernel to run: the operators answer it (not a hot path).
+    if size[0] and runs_eagerly(input, weight, bias):
+        # The plan checks the layer (kernel size, padding, sizes) once per layer.
         device = input.get_device()
-        plan = layer_plan(input.shape, kernel_size, sides, input.dtype, has_bias, device)
+        plan = layer_plan(size, kernel_size, sides, input.dtype, bias is not None, device)
         return conv2d_gw8_eager(input, weight, bias, plan)
-    layer_params(input.shape, kernel_size, sides, input.dtype, has_bias)
+    check_conv2d_gw8_layer(size, kernel_size, sides)
     return conv2d_gw8_op(input, weight, bias, list(sides))

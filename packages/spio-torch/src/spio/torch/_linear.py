@@ -4,26 +4,21 @@ under torch.func transforms, to the operators through _matmul_func)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
 
 import torch
-from spio.kernels.matmul.params import VECTOR
 
-from ._checks import check_same_dtype_and_device, check_tensor
+from ._checks import (
+    check_bias,
+    check_matmul,
+    check_multiple,
+    check_same_dtype_and_device,
+    check_tensor,
+)
 from ._eager import runs_eagerly
 from ._matmul import addmm_op, mm_eager, mm_op
 from ._matmul_func import MmFunction
 from ._transforms import under_torch_func
-
-
-def _check_multiple(value: int, what: Callable[[], str]) -> None:
-    """ValueError unless value is a multiple of VECTOR; what() names it (called only then:
-    the message's shapes would cost every call of a small layer its time)."""
-    if value % VECTOR:
-        raise ValueError(
-            f"{what()} must be a multiple of {VECTOR} (the kernels move rows as 16-byte "
-            f"vectors), got {value}"
-        )
 
 
 def _mm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -60,15 +55,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         TypeError, ValueError: an argument out of scope; the message names it, what was given
             and what is allowed.
     """
-    check_tensor("a", a, 2)
-    check_tensor("b", b, 2)
-    check_same_dtype_and_device("a", a, "b", b)
-    if a.shape[1] != b.shape[0]:
-        raise ValueError(
-            f"a's columns must match b's rows: a is {tuple(a.shape)}, b is {tuple(b.shape)}"
-        )
-    _check_multiple(a.shape[1], lambda: f"K (a's columns, b's rows; a {tuple(a.shape)})")
-    _check_multiple(b.shape[1], lambda: f"N (b's columns; b {tuple(b.shape)})")
+    check_matmul(a, b)
     return _mm(a, b)
 
 
@@ -107,15 +94,14 @@ def linear(
             f"input's last dimension must be weight's in_features {in_features}, got input "
             f"shape {tuple(input.shape)}"
         )
-    _check_multiple(in_features, lambda: f"in_features (weight {tuple(weight.shape)})")
-    _check_multiple(out_features, lambda: f"out_features (weight {tuple(weight.shape)})")
+    check_multiple(in_features, lambda: f"in_features (weight {tuple(weight.shape)})")
+    check_multiple(out_features, lambda: f"out_features (weight {tuple(weight.shape)})")
     if bias is not None:
-        check_tensor("bias", bias, 1)
-        check_same_dtype_and_device("input", input, "bias", bias)
-        if bias.shape[0] != out_features:
-            raise ValueError(f"bias must have shape ({out_features},), got {tuple(bias.shape)}")
+        check_bias(bias, out_features, "input", input)
     if input.dim() == 2:
         # (A reshape and a view back cost a small layer's call 3 us of its 25.)
         return _mm(input, weight.t(), bias)
-    rows = input.reshape(-1, in_features)
-    return _mm(rows, weight.t(), bias).view(*input.shape[:-1], out_features)
+    leading = input.shape[:-1]
+    # With 0 in_features a reshape cannot infer the rows from -1: they are counted then.
+    rows = input.reshape(-1 if in_features else math.prod(leading), in_features)
+    return _mm(rows, weight.t(), bias).view(*leading, out_features)

@@ -16,10 +16,12 @@ are copied to a contiguous tensor first.
 
 On CUDA the operators run the kernel of `default_config_on` for the shape and device (the
 wgmma kernel on an H100 or H200, the mma.sync one elsewhere) on torch's current stream, so
-it captures into CUDA graphs; on CPU it computes in fp32 with torch and rounds. In eager
-mode on CUDA `mm` goes straight to the kernels through a torch.autograd.Function instead of
-the operators (their Python dispatch costs the host tens of microseconds a call); tracers
-(torch.compile, export, fake tensors) see the operators.
+it captures into CUDA graphs; on CPU it computes in fp32 with torch and rounds. Each
+implementation, CPU, CUDA and fake, checks the operands first (_checks.check_product: what
+the kernels compute, in spio.functional's words), so the paths take the same ones. In
+eager mode on CUDA `mm` goes straight to the kernels through a torch.autograd.Function
+instead of the operators (their Python dispatch costs the host tens of microseconds a
+call); tracers (torch.compile, export, fake tensors) see the operators.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from spio.kernels.matmul import MatmulParams, default_config_on, matmul_launch
 from spio.kernels.matmul._arrays import BIAS_ALIGNMENT
 from spio.kernels.matmul.params import VECTOR
 
-from ._cuda_passes import DTYPES
+from ._checks import DTYPES, check_product
 
 #: 16 bytes: the kernels move rows as whole vectors from aligned addresses.
 _ALIGNMENT = 16
@@ -54,13 +56,17 @@ def _dense_layout(
 
 def _layout(tensor: torch.Tensor, plain: str, transposed: str) -> tuple[torch.Tensor, str]:
     """(the dense row-major matrix the kernels read, its layout name) for a 2-D operand:
-    the tensor itself (`plain`), the matrix its transpose views (`transposed`), or a
-    contiguous copy where neither is dense, aligned and of whole 16-byte rows (the copy's
-    own rows may still be partial: the callers check the sizes they need)."""
+    the tensor itself (`plain`), the matrix its transpose views (`transposed`), or, where
+    neither is dense, aligned and of whole 16-byte rows, a copy: in the plain layout, or in
+    the transposed one where only that one's rows are whole vectors (an A whose K is not a
+    multiple of 8, whose M then is: check_product)."""
     layout = _dense_layout(tensor.shape, tensor.stride(), plain, transposed)
     if layout is not None and tensor.data_ptr() % _ALIGNMENT == 0:
         return (tensor, layout) if layout == plain else (tensor.t(), layout)
     # A fresh allocation: contiguous() would hand back a misaligned contiguous view as is.
+    rows, cols = tensor.shape
+    if cols % VECTOR and not rows % VECTOR:
+        return tensor.t().clone(memory_format=torch.contiguous_format), transposed
     return tensor.clone(memory_format=torch.contiguous_format), plain
 
 
@@ -86,36 +92,6 @@ def _params(
 @functools.lru_cache(maxsize=4096)
 def _launch(params: MatmulParams, device: int) -> Any:
     return matmul_launch(params, default_config_on(params, device), device)
-
-
-def _check_operands(a: torch.Tensor, b: torch.Tensor) -> None:
-    """What the operator itself needs of its operands (spio.functional's entries check more,
-    with their arguments' names; this guards direct calls of torch.ops.spio.mm)."""
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
-        raise ValueError(
-            f"spio::mm takes an M x K and a K x N matrix, got shapes {tuple(a.shape)} and "
-            f"{tuple(b.shape)}"
-        )
-    if a.dtype not in DTYPES or b.dtype != a.dtype:
-        raise TypeError(
-            f"spio::mm takes two float16 or two bfloat16 matrices, got {a.dtype} and {b.dtype}"
-        )
-    if b.device != a.device:
-        raise ValueError(f"spio::mm's operands must share a device, got {a.device} and {b.device}")
-
-
-def _check_bias(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
-    """What spio::addmm needs of its bias, beyond spio::mm's operands."""
-    if bias.dim() != 1 or bias.shape[0] != b.shape[1]:
-        raise ValueError(
-            f"spio::addmm's bias must be a vector of b's {b.shape[1]} columns, got shape "
-            f"{tuple(bias.shape)}"
-        )
-    if bias.dtype != a.dtype or bias.device != a.device:
-        raise TypeError(
-            f"spio::addmm's bias must have the operands' dtype and device ({a.dtype} on "
-            f"{a.device}), got {bias.dtype} on {bias.device}"
-        )
 
 
 #: Each operand geometry's launch (see mm_cuda), or None where the operands need copies or
@@ -192,18 +168,19 @@ def _mm_copied(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None) -> t
 @torch.library.custom_op("spio::mm", mutates_args=())
 def mm_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b, float32 accumulation (CPU: fp32 torch, rounded to a's dtype)."""
-    _check_operands(a, b)
+    check_product(a, b)
     return (a.float() @ b.float()).to(a.dtype)
 
 
 @mm_op.register_fake
 def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    check_product(a, b)
     return a.new_empty((a.shape[0], b.shape[1]))
 
 
 @mm_op.register_kernel("cuda")
-def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    _check_operands(a, b)
+def mm_op_cuda(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    check_product(a, b)
     return mm_cuda(a, b)
 
 
@@ -236,20 +213,19 @@ mm_op.register_autograd(_backward, setup_context=_setup_context)
 def addmm_op(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b + bias (bias added to every row before the result rounds), float32
     accumulation (CPU: fp32 torch, rounded to a's dtype)."""
-    _check_operands(a, b)
-    _check_bias(bias, a, b)
+    check_product(a, b, bias)
     return (a.float() @ b.float() + bias.float()).to(a.dtype)
 
 
 @addmm_op.register_fake
 def _(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    check_product(a, b, bias)
     return a.new_empty((a.shape[0], b.shape[1]))
 
 
 @addmm_op.register_kernel("cuda")
-def _(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    _check_operands(a, b)
-    _check_bias(bias, a, b)
+def addmm_op_cuda(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    check_product(a, b, bias)
     return mm_cuda(a, b, bias)
 
 

@@ -3,7 +3,7 @@
 `Conv2dGw8` is an nn.Conv2d (same parameters, same state_dict keys, so checkpoints load
 either way) restricted to what spio.functional.conv2d_gw8 computes: C in = C out, groups of
 8 channels, stride 1, dilation 1, zero padding. `convert` swaps every such nn.Conv2d of a
-model for one, sharing its parameters.
+model for one, sharing its parameters and hooks.
 
 Its weight is kept in channels_last memory, torch's memory format for NHWC training (what
 `model.to(memory_format=torch.channels_last)` does to every conv weight). For a C x 8 x R x
@@ -25,33 +25,137 @@ from ._cuda_passes import GROUP_WIDTH
 from ._functional import conv2d_gw8
 
 _MAX_KERNEL = 7
+_PADDING_WORDS = ("valid", "same")
+
+#: The nn.Conv2d attributes that say what a conv computes. Conv2dGw8's forward pass reads
+#: only the padding of them, so an assignment to any of them is checked when it is made
+#: (Conv2dGw8.__setattr__), not on every call.
+_SETTINGS = frozenset(
+    {
+        "in_channels",
+        "out_channels",
+        "kernel_size",
+        "stride",
+        "padding",
+        "dilation",
+        "groups",
+        "padding_mode",
+    }
+)
+
+#: nn.Module's per-module hook tables and the flag saying which kind its backward hooks are.
+#: They are private to torch; from_conv2d shares them, so that a conv's hooks run on its
+#: replacement and the handles that registered them still remove them.
+_HOOK_ATTRIBUTES = (
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_backward_pre_hooks",
+    "_backward_hooks",
+    "_is_full_backward_hook",
+)
 
 
 def ineligible_because(conv: nn.Module) -> str | None:
     """Why conv cannot become a Conv2dGw8, or None when it can."""
     if type(conv) is not nn.Conv2d:
         return f"a {type(conv).__name__}, not an nn.Conv2d"
+    for name in ("weight", "bias"):
+        tensor = getattr(conv, name)
+        # Old-style wrappers replace the Parameter with a tensor they recompute before each
+        # call; a Conv2dGw8 sharing the Parameters would miss the recomputation.
+        if tensor is not None and not isinstance(tensor, nn.Parameter):
+            return (
+                f"its {name} is not a Parameter (weight_norm, spectral_norm or pruning "
+                "compute it in a hook)"
+            )
     return _unsupported_settings(conv)
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_pair(value: Any) -> tuple[int, int] | None:
+    """value as (rows, columns) where it is an int or a pair of ints (nn.Conv2d's forms),
+    else None."""
+    if _is_int(value):
+        return (value, value)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(map(_is_int, value)):
+        return (value[0], value[1])
+    return None
+
+
 def _unsupported_settings(conv: nn.Conv2d) -> str | None:
+    """Which of conv's settings Conv2dGw8 cannot run, in words, or None. Any value is
+    described, not raised on: after construction a setting can be assigned anything."""
     c = conv.in_channels
     if conv.out_channels != c:
-        return f"{c} in channels and {conv.out_channels} out channels (they must be equal)"
-    if c % GROUP_WIDTH or conv.groups != c // GROUP_WIDTH:
-        return f"groups = {conv.groups} for {c} channels (needs {GROUP_WIDTH} channels per group)"
-    if tuple(conv.stride) != (1, 1) or tuple(conv.dilation) != (1, 1):
-        return f"stride {tuple(conv.stride)} and dilation {tuple(conv.dilation)} (needs 1)"
+        return f"{c!r} in channels and {conv.out_channels!r} out channels (they must be equal)"
+    if not _is_int(c) or c < GROUP_WIDTH or c % GROUP_WIDTH:
+        return f"{c!r} channels (a positive multiple of {GROUP_WIDTH})"
+    if not _is_int(conv.groups) or conv.groups != c // GROUP_WIDTH:
+        return f"groups = {conv.groups!r} for {c} channels (needs {GROUP_WIDTH} channels per group)"
+    if _int_pair(conv.stride) != (1, 1) or _int_pair(conv.dilation) != (1, 1):
+        return f"stride {conv.stride!r} and dilation {conv.dilation!r} (both must be 1)"
     if conv.padding_mode != "zeros":
         return f"padding_mode {conv.padding_mode!r} (needs 'zeros')"
-    r, s = conv.kernel_size
+    kernel = _int_pair(conv.kernel_size)
+    if kernel is None:
+        return f"kernel_size {conv.kernel_size!r} (an int or a pair of ints)"
+    r, s = kernel
     if not (1 <= r <= _MAX_KERNEL and 1 <= s <= _MAX_KERNEL):
         return f"kernel {r} x {s} (1 to {_MAX_KERNEL} each)"
-    if not isinstance(conv.padding, str):
-        rows, cols = conv.padding
-        if rows > r - 1 or cols > s - 1:
-            return f"padding {tuple(conv.padding)} for a {r} x {s} kernel (at most extent - 1)"
+    weight_shape = tuple(conv.weight.shape)
+    if weight_shape[2:] != kernel:
+        return f"kernel_size {kernel} for a weight of shape {weight_shape} (they must match)"
+    if not _padding_fits(conv.padding, kernel):
+        return f"padding {conv.padding!r} for a {r} x {s} kernel ({_allowed_padding(kernel)})"
     return None
+
+
+def _padding_fits(padding: Any, kernel: tuple[int, int]) -> bool:
+    """Whether padding is one of nn.Conv2d's forms that conv2d_gw8 runs for kernel: "valid",
+    "same", or an int or a pair of ints each from 0 to its extent - 1."""
+    if isinstance(padding, str):
+        return padding in _PADDING_WORDS
+    rows_and_columns = _int_pair(padding)
+    if rows_and_columns is None:
+        return False
+    return all(0 <= p < k for p, k in zip(rows_and_columns, kernel, strict=True))
+
+
+def _allowed_padding(kernel: tuple[int, int]) -> str:
+    r, s = kernel
+    return (
+        f"'valid', 'same', or an int or a (rows, columns) pair of ints from 0 up to "
+        f"({r - 1}, {s - 1}), the kernel's extent - 1"
+    )
+
+
+def _check_arguments(channels: Any, kernel_size: Any, padding: Any) -> None:
+    """Raise TypeError (a form nn.Conv2d does not take) or ValueError (a value out of range)
+    naming the argument, where nn.Conv2d's constructor would fail obscurely, allocate a
+    weight of any size or keep a padding that only the first call rejects."""
+    if not _is_int(channels):
+        raise TypeError(f"channels must be an int, a positive multiple of 8, got {channels!r}")
+    if channels < GROUP_WIDTH or channels % GROUP_WIDTH:
+        raise ValueError(f"channels must be a positive multiple of 8, got {channels}")
+    kernel = _int_pair(kernel_size)
+    allowed_kernel = f"an int or a pair of ints from 1 to {_MAX_KERNEL}"
+    if kernel is None:
+        raise TypeError(f"kernel_size must be {allowed_kernel}, got {kernel_size!r}")
+    if not all(1 <= k <= _MAX_KERNEL for k in kernel):
+        raise ValueError(f"kernel_size must be {allowed_kernel}, got {kernel_size!r}")
+    if not _padding_fits(padding, kernel):
+        in_form = isinstance(padding, str) or _int_pair(padding) is not None
+        error = ValueError if in_form else TypeError
+        r, s = kernel
+        raise error(
+            f"padding must be {_allowed_padding(kernel)} for a {r} x {s} kernel, got {padding!r}"
+        )
 
 
 class Conv2dGw8(nn.Conv2d):
@@ -60,12 +164,25 @@ class Conv2dGw8(nn.Conv2d):
     Args:
         channels: input and output channels, a multiple of 8.
         kernel_size: R (and S) from 1 to 7, an int or a pair.
-        padding: an int, a pair, "valid" or "same" (nn.Conv2d's forms).
+        padding: an int, a pair, "valid" or "same" (nn.Conv2d's forms), each side at most the
+            kernel's extent - 1.
         bias, device, dtype: as nn.Conv2d.
 
     Under torch.autocast the input and the weight are cast to the autocast dtype, as
     autocast does for nn.Conv2d. The forward pass is spio.functional.conv2d_gw8.
+
+    Assigning a setting after construction (`conv.stride = (2, 2)`, `conv.padding = 0`, ...)
+    is checked when it is made: a value Conv2dGw8 cannot run is refused with a ValueError and
+    the previous value kept, so the forward pass never ignores a setting.
+
+    Raises:
+        TypeError, ValueError: an argument out of scope; the message names it, what was given
+            and what is allowed.
     """
+
+    #: Whether assignments to the settings are checked; off while nn.Conv2d's constructor
+    #: sets them one by one.
+    _checks_settings: bool = False
 
     def __init__(
         self,
@@ -76,10 +193,7 @@ class Conv2dGw8(nn.Conv2d):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        if isinstance(channels, bool) or not isinstance(channels, int) or channels < GROUP_WIDTH:
-            raise ValueError(f"channels must be a positive multiple of 8, got {channels!r}")
-        if channels % GROUP_WIDTH:
-            raise ValueError(f"channels must be a multiple of 8, got {channels}")
+        _check_arguments(channels, kernel_size, padding)
         super().__init__(
             channels,
             channels,
@@ -94,22 +208,41 @@ class Conv2dGw8(nn.Conv2d):
         if reason is not None:
             raise ValueError(f"Conv2dGw8 cannot run {reason}")
         _keep_channels_last(self.weight)
+        self._checks_settings = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in _SETTINGS or not self._checks_settings:
+            super().__setattr__(name, value)
+            return
+        previous = getattr(self, name)
+        super().__setattr__(name, value)
+        reason = _unsupported_settings(self)
+        if reason is not None:
+            super().__setattr__(name, previous)
+            raise ValueError(
+                f"cannot set {name} = {value!r} on a Conv2dGw8: it cannot run {reason}"
+            )
 
     @classmethod
     def from_conv2d(cls, conv: nn.Conv2d) -> Conv2dGw8:
-        """A Conv2dGw8 sharing conv's parameters (not its hooks); ValueError says why conv does
-        not qualify."""
+        """A Conv2dGw8 sharing conv's parameters and hooks; ValueError says why conv does not
+        qualify.
+
+        The forward pre-hooks, forward hooks and backward hooks registered on conv run on the
+        new module too, and the handles that registered them remove them from both.
+        """
         reason = ineligible_because(conv)
         if reason is not None:
             raise ValueError(f"this nn.Conv2d cannot become a Conv2dGw8: {reason}")
+        # nn.Conv2d types them as any length; ineligible_because has checked they are pairs.
+        kernel_size: Any = conv.kernel_size
         padding: Any = conv.padding
-        module = cls(
-            conv.in_channels, conv.kernel_size, padding, conv.bias is not None, device="meta"
-        )
+        module = cls(conv.in_channels, kernel_size, padding, conv.bias is not None, device="meta")
         module.weight = conv.weight  # the same Parameter objects: optimizers keep working
         module.bias = conv.bias
         _keep_channels_last(module.weight)
         module.train(conv.training)
+        _share_hooks(conv, module)
         return module
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
@@ -121,7 +254,7 @@ class Conv2dGw8(nn.Conv2d):
         return conv2d_gw8(input, weight, self.bias, padding=self.padding)
 
 
-def _keep_channels_last(weight: nn.Parameter) -> None:
+def _keep_channels_last(weight: torch.Tensor) -> None:
     """Lay weight out in channels_last memory in place (the same Parameter object, so
     optimizers and the modules sharing it keep working); a no-op where it is already."""
     if not weight.is_contiguous(memory_format=torch.channels_last):
@@ -129,14 +262,45 @@ def _keep_channels_last(weight: nn.Parameter) -> None:
             weight.data = weight.data.contiguous(memory_format=torch.channels_last)
 
 
+def _share_hooks(source: nn.Module, target: nn.Module) -> None:
+    """Give target source's hook tables, the same objects: a hook registered on either runs
+    on both, and its handle removes it from both."""
+    for name in _HOOK_ATTRIBUTES:
+        # A torch version without one of these keeps target's own.
+        value = getattr(source, name, None)
+        if value is not None:
+            setattr(target, name, value)
+
+
 def convert(model: nn.Module) -> list[str]:
     """Replace, in place, every nn.Conv2d of model that Spio runs (ineligible_because) with a
-    Conv2dGw8 sharing its parameters; return the converted modules' names. The shared weights
-    are laid out in channels_last memory (see the module doc)."""
-    converted = []
-    for name, parent in list(model.named_modules()):
-        for child_name, child in list(parent.named_children()):
-            if isinstance(child, nn.Conv2d) and ineligible_because(child) is None:
-                setattr(parent, child_name, Conv2dGw8.from_conv2d(child))
-                converted.append(f"{name}.{child_name}" if name else child_name)
-    return converted
+    Conv2dGw8 sharing its parameters and hooks; return the converted modules' names.
+
+    A conv used in several places becomes one Conv2dGw8 used in the same places, each of
+    its names listed. The replacements are all made before any is put in place, so an error
+    leaves model's layers as they were. The shared weights are laid out in channels_last
+    memory (see the module doc).
+
+    Raises:
+        TypeError: model is itself an nn.Conv2d, which convert cannot replace in place.
+    """
+    if type(model) is nn.Conv2d:
+        raise TypeError(
+            "convert replaces the layers inside a model, not the model itself; for a single "
+            "nn.Conv2d, use Conv2dGw8.from_conv2d(conv)"
+        )
+    replacements: dict[int, Conv2dGw8] = {}
+    swaps: list[tuple[nn.Module, str, Conv2dGw8]] = []
+    names = []
+    for name, parent in model.named_modules():
+        # _modules rather than named_children(), which lists a module held twice once.
+        for slot, child in parent._modules.items():
+            if not isinstance(child, nn.Conv2d) or ineligible_because(child) is not None:
+                continue
+            if id(child) not in replacements:
+                replacements[id(child)] = Conv2dGw8.from_conv2d(child)
+            swaps.append((parent, slot, replacements[id(child)]))
+            names.append(f"{name}.{slot}" if name else slot)
+    for parent, slot, module in swaps:
+        setattr(parent, slot, module)
+    return names

@@ -5,9 +5,10 @@ The kernels read and write each array through its data pointer as dense memory i
 activations N x H x W x C, weights K x R x S x 8. An array of another shape, element type or
 memory order would be read out of bounds or misread, so the entries check every array that
 says what it is (a torch tensor, or an object with __cuda_array_interface__) before anything
-is compiled or launched; bare device pointers (ints) are taken as they are. The launch
-callables (fprop_launch, ...) skip these checks: their callers (spio-torch) check once per
-layer.
+is compiled or launched; bare device pointers (ints) are taken as they are, and anything else
+(a host array, None, a number) is a TypeError naming the argument (_array_info.describe). The
+launch callables (fprop_launch, ...) skip these checks: their callers (spio-torch) check once
+per layer.
 
 Two views of the same memory are accepted: the kernel's own (NHWC activations, K x R x S x 8
 weights, C-contiguous) and torch's in channels_last memory (N x C x H x W activations,
@@ -32,10 +33,17 @@ from .._array_info import (
     matches,
 )
 from .params import Conv2dGw8Params
+from .params import check_params as check_params  # (the entries import it from here)
 
 #: torch's view of an activation (N, C, H, W) and of a weight (K, 8, R, S), as positions in
 #: the kernel's memory order (N, H, W, C) and (K, R, S, 8).
 _TORCH_VIEW = (0, 3, 1, 2)
+#: The arrays the entries write, by the names they check them under (fprop's y, dgrad's
+#: grad_x, wgrad's grad_w, grad_bias and workspace): an interface marking one of them
+#: read-only is refused. By name, because the entries' calls are part of the kernels' sources
+#: digest (sources_digest.SHARED_FILES, PASS_FILES) and each names its arrays as it documents
+#: them.
+WRITTEN = frozenset({"y", "grad_x", "grad_w", "grad_bias", "workspace"})
 
 
 def _torch_view(values: Sequence[int]) -> tuple[int, ...]:
@@ -57,10 +65,11 @@ def check_array(
 ) -> None:
     """Raise ValueError unless array (when it describes itself) is dense memory of
     memory_shape in the kernel's order, or torch's channels_last view of it, holding dtype
-    elements. view names the accepted shapes for the message."""
+    elements; TypeError unless it is an array or a device pointer (describe). view names the
+    accepted shapes for the message."""
     if _fits_as_tensor(array, memory_shape, dtype):
         return
-    described = describe(name, array)
+    described = describe(name, array, written=name in WRITTEN)
     if described is None:
         return
     if not _dense_in_order(described, memory_shape):
@@ -89,8 +98,8 @@ def _fits_as_tensor(array: Any, memory_shape: tuple[int, ...], dtype: str) -> bo
 
 def check_vector(name: str, array: Any, length: int, dtype: str) -> None:
     """Raise ValueError unless array (when it describes itself) is `length` contiguous
-    elements of dtype."""
-    described = describe(name, array)
+    elements of dtype; TypeError unless it is an array or a device pointer (describe)."""
+    described = describe(name, array, written=name in WRITTEN)
     if described is None:
         return
     if described.shape != (length,) or (length > 1 and described.strides != (1,)):
@@ -103,8 +112,8 @@ def check_vector(name: str, array: Any, length: int, dtype: str) -> None:
 
 def check_workspace(array: Any, nbytes: int) -> None:
     """Raise ValueError unless the workspace (when it describes itself) is contiguous and
-    holds at least nbytes."""
-    described = describe("workspace", array)
+    holds at least nbytes; TypeError unless it is an array or a device pointer (describe)."""
+    described = describe("workspace", array, written=True)
     if described is None:
         return
     elements = math.prod(described.shape)
@@ -115,12 +124,6 @@ def check_workspace(array: Any, nbytes: int) -> None:
             f"workspace must hold at least {nbytes} bytes (wgrad_workspace_bytes), got "
             f"{elements * described.itemsize}"
         )
-
-
-def check_params(params: Any) -> None:
-    """Raise TypeError unless params is a Conv2dGw8Params."""
-    if not isinstance(params, Conv2dGw8Params):
-        raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
 
 
 def check_activation(name: str, array: Any, shape: tuple[int, ...], dtype: str) -> None:

@@ -509,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     import torch
 
+    if not torch.cuda.is_available():
+        raise SystemExit("error: the conv2d_gw8 benchmark needs a CUDA GPU")
     torch.backends.cudnn.benchmark = True
     padding = args.padding
     gpu = torch.cuda.get_device_name()

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from . import fprop_spec
 from .fprop_spec import FpropConfig, LaunchGeometry
-from .params import Conv2dGw8Params
+from .params import Conv2dGw8Params, check_params
 
 KERNEL_NAME = fprop_spec.DGRAD_KERNEL_NAME
 
 
 def to_fprop_params(params: Conv2dGw8Params) -> Conv2dGw8Params:
     """Return the fprop problem that computes params' dgrad: input p x q, output h x w."""
+    check_params(params)
     return Conv2dGw8Params(
         n=params.n,
         c=params.c,

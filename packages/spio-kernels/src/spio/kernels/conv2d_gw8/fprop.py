@@ -104,8 +104,12 @@ class ConvLaunch:
         self, y: Any, x: Any, w: Any, bias: Any = None, stream: Any = None, pdl: bool = True
     ) -> None:
         """Launch on the arrays (as conv2d_gw8_fprop takes them; dgrad: grad_x, grad_y, w)."""
-        if self.has_bias and bias is None:
-            raise ValueError("params.has_bias is True but bias is None")
+        if (bias is None) == self.has_bias:
+            # (A bias for a layer without one would otherwise be dropped unseen.)
+            raise ValueError(
+                f"params.has_bias is {self.has_bias} but bias is "
+                f"{'None' if bias is None else 'given'}"
+            )
         geometry = self.geometry
         self.kernel.launch(
             geometry.grid,

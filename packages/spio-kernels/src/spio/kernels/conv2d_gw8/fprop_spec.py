@@ -50,7 +50,7 @@ from ._tiling import (
     images_per_fragment,
     next_power_of_two,
 )
-from .params import GROUP_WIDTH, Conv2dGw8Params
+from .params import GROUP_WIDTH, Conv2dGw8Params, check_params, check_sm_count
 
 KERNEL_NAME = "conv2d_gw8_fprop"
 DGRAD_KERNEL_NAME = "conv2d_gw8_dgrad"
@@ -253,7 +253,9 @@ def stream_config(params: Conv2dGw8Params, config: FpropConfig, slots: int) -> F
 
 
 def launch_geometry(params: Conv2dGw8Params, config: FpropConfig) -> LaunchGeometry:
-    """Return the launch geometry of `config` on `params`."""
+    """Return the launch geometry of `config` on `params`; check_config's errors where config
+    cannot run params."""
+    check_config(params, config)
     return LaunchGeometry(
         grid_blocks(params, config), config.threads, shared_mem_bytes(params, config)
     )
@@ -261,6 +263,7 @@ def launch_geometry(params: Conv2dGw8Params, config: FpropConfig) -> LaunchGeome
 
 def check_config(params: Conv2dGw8Params, config: FpropConfig) -> None:
     """Raise ValueError when config cannot run params (it names the failing rule)."""
+    check_params(params)
     if not isinstance(config, FpropConfig):
         raise TypeError(f"config must be an FpropConfig, got {type(config).__name__}")
     if config.segments > params.n * params.p:
@@ -294,6 +297,7 @@ def config_space(params: Conv2dGw8Params) -> list[FpropConfig]:
     block_p up to the next power of two >= p; NARROW_BLOCK_Q only for images at most that
     wide, more than half a block's images of them), as are configs check_config refuses.
     """
+    check_params(params)
     configs = []
     for block_q, block_g, warp_g, warp_q16, block_p, prefetch, mma_k in itertools.product(
         BLOCK_Q_VALUES,
@@ -490,6 +494,8 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> FpropConfig:
     layers whose groups are not a multiple of 8, blocks of whole pixels or runs of them
     (fprop_pixel_groups).
     """
+    check_params(params)
+    check_sm_count(sm_count)
     # The rule lives outside the sources digest, and imports this module.
     from .fprop_pixel_groups import pixel_groups_tile
 

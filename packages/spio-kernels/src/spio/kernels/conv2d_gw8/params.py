@@ -176,6 +176,19 @@ class Conv2dGw8Params:
         raise ValueError(f"pass_ must be 'fprop', 'dgrad' or 'wgrad', got {pass_!r}")
 
 
+def check_params(params: object) -> None:
+    """TypeError unless params is a Conv2dGw8Params (the specs' entries check it first, so a
+    wrong argument is named rather than failing on a missing attribute)."""
+    if not isinstance(params, Conv2dGw8Params):
+        raise TypeError(f"params must be a Conv2dGw8Params, got {type(params).__name__}")
+
+
+def check_sm_count(sm_count: object) -> int:
+    """sm_count (the GPU's streaming multiprocessors, which the heuristics fill) as an int
+    >= 1, else TypeError or ValueError naming it."""
+    return _check_int("sm_count", sm_count, 1)
+
+
 def normalize_padding(padding: object) -> tuple[int, int, int, int]:
     """Return padding as (top, bottom, left, right) from an int, a (vertical, horizontal) pair
     or a 4-tuple; types are checked here, ranges by Conv2dGw8Params."""
@@ -202,6 +215,11 @@ def weights_from_torch_layout(weight: Any) -> Any:
     Works on any array with `permute`/`transpose` and `contiguous`/`copy` (torch tensors,
     NumPy arrays); no framework is imported here.
     """
+    shape = getattr(weight, "shape", None)
+    if shape is not None and (len(shape) != 4 or shape[1] != 8):
+        raise ValueError(
+            f"weight must be K x 8 x R x S (torch's grouped-conv layout), got shape {tuple(shape)}"
+        )
     if hasattr(weight, "permute"):
         return weight.permute(0, 2, 3, 1).contiguous()
     if hasattr(weight, "transpose"):

@@ -546,6 +546,7 @@ def wgrad_workspace_bytes(
     count), grad_w_dtype and deterministic (as conv2d_gw8_wgrad takes them); 0 where the
     config makes one partial sum per weight, grad_w is f32 and the layer has no bias (the
     main kernel writes grad_w)."""
+    check_params(params)
     rounded = _rounded(grad_w_dtype, params)
     return _workspace_bytes(
         params, _launched_config(params, config, device, deterministic, rounded), rounded

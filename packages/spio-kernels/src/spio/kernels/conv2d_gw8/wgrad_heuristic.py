@@ -13,7 +13,7 @@ import dataclasses
 
 from ._tiling import first_filling, images_per_fragment, next_power_of_two
 from .even_chunks import even_rows
-from .params import Conv2dGw8Params
+from .params import Conv2dGw8Params, check_params, check_sm_count
 from .wgrad_pixel_groups import pixel_groups_tile
 from .wgrad_pointwise import pointwise_chunks
 from .wgrad_spec import (
@@ -249,6 +249,8 @@ def default_config(params: Conv2dGw8Params, sm_count: int = 132) -> WgradConfig:
     took 5.31 us against the tile's 4.96); for 1 x 1 filters on layers whose groups are not
     a multiple of 8, shorter row chunks where they fill the waves (wgrad_pointwise), then
     blocks of whole pixels or runs of 20 or 12 groups (wgrad_pixel_groups)."""
+    check_params(params)
+    check_sm_count(sm_count)
     config = _tile_config(params, sm_count)
     if config.block_p < BLOCK_P_VALUES[0]:
         return config

@@ -54,7 +54,7 @@ from ._tiling import (
     fragment_images,
     next_power_of_two,
 )
-from .params import GROUP_WIDTH, Conv2dGw8Params
+from .params import GROUP_WIDTH, Conv2dGw8Params, check_params
 
 KERNEL_NAME = "conv2d_gw8_wgrad"
 REDUCE_KERNEL_NAME = "conv2d_gw8_wgrad_reduce"
@@ -436,7 +436,9 @@ def grid_blocks(params: Conv2dGw8Params, config: WgradConfig) -> int:
 
 
 def launch_geometry(params: Conv2dGw8Params, config: WgradConfig) -> LaunchGeometry:
-    """Return the launch geometry of the main kernel."""
+    """Return the launch geometry of the main kernel; check_config's errors where config
+    cannot run params."""
+    check_config(params, config)
     return LaunchGeometry(
         grid_blocks(params, config), config.block_threads, shared_mem_bytes(params, config)
     )
@@ -491,6 +493,7 @@ def stream_config(params: Conv2dGw8Params, config: WgradConfig, slots: int) -> W
 
 def check_config(params: Conv2dGw8Params, config: WgradConfig) -> None:
     """Raise ValueError when config cannot run params (it names the failing rule)."""
+    check_params(params)
     if not isinstance(config, WgradConfig):
         raise TypeError(f"config must be a WgradConfig, got {type(config).__name__}")
     if config.segments > stream_rows(params, config):
@@ -535,6 +538,7 @@ def config_space(params: Conv2dGw8Params) -> list[WgradConfig]:
     layers (has_short_chunks) also get tiles of SHORT_BLOCK_P_VALUES rows at
     SHORT_PREFETCH_VALUES, one step of images a block, after all the others (so that every
     other layer's space, and the order of the rest, stay as they were)."""
+    check_params(params)
     configs = _tiles(params, BLOCK_P_VALUES, PREFETCH_VALUES, WALK_N_VALUES)
     if has_short_chunks(params):
         short = [block_p for block_p in SHORT_BLOCK_P_VALUES if block_p < params.p]

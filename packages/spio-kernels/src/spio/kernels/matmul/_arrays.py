@@ -6,7 +6,9 @@ matrices of 16-byte rows, with 16-byte cp.async copies and vector stores. A matr
 another shape, element type or memory order would be misread, and one whose data pointer is
 not 16-byte aligned (a view that starts mid-row, say) would fault, so every array is checked
 before anything is compiled or launched: torch tensors and __cuda_array_interface__ objects
-by what they say of themselves, bare device pointers (ints) by their alignment alone.
+by what they say of themselves, bare device pointers (ints) by their alignment alone, and
+anything else (a host array, None, a number) is a TypeError naming the argument
+(_array_info.describe).
 """
 
 from __future__ import annotations
@@ -20,23 +22,15 @@ from .._tma import device_pointer
 ALIGNMENT = 16
 #: The bias's: the epilogue reads it as pairs of 16-bit elements.
 BIAS_ALIGNMENT = 4
-
-
-def data_pointer(array: Any) -> int | None:
-    """The device address an array starts at (`_tma.device_pointer`: a torch tensor, a
-    __cuda_array_interface__ object, a pointer int); None for anything else."""
-    if isinstance(array, bool):
-        return None
-    try:
-        return device_pointer(array)
-    except TypeError:
-        return None
+#: The arrays matmul writes: an interface marking one read-only is refused.
+WRITTEN = frozenset({"c"})
 
 
 def check_matrix(name: str, array: Any, shape: tuple[int, int], dtype: str) -> None:
     """Raise ValueError unless array is a dense row-major matrix of shape holding dtype
-    elements (when it describes itself) that starts on a 16-byte boundary."""
-    described = describe(name, array)
+    elements (when it describes itself) that starts on a 16-byte boundary; TypeError unless
+    it is an array or a device pointer (describe)."""
+    described = describe(name, array, written=name in WRITTEN)
     if described is not None:
         if not matches(described, shape, dense_strides(shape)):
             raise ValueError(
@@ -50,8 +44,9 @@ def check_matrix(name: str, array: Any, shape: tuple[int, int], dtype: str) -> N
 
 def check_vector(name: str, array: Any, size: int, dtype: str) -> None:
     """Raise ValueError unless array is a dense vector of size dtype elements (when it
-    describes itself) that starts on a BIAS_ALIGNMENT-byte boundary."""
-    described = describe(name, array)
+    describes itself) that starts on a BIAS_ALIGNMENT-byte boundary; TypeError unless it is
+    an array or a device pointer (describe)."""
+    described = describe(name, array, written=name in WRITTEN)
     if described is not None:
         if not matches(described, (size,), (1,)):
             raise ValueError(
@@ -63,8 +58,10 @@ def check_vector(name: str, array: Any, size: int, dtype: str) -> None:
 
 
 def _check_alignment(name: str, array: Any, alignment: int, why: str) -> None:
-    pointer = data_pointer(array)
-    if pointer is not None and pointer % alignment != 0:
+    """Raise ValueError unless array (one describe took) starts on an alignment-byte
+    boundary."""
+    pointer = device_pointer(array)
+    if pointer % alignment != 0:
         raise ValueError(
             f"{name} must start on a {alignment}-byte boundary ({why}), got address {pointer:#x}"
         )
