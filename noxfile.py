@@ -9,6 +9,7 @@ environment, so a session proves that its package works with the dependencies it
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -30,6 +31,7 @@ nox.options.sessions = [
     "perfmodel",
     "torch",
     "integration",
+    "wheels",
     "lint",
     "docs",
 ]
@@ -192,6 +194,30 @@ def lint(session: nox.Session) -> None:
         session.run("clang-format", "--dry-run", "-Werror", *cpp_sources)
     session.run("python", "tools/check_layering.py")
     session.run("mypy", *sorted(str(p) for p in ROOT.glob("packages/*/src/spio")), "tools")
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Build every distribution, check what each wheel and sdist holds, then install the
+    wheels as pip would (not editable, third-party versions from uv.lock) and check that they
+    work together: a generated header compiles, and the shipped models fit the installed
+    kernels. spio-torch is built and checked but not installed (torch alone is gigabytes)."""
+    dist = Path(session.create_tmp()) / "dist"
+    shutil.rmtree(dist, ignore_errors=True)  # an earlier run's wheels of another version
+    session.run("uv", "build", "--all-packages", "--out-dir", str(dist), "--quiet", external=True)
+    session.run("python", str(ROOT / "tools" / "wheel_check.py"), "contents", str(dist))
+    constraints = dist / "constraints.txt"
+    session.run(
+        "uv", "export", "--all-packages", "--extra", "cu13", "--no-dev", "--no-hashes",
+        "--no-emit-workspace", "--quiet", "--output-file", str(constraints), external=True,
+    )  # fmt: skip
+    session.install(
+        "--find-links", str(dist), "--constraint", str(constraints),
+        "spio-perfmodel", "spio-jit[cu13]",
+    )  # fmt: skip
+    # From outside the checkout, so that nothing imports from its sources.
+    session.chdir(dist)
+    session.run("python", str(ROOT / "tools" / "wheel_check.py"), "installed")
 
 
 @nox.session
