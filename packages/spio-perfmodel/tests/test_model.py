@@ -351,6 +351,29 @@ def test_load_refuses_what_is_not_a_model_of_this_version(tmp_path: Path) -> Non
         LatencyModel.load(path)
 
 
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda meta: meta.pop("gpu"), "KeyError: 'gpu'"),
+        (lambda meta: meta["limits"].update(cores=4), "TypeError"),
+    ],
+)
+def test_metadata_missing_a_key_or_holding_another_versions_is_a_value_error(
+    tmp_path: Path, change: Any, named: str
+) -> None:
+    model = LatencyModel.train(synthetic_rows("fprop", LAYERS[:2], per_layer=20), options=FAST)
+    path = model.save(tmp_path / "fprop.json")
+    document = json.loads(path.read_text())
+    attributes = document["learner"]["attributes"]
+    meta = json.loads(attributes["spio_perfmodel"])
+    change(meta)
+    attributes["spio_perfmodel"] = json.dumps(meta)
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match="Spio metadata this spio-perfmodel cannot read") as caught:
+        LatencyModel.load(path)
+    assert named in str(caught.value)
+
+
 def test_a_file_xgboost_cannot_read_is_named_without_xgboosts_backtrace(tmp_path: Path) -> None:
     """Regression: the ValueError carried XGBoost's native backtrace ("Stack trace:", a line
     per frame of libxgboost); and bytes that are not UTF-8 gave a UnicodeDecodeError."""

@@ -295,3 +295,9 @@ def test_convert_refuses_a_bare_conv_and_points_to_from_conv2d() -> None:
     # convert cannot replace the object it was given; it used to return [] silently.
     with pytest.raises(TypeError, match=r"Conv2dGw8\.from_conv2d\(conv\)"):
         convert(nn.Conv2d(16, 16, 3, padding=1, groups=2))
+
+
+def test_an_fp32_module_is_told_how_to_run_in_half_precision() -> None:
+    conv = Conv2dGw8(16, 3, padding=1)  # fp32 parameters, as nn.Conv2d's default
+    with pytest.raises(TypeError, match=r"cast it \(a module: \.half\(\) or \.bfloat16\(\)\)"):
+        conv(torch.randn(1, 16, 6, 6))

@@ -413,36 +413,43 @@ class LatencyModel:
                 f"{path} has model format {meta.get('format')!r}; this spio-perfmodel reads "
                 f"format {FORMAT_VERSION}"
             )
-        pass_name = meta["pass"]
-        # The flag columns follow the pass's features: a file's names are one of these.
-        flags = tuple(flag for flag in FLAG_FEATURES if flag in meta["features"])
-        if tuple(meta["features"]) != feature_names(pass_name, flags):
-            raise ValueError(
-                f"{path} was trained on other features than this spio-perfmodel computes for "
-                f"{pass_name}; retrain it"
+        try:
+            pass_name = meta["pass"]
+            # The flag columns follow the pass's features: a file's names are one of these.
+            flags = tuple(flag for flag in FLAG_FEATURES if flag in meta["features"])
+            if tuple(meta["features"]) != feature_names(pass_name, flags):
+                raise ValueError(
+                    f"{path} was trained on other features than this spio-perfmodel computes for "
+                    f"{pass_name}; retrain it"
+                )
+            config_type = kernel_pass(pass_name).config_type
+            measured = {
+                _layer_from_dict(layer): config_type(**config) for layer, config in meta["measured"]
+            }
+            timed = {
+                _layer_from_dict(layer): frozenset(fingerprints)
+                for layer, fingerprints in meta["timed"]
+            }
+            limits = GpuLimits(**meta["limits"])
+            # (Files from before the launch key were all trained on tiles.)
+            launch = meta.get("launch", "tile")
+            return cls(
+                booster,
+                pass_name,
+                meta["gpu"],
+                limits,
+                meta["kernel"],
+                measured,
+                timed,
+                launch,
+                flags,
             )
-        config_type = kernel_pass(pass_name).config_type
-        measured = {
-            _layer_from_dict(layer): config_type(**config) for layer, config in meta["measured"]
-        }
-        timed = {
-            _layer_from_dict(layer): frozenset(fingerprints)
-            for layer, fingerprints in meta["timed"]
-        }
-        limits = GpuLimits(**meta["limits"])
-        # (Files from before the launch key were all trained on tiles.)
-        launch = meta.get("launch", "tile")
-        return cls(
-            booster,
-            pass_name,
-            meta["gpu"],
-            limits,
-            meta["kernel"],
-            measured,
-            timed,
-            launch,
-            flags,
-        )
+        except (KeyError, TypeError) as error:
+            # A key missing, or a config this version's dataclasses do not take.
+            raise ValueError(
+                f"{path} has Spio metadata this spio-perfmodel cannot read "
+                f"({type(error).__name__}: {error}); train the model again"
+            ) from None
 
 
 #: Training settings of the passes whose models differ from TrainingOptions' defaults. wgrad:

@@ -32,8 +32,15 @@ def check_tensor(name: str, tensor: Any, dims: int = 0) -> None:
     if dims and tensor.dim() != dims:
         raise ValueError(f"{name} must be {dims}-D, got shape {tuple(tensor.shape)}")
     if tensor.dtype not in DTYPES:
+        # An fp32 model is the usual cause: say how to run it in half precision.
+        hint = (
+            "; cast it (a module: .half() or .bfloat16()) or run under torch.autocast"
+            if tensor.is_floating_point()
+            else ""
+        )
         raise TypeError(
-            f"{name} must be float16 or bfloat16 (fp32 accumulation inside), got {tensor.dtype}"
+            f"{name} must be float16 or bfloat16 (fp32 accumulation inside), got "
+            f"{tensor.dtype}{hint}"
         )
 
 
