@@ -684,3 +684,16 @@ def test_a_placed_default_is_timed_but_its_tile_is_sampled_and_written() -> None
     assert tile_times({c: 1.0 for c in timed}) == {c: 1.0 for c in timed[1:]}
     whole = parse_args(["--shapes", "2x64x16x16", "--all-configs"])
     assert _configs_to_time(whole, params, "wgrad", placed)[0] == placed
+
+
+def test_main_without_a_gpu_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    def no_gpu() -> str:
+        raise RuntimeError("No CUDA GPUs are available")  # torch's words on a CUDA build
+
+    monkeypatch.setattr(torch.cuda, "get_device_name", no_gpu)
+    from spio.kernels.conv2d_gw8 import bench
+
+    with pytest.raises(SystemExit, match="the conv2d_gw8 benchmark needs a CUDA GPU"):
+        bench.main(["--shapes", "2x64x8x8"])

@@ -509,11 +509,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     import torch
 
-    if not torch.cuda.is_available():
-        raise SystemExit("error: the conv2d_gw8 benchmark needs a CUDA GPU")
+    try:
+        gpu = torch.cuda.get_device_name()
+    except (AssertionError, RuntimeError):
+        # (torch without CUDA asserts; with CUDA and no GPU it raises RuntimeError.)
+        raise SystemExit("error: the conv2d_gw8 benchmark needs a CUDA GPU") from None
     torch.backends.cudnn.benchmark = True
     padding = args.padding
-    gpu = torch.cuda.get_device_name()
     run: dict[str, Any] = {
         "gpu": gpu,
         "torch_version": str(torch.__version__),
