@@ -697,3 +697,25 @@ def test_main_without_a_gpu_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
 
     with pytest.raises(SystemExit, match="the conv2d_gw8 benchmark needs a CUDA GPU"):
         bench.main(["--shapes", "2x64x8x8"])
+
+
+def test_main_without_matplotlib_says_so_before_timing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import importlib.util
+
+    from spio.kernels.conv2d_gw8 import bench
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "matplotlib" else real_find_spec(name, *rest),
+    )
+    monkeypatch.setattr(bench, "copy_bandwidth_gbs", _no_timing)
+    with pytest.raises(SystemExit, match=r"plots need matplotlib.*--no-plots"):
+        bench.main(["--shapes", "2x64x8x8", "--out", str(tmp_path)])
+
+
+def _no_timing(*_args: object) -> float:
+    raise AssertionError("the benchmark timed something before saying what it lacks")

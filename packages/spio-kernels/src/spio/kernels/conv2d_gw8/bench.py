@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import random
 import zlib
 from collections.abc import Callable, Sequence
@@ -506,6 +507,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
+        if not args.no_plots and importlib.util.find_spec("matplotlib") is None:
+            # Said before timing: the plots are drawn last, after minutes on the GPU.
+            raise SystemExit(
+                'error: the plots need matplotlib: pip install "spio-kernels[bench]", or pass '
+                "--no-plots"
+            )
 
     import torch
 
