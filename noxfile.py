@@ -202,18 +202,22 @@ def wheels(session: nox.Session) -> None:
     wheels as pip would (not editable, third-party versions from uv.lock) and check that they
     work together: a generated header compiles, and the shipped models fit the installed
     kernels. spio-torch is built and checked but not installed (torch alone is gigabytes)."""
-    dist = Path(session.create_tmp()) / "dist"
+    dist = Path(session.create_tmp()).resolve() / "dist"
     shutil.rmtree(dist, ignore_errors=True)  # an earlier run's wheels of another version
     session.run("uv", "build", "--all-packages", "--out-dir", str(dist), "--quiet", external=True)
     session.run("python", str(ROOT / "tools" / "wheel_check.py"), "contents", str(dist))
     constraints = dist / "constraints.txt"
     session.run(
-        "uv", "export", "--all-packages", "--extra", "cu13", "--no-dev", "--no-hashes",
+        "uv", "export", "--frozen", "--all-packages", "--extra", "cu13", "--no-dev", "--no-hashes",
         "--no-emit-workspace", "--quiet", "--output-file", str(constraints), external=True,
     )  # fmt: skip
+    # The wheels by file, so that nothing of the same name on an index stands in for them.
+    wheels = {name: next(dist.glob(f"{name}-*.whl")) for name in ("spio_dims", "spio_jit",
+              "spio_kernels", "spio_perfmodel")}  # fmt: skip
     session.install(
-        "--find-links", str(dist), "--constraint", str(constraints),
-        "spio-perfmodel", "spio-jit[cu13]",
+        "--constraint", str(constraints),
+        str(wheels["spio_dims"]), f"spio-jit[cu13] @ {wheels['spio_jit'].as_uri()}",
+        str(wheels["spio_kernels"]), str(wheels["spio_perfmodel"]),
     )  # fmt: skip
     # From outside the checkout, so that nothing imports from its sources.
     session.chdir(dist)

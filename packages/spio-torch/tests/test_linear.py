@@ -332,3 +332,22 @@ def test_an_a_of_any_k_is_copied_into_the_layout_of_whole_rows(
     a_matrix = launched[0][0]
     assert a_matrix.is_contiguous()
     assert torch.equal(a_matrix, a.t())
+
+
+def test_a_dynamic_batch_compiles_once_whatever_its_divisibility_by_8() -> None:
+    """Regression: spio::mm's fake implementation checked K % 8 on the weight gradient's
+    product, whose K is the batch's rows, so a dynamic batch guarded on it and recompiled
+    when its divisibility by 8 changed."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    weight = torch.randn(16, 8, dtype=torch.float16, requires_grad=True)
+    compiled = torch.compile(lambda x: spio_f.linear(x, weight), backend="aot_eager", dynamic=True)
+    for rows in (16, 24, 5, 13, 32, 7):
+        x = torch.randn(rows, 8, dtype=torch.float16, requires_grad=True)
+        compiled(x).float().sum().backward()
+    # One graph for the dynamic batch, and at most one more for torch's 0/1 sizes and the
+    # first call's static trace.
+    assert counters["stats"]["unique_graphs"] <= 2
+    torch._dynamo.reset()

@@ -362,3 +362,34 @@ def test_a_malformed_interface_is_a_value_error_naming_the_array(
     ValueError that named nothing."""
     with pytest.raises(ValueError, match=message):
         _fprop(x=_Interface(interface))
+
+
+class _DLPackOnly:
+    """A device array that describes itself through DLPack alone (spio.jit's launch takes
+    it)."""
+
+    def __dlpack__(self, stream: Any = None) -> Any:
+        raise AssertionError("the entries' checks do not read the array")
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, 0)  # kDLCUDA, device 0
+
+
+def test_arrays_the_launch_takes_undescribed_pass_the_checks() -> None:
+    """Regression: the checks refused what spio.jit's launch takes, DLPack arrays and
+    cuda.core Buffers (the entries passed them on before)."""
+    from spio.kernels.conv2d_gw8._arrays import check_workspace
+
+    buffer_type = type("Buffer", (), {"__module__": "cuda.core._memory", "handle": 0})
+    check_activation("x", _DLPackOnly(), PARAMS.input_shape, "float16")
+    check_weights("w", buffer_type(), PARAMS, "float16")
+    check_workspace(buffer_type(), 512)
+    check_workspace(0, 0)  # a null pointer where no workspace is needed
+    with pytest.raises(ValueError, match="nonzero"):
+        check_workspace(0, 512)
+
+
+def test_a_data_pointer_may_be_any_integer_type() -> None:
+    np = pytest.importorskip("numpy")
+    x = _Array(PARAMS.input_shape, data=(np.uint64(0x10000), False))
+    check_activation("x", x, PARAMS.input_shape, "float16")

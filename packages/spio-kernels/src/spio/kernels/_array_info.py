@@ -32,6 +32,8 @@ TORCH_NAMES = {name: f"torch.{name}" for name in ("float16", "bfloat16", "float3
 #: A typestr: byte order (little-endian, not applicable or native; the GPU hosts Spio runs
 #: on are all little-endian), kind letter, element size in bytes.
 _TYPESTR = re.compile(r"^(?P<order>[<|=>])(?P<kind>[a-zA-Z])(?P<size>[1-9][0-9]*)$")
+#: DLPack's device types of memory a kernel reads: kDLCUDA and kDLCUDAManaged.
+_DLPACK_CUDA_DEVICES = (2, 13)
 #: What the entries take, for the TypeError naming anything else.
 _ALLOWED = (
     "a device array (a torch tensor or an object with __cuda_array_interface__) or a device "
@@ -68,9 +70,21 @@ def describe(name: str, array: Any, written: bool = False) -> Described | None:
         return Described(tuple(array.shape), tuple(array.stride()), dtype, array.element_size())
     interface = getattr(array, "__cuda_array_interface__", None)
     if interface is None:
+        if _launch_takes_undescribed(array):
+            return None
         check_pointer(name, array)
         return None
     return _read_interface(name, interface, written)
+
+
+def _launch_takes_undescribed(array: Any) -> bool:
+    """Whether array is a device array spio.jit's launch takes although it describes no
+    shape here: a DLPack array, or a cuda.core Buffer (a device allocation)."""
+    kind = type(array)
+    if hasattr(kind, "__dlpack__") and hasattr(kind, "__dlpack_device__"):
+        # NumPy's arrays speak DLPack too: only memory on a CUDA device (or managed) passes.
+        return int(array.__dlpack_device__()[0]) in _DLPACK_CUDA_DEVICES
+    return kind.__module__.startswith("cuda.") and kind.__name__ == "Buffer"
 
 
 def check_pointer(name: str, array: Any) -> None:
@@ -161,17 +175,16 @@ def _check_data(name: str, data: Any, elements: int, itemsize: int, written: boo
     """Raise ValueError unless data is (pointer, read-only flag) with a 64-bit pointer on an
     element boundary, nonzero where there are elements, and, for an array the kernel
     writes, no read-only flag."""
-    if (
-        not isinstance(data, tuple | list)
-        or len(data) != 2
-        or isinstance(data[0], bool)
-        or not isinstance(data[0], int)
-    ):
+    try:
+        if not isinstance(data, tuple | list) or len(data) != 2 or isinstance(data[0], bool):
+            raise TypeError
+        # (Any integer: some producers give the pointer as a NumPy integer.)
+        pointer, read_only = operator.index(data[0]), data[1]
+    except TypeError:
         raise ValueError(
             f"{name}'s __cuda_array_interface__ data must be (pointer int, read-only bool), "
             f"got {data!r}"
-        )
-    pointer, read_only = data
+        ) from None
     if not 0 <= pointer < 1 << 64:
         raise ValueError(f"{name}'s data pointer must be a 64-bit address, got {pointer}")
     if pointer == 0 and elements > 0:

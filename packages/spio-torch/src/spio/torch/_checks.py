@@ -9,6 +9,7 @@ they run on symbolic sizes under tracing too (as guards).
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -157,8 +158,26 @@ def check_conv2d_gw8_layer(
     kernels do not take the layer. `kernel` names where R x S came from.
 
     Everything here depends only on the layer, so the eager path runs it once per layer
-    (_cuda_passes.layer_params) and the operators on every call. N may be 0 (an empty
-    batch: the operators answer it without the kernels)."""
+    (_cuda_passes.layer_params), and the operators, which run it on every call, remember
+    the layers it passed (sizes that are ints; a tracer's symbolic sizes are checked each
+    time). N may be 0 (an empty batch: the operators answer it without the kernels)."""
+    try:
+        return _passed_layer(tuple(input_size), tuple(kernel_size), tuple(padding), kernel)
+    except TypeError:  # symbolic sizes are not hashable
+        return _layer_output(input_size, kernel_size, padding, kernel)
+
+
+@functools.lru_cache(maxsize=4096)
+def _passed_layer(
+    input_size: tuple[int, ...], kernel_size: tuple[int, ...], padding: tuple[int, ...], kernel: str
+) -> tuple[int, int]:
+    # (A layer that fails raises, and is not remembered.)
+    return _layer_output(input_size, kernel_size, padding, kernel)
+
+
+def _layer_output(
+    input_size: Sequence[int], kernel_size: Sequence[int], padding: Sequence[int], kernel: str
+) -> tuple[int, int]:
     n, c, h, w = input_size
     r, s = kernel_size
     if not (1 <= r <= MAX_KERNEL_SIZE and 1 <= s <= MAX_KERNEL_SIZE):
@@ -183,7 +202,10 @@ def check_conv2d_gw8_layer(
             f"a {r} x {s} kernel gives an empty output ({p} x {q}): the input plus its padding "
             "must be at least as large as the kernel"
         )
-    if n * c * h * w > MAX_ELEMENTS or n * c * p * q > MAX_ELEMENTS:
+    # Only for sizes known here: a traced size would turn the limit into a guard on a dynamic
+    # batch (torch.export refuses one without a bound), and the real call checks it again.
+    sized = all(type(v) is int for v in (n, c, h, w, p, q))
+    if sized and (n * c * h * w > MAX_ELEMENTS or n * c * p * q > MAX_ELEMENTS):
         raise ValueError(
             f"input of {n} x {c} x {h} x {w} (output {n} x {c} x {p} x {q}) is too large: the "
             "kernels' offsets are 32-bit, so each must have fewer than 2**31 elements; split "
@@ -201,10 +223,14 @@ def _check_sizes(name: str, sizes: Sequence[int], names: tuple[str, ...]) -> Non
         )
 
 
-def _check_grad_output(grad_output: torch.Tensor, size: tuple[int, ...], layer: str) -> None:
+def _check_grad_output(
+    grad_output: torch.Tensor, size: tuple[int, ...], layer: Callable[[], str]
+) -> None:
+    """grad_output of the output's size; `layer` describes the layer for the message (built
+    only when it is raised: the operators run this on every call)."""
     if tuple(grad_output.shape) != size:
         raise ValueError(
-            f"grad_output must have the output's shape {size} ({layer}), got "
+            f"grad_output must have the output's shape {size} ({layer()}), got "
             f"{tuple(grad_output.shape)}"
         )
 
@@ -236,8 +262,13 @@ def check_conv2d_gw8_input_grad(
             f"input_size {list(input_size)}"
         )
     p, q = check_conv2d_gw8_layer(input_size, weight.shape[2:], padding)
-    layer = f"input_size {list(input_size)}, padding {list(padding)}, weight {tuple(weight.shape)}"
-    _check_grad_output(grad_output, (n, c, p, q), layer)
+    _check_grad_output(
+        grad_output,
+        (n, c, p, q),
+        lambda: (
+            f"input_size {list(input_size)}, padding {list(padding)}, weight {tuple(weight.shape)}"
+        ),
+    )
 
 
 def check_conv2d_gw8_weight_grad(
@@ -254,8 +285,13 @@ def check_conv2d_gw8_weight_grad(
     _check_sizes("kernel_size", kernel_size, ("R", "S"))
     _check_sizes("padding", padding, _SIDES)
     p, q = check_conv2d_gw8_layer(input.shape, kernel_size, padding, "kernel_size")
-    layer = f"input {tuple(input.shape)}, kernel_size {list(kernel_size)}, padding {list(padding)}"
-    _check_grad_output(grad_output, (input.shape[0], c, p, q), layer)
+    _check_grad_output(
+        grad_output,
+        (input.shape[0], c, p, q),
+        lambda: (
+            f"input {tuple(input.shape)}, kernel_size {list(kernel_size)}, padding {list(padding)}"
+        ),
+    )
 
 
 # ---- matrix products ---------------------------------------------------------------------
@@ -287,7 +323,10 @@ def check_product(a: Any, b: Any, bias: Any = None) -> None:
     _check_operands(a, b)
     m, k = a.shape
     check_multiple(b.shape[1], lambda: f"N (b's columns; b {tuple(b.shape)})")
-    if k % VECTOR and m % VECTOR:
+    # Only for sizes known here: on a traced M (a batch's rows) the rule would be a guard, and
+    # a compiled model would recompile as the batch's divisibility by 8 changes; the real
+    # call checks it again.
+    if type(k) is int and type(m) is int and k % VECTOR and m % VECTOR:
         raise ValueError(
             f"K (a's columns, b's rows) must be a multiple of {VECTOR} unless M (a's rows) is "
             "one (the kernels move rows of 16-byte vectors, and A's rows are K long, or M "

@@ -263,8 +263,9 @@ def _keep_channels_last(weight: torch.Tensor) -> None:
 
 
 def _share_hooks(source: nn.Module, target: nn.Module) -> None:
-    """Give target source's hook tables, the same objects: a hook registered on either runs
-    on both, and its handle removes it from both."""
+    """Give target source's hook tables, the same objects, so that source's hooks run on
+    target and their handles remove them. (The flag of the backward hooks' kind is a value,
+    copied: register hooks on the replacement, not on the module it replaced.)"""
     for name in _HOOK_ATTRIBUTES:
         # A torch version without one of these keeps target's own.
         value = getattr(source, name, None)
