@@ -53,17 +53,11 @@ DATA: dict[str, tuple[str, ...]] = {
 BOUNDED = re.compile(r"^(spio-[a-z]+)(\[[a-z0-9,]+\])?\s*(\S*<[^;]*)")
 
 
-def _wheel(dist: Path, name: str) -> Path:
-    matches = sorted(dist.glob(f"{name.replace('-', '_')}-*.whl"))
+def _built(dist: Path, name: str, suffix: str) -> Path:
+    """The one file of distribution name in dist that ends in suffix (.whl or .tar.gz)."""
+    matches = sorted(dist.glob(f"{name.replace('-', '_')}-*{suffix}"))
     if len(matches) != 1:
-        raise SystemExit(f"expected one wheel of {name} in {dist}, found {len(matches)}")
-    return matches[0]
-
-
-def _sdist(dist: Path, name: str) -> Path:
-    matches = sorted(dist.glob(f"{name.replace('-', '_')}-*.tar.gz"))
-    if len(matches) != 1:
-        raise SystemExit(f"expected one sdist of {name} in {dist}, found {len(matches)}")
+        raise SystemExit(f"expected one {suffix} of {name} in {dist}, found {len(matches)}")
     return matches[0]
 
 
@@ -104,7 +98,7 @@ def check_contents(dist: Path) -> list[str]:
     """Every problem of the wheels and sdists in dist, each prefixed with its file's name."""
     problems = []
     for name in PACKAGES:
-        wheel, sdist = _wheel(dist, name), _sdist(dist, name)
+        wheel, sdist = _built(dist, name, ".whl"), _built(dist, name, ".tar.gz")
         problems += [f"{wheel.name}: {p}" for p in wheel_problems(name, wheel)]
         problems += [f"{sdist.name}: {p}" for p in sdist_problems(sdist)]
     return problems

@@ -211,7 +211,7 @@ def conv2d_gw8_weight_bias_grad_op(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The weight gradient (as spio::conv2d_gw8_weight_grad) and the f32 bias gradient of a
     layer with a bias, from one pass over grad_output on CUDA (CPU: fp32 reference)."""
-    check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
+    # (The weight gradient's operator checks the arguments first.)
     grad_weight = conv2d_gw8_weight_grad_op(input, grad_output, kernel_size, padding)
     return grad_weight, grad_output.sum((0, 2, 3), dtype=torch.float32)
 
