@@ -54,6 +54,24 @@ def find_compiler(name: str) -> str | None:
     return shutil.which(name)
 
 
+def cuda_roots() -> list[Path]:
+    """Where a CUDA toolkit may be installed, in order: CUDA_HOME, CUDA_PATH, /usr/local/cuda."""
+    roots = (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda")
+    return [Path(root) for root in roots if root]
+
+
+def cuda_toolkit_include_dir() -> Path | None:
+    """Return the include directory of an installed CUDA toolkit, or None.
+
+    A toolkit's, not the nvidia-cuda-runtime wheel's: host code that includes <cuda_runtime.h>
+    needs crt/, which the wheel lacks.
+    """
+    for root in cuda_roots():
+        if (root / "include" / "crt" / "host_config.h").is_file():
+            return root / "include"
+    return None
+
+
 def jobs() -> int:
     """How many compiles to run at once: one per CPU."""
     return max(1, os.cpu_count() or 1)

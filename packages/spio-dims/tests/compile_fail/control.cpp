@@ -41,3 +41,20 @@ int range_one_dimension() {
 }
 int checker() { return SmemChecker(I(5), K8(1)).get(); }
 int swizzle() { return SmemSwizzle(I(5), K8(1)).get(); }
+float* projected_subscript(float* data) {
+    return A(data)[spio::make_coordinates(I(1), J(1))].get();
+}
+K8 cast_to_fold() { return K(16).cast<K8>(); }
+using K16OfK = spio::Fold<K, 16>;
+int fold_of_dimension() { return K16OfK(1).get(); }
+using Broad = spio::Tensor<float, spio::DimInfo<I, 4, 1>>;
+int positive_stride() { return Broad::storage_size(); }
+using EightBanks = spio::CheckerboardIndex<8, I, K8, CHECKERS>;
+int power_of_two_banks() { return EightBanks(I(1), K8(0)).get(); }
+I scaled_by_int() { return I(3) * 2 + I(static_cast<int>(3.7)); }
+I postfix() {
+    I i(0);
+    i++;
+    return i--;
+}
+bool cursors_compare(float* data) { return A(data)[I(1)][K(2)] == A(data)[K(2)][I(1)]; }

@@ -111,3 +111,55 @@ UTEST(Cursor, ConstexprPositions) {
     static_assert(ConstGrid(data)[J(4)][I(3)].get() == data + 34);
     EXPECT_TRUE(cursor.get() == data + 34);
 }
+
+// Regression (B2): a whole coarse unit moves the position at once and a negative finer
+// subscript is carried on its own; the carried K(-1) must split as K8(-1), K(7), not as
+// 2^32 - 1, so a[K8(1)][K(-1)] is a[K(7)].
+using AFoldedByNonPowerOf2 = spio::Tensor<float, spio::DimInfo<spio::Fold<K, 6>, 4, 18>,
+                                          spio::DimInfo<I, 3, 6>, spio::DimInfo<K, 6, 1>>;
+
+static constexpr float folded_data[AFolded::storage_size()] = {};
+using ConstAFolded = spio::Tensor<const float, spio::DimInfo<K8, 4, 32>, spio::DimInfo<I, 4, 8>,
+                                  spio::DimInfo<K, 8, 1>>;
+// Constant evaluation refuses signed overflow, which the unsigned digit split had here.
+static_assert(ConstAFolded(folded_data)[K8(1)][K(-1)].get() ==
+              ConstAFolded(folded_data)[K(7)].get());
+
+UTEST(Cursor, FoldedNegativeCarriedSubscript) {
+    float data[AFolded::storage_size()];
+    const auto a = AFolded(data)[I(2)];
+    EXPECT_EQ(a[K8(1)][K(-1)].get() - data, a[K(7)].get() - data);
+    EXPECT_EQ(a[K8(3)][K(-9)].get() - data, a[K(15)].get() - data);
+    EXPECT_EQ(a[K16(1)][K(-3)][K(-2)].get() - data, a[K(11)].get() - data);
+    auto stepped = a;
+    stepped.step(K8(2));
+    stepped.step(K(-3));
+    EXPECT_EQ(stepped.get() - data, a[K(13)].get() - data);
+
+    using K6 = spio::Fold<K, 6>;
+    float data6[AFoldedByNonPowerOf2::storage_size()];
+    const auto a6 = AFoldedByNonPowerOf2(data6)[I(1)];
+    EXPECT_EQ(a6[K6(1)][K(-1)].get() - data6, a6[K(5)].get() - data6);
+    EXPECT_EQ(a6[K6(2)][K(-7)].get() - data6, a6[K(5)].get() - data6);
+    EXPECT_EQ(a6[K6(2)][K(-6)].get() - data6, a6[K(6)].get() - data6);
+}
+
+UTEST(Cursor, FoldedNegativeLogicalCoordinateRoundsDown) {
+    // K(-1) is K8(-1), K(7): the element 32 - 7 before K(0), where the layout extends to.
+    float data[2 * AFolded::storage_size()];
+    const auto a = AFolded(data + AFolded::storage_size());
+    EXPECT_EQ(a[K(-1)].get() - a.get(), -32 + 7);
+    EXPECT_EQ(a[K(-8)].get() - a.get(), -32);
+    EXPECT_EQ(a[K(-9)].get() - a.get(), -64 + 7);
+}
+
+// Regression (P7): lesson 2 says cursors compare; they compare as their addresses do.
+UTEST(Cursor, CursorsCompareByAddress) {
+    float data[AFolded::storage_size()];
+    const auto a = AFolded(data);
+    EXPECT_TRUE(a[I(1)][K(2)] == a[K(2)][I(1)]);
+    EXPECT_TRUE(a[K(7)][K(5)] == a[K8(1)][K(4)]);  // carried and moved at once: one element
+    EXPECT_TRUE(a[I(1)] != a[I(2)]);
+    EXPECT_FALSE(a[I(1)] != a[I(1)]);
+    static_assert(ConstAFolded(folded_data)[K(12)] == ConstAFolded(folded_data)[K8(1)][K(4)]);
+}

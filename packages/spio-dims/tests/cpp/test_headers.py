@@ -13,8 +13,16 @@ HEADERS = sorted(
     path.relative_to(_cxx.INCLUDE_DIR).as_posix()
     for path in (_cxx.INCLUDE_DIR / "spio").rglob("*.h")
 )
-# What a header may include with angle brackets: CUDA's half types, inside `#if SPIO_CUDA`.
-ALLOWED_SYSTEM_HEADERS = {"cuda_fp16.h", "cuda_bf16.h"}
+# The device-only headers, which a host compiler must refuse with one clear message.
+DEVICE_HEADERS = sorted(
+    path.relative_to(_cxx.INCLUDE_DIR).as_posix()
+    for path in (_cxx.INCLUDE_DIR / "spio").rglob("*.cuh")
+)
+# What a header may include with angle brackets: CUDA's half types, inside `#if SPIO_CUDA`, and
+# CUDA's vector types where a host compiler finds them.
+ALLOWED_SYSTEM_HEADERS = {"cuda_fp16.h", "cuda_bf16.h", "vector_types.h"}
+# Beyond the project's flags: the conversions a header must not make in every user's TU.
+STRICT_WARNINGS = ("-Wshadow", "-Wconversion", "-Wsign-conversion")
 MAX_LINES = 800
 
 
@@ -28,7 +36,10 @@ def standalone(cxx: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         source.write_text(f'#include "{header}"\n#include "{header}"  // include guard\n')
         sources.append(source)
     results = _cxx.parallel_map(
-        lambda source: _cxx.check_syntax(cxx, source, include_dirs=(_cxx.INCLUDE_DIR,)), sources
+        lambda source: _cxx.check_syntax(
+            cxx, source, include_dirs=(_cxx.INCLUDE_DIR,), flags=STRICT_WARNINGS
+        ),
+        sources,
     )
     return dict(zip(HEADERS, results, strict=True))
 
@@ -42,9 +53,54 @@ def test_the_umbrella_includes_every_header() -> None:
 
 @pytest.mark.parametrize("header", HEADERS)
 def test_compiles_alone(header: str, standalone: dict[str, _cxx.Result]) -> None:
-    """The header includes what it uses and compiles cleanly with the warning flags."""
+    """The header includes what it uses and compiles cleanly with the warning flags, the
+    conversion warnings too (regression, N1: cursor.h's array bound was an int)."""
     result = standalone[header]
     assert result.ok, result.describe()
+
+
+@pytest.mark.parametrize("header", DEVICE_HEADERS)
+def test_device_header_under_a_host_compiler_says_so(header: str, cxx: str, tmp_path: Path) -> None:
+    """Regression (P6): the first error names the problem, not a missing cuda_fp16.h."""
+    source = tmp_path / "host.cpp"
+    source.write_text(f'#include "{header}"\n')
+    result = _cxx.check_syntax(cxx, source, include_dirs=(_cxx.INCLUDE_DIR,))
+    assert not result.ok
+    first_error = next(line for line in result.output.splitlines() if "error" in line)
+    assert "spio's .cuh headers are device code (nvcc, NVRTC)" in first_error, result.describe()
+
+
+HOST_LAUNCHER = """{first}
+{second}
+struct I : spio::Dim<I> {{
+    using spio::Dim<I>::Dim;
+}};
+using Cells = spio::Tensor<uint4, spio::DimInfo<I, 4, 1>>;
+int main() {{
+    uint4 cell[Cells::storage_size()] = {{}};
+    Cells(cell)[I(3)]->x = 0;
+    float2 pair = make_float2(1.0f, 2.0f);
+    return static_cast<int>(cell[3].x + static_cast<unsigned>(pair.x)) - 1;
+}}
+"""
+
+
+@pytest.mark.parametrize("spio_first", [True, False], ids=["spio-first", "cuda-first"])
+def test_host_launcher_includes_cuda_runtime(spio_first: bool, cxx: str, tmp_path: Path) -> None:
+    """Regression (B8): a host .cpp built with `-include types.h` (spio first) may include
+    <cuda_runtime.h>: the vector types are CUDA's, not redefined by spio/dtypes.h."""
+    cuda_include = _cxx.cuda_toolkit_include_dir()
+    if cuda_include is None:
+        pytest.skip("no CUDA toolkit headers (CUDA_HOME, CUDA_PATH, /usr/local/cuda)")
+    spio, cuda = '#include "spio/spio.h"', "#include <cuda_runtime.h>"
+    first, second = (spio, cuda) if spio_first else (cuda, spio)
+    source = tmp_path / "launcher.cpp"
+    source.write_text(HOST_LAUNCHER.format(first=first, second=second))
+    binary = tmp_path / "launcher"
+    includes = _cxx.include_flags((_cxx.INCLUDE_DIR, cuda_include))
+    result = _cxx.run([cxx, _cxx.STANDARD, *_cxx.WARNINGS, *includes, source, "-o", binary])
+    assert result.ok, result.describe()
+    assert _cxx.run([binary]).ok
 
 
 @pytest.mark.parametrize("header", HEADERS)

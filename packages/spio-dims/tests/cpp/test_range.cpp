@@ -45,6 +45,28 @@ UTEST(Range, BeginAndEnd) {
     EXPECT_EQ(count, 0);
 }
 
+// Regression (B1): an end before the begin is an empty range, not a count through 2^32.
+UTEST(Range, EndBeforeBeginIsEmpty) {
+    constexpr int enough = 100;  // stops a runaway loop so that the test fails, not hangs
+    int count = 0;
+    for (auto k : spio::range(K(10), K(4))) {
+        (void)k;
+        if (++count > enough) break;
+    }
+    EXPECT_EQ(count, 0);
+    const K remaining = K(5) - K(8);  // what is left of a last partial tile
+    for (auto k : spio::range(remaining)) {
+        (void)k;
+        if (++count > enough) break;
+    }
+    EXPECT_EQ(count, 0);
+    for (auto k8 : spio::range(K8(-3))) {
+        (void)k8;
+        if (++count > enough) break;
+    }
+    EXPECT_EQ(count, 0);
+}
+
 UTEST(Range, OverATensorSize) {
     int count = 0;
     for (auto k : spio::range(AFolded::size<K>())) {

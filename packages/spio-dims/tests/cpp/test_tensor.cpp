@@ -63,7 +63,6 @@ UTEST(Tensor, ProjectionIgnoresDimensionsTheTensorLacks) {
     const auto b = B(data);
     const auto coords = spio::make_coordinates(I(2), J(3), K(4));
     EXPECT_TRUE(b[coords].get() == b[J(3)][K(4)].get());
-    EXPECT_TRUE(b[spio::make_coordinates(I(7))].get() == data);  // nothing applies
 }
 
 UTEST(Tensor, SubscriptsAccumulateBeforeFolding) {

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -183,3 +185,62 @@ def test_main_replaces_the_output_whole_and_keeps_its_mode(tmp_path: Path) -> No
     fresh = tmp_path / "fresh.h"
     assert main(["gen", str(LESSON), "-o", str(fresh)]) == 0
     assert fresh.stat().st_mode & 0o777 == 0o644
+
+
+def test_main_output_dash_is_stdout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (B3): `-o -` writes stdout, as FILE `-` reads stdin; no file named '-'."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["gen", str(LESSON), "-o", "-"]) == 0
+    assert capsys.readouterr().out == generate_file(LESSON)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_main_writes_through_a_symlink(tmp_path: Path) -> None:
+    """Regression (B3): the file a symlink names gets the header; the link stays a link."""
+    real = tmp_path / "real.h"
+    real.write_text("stale")
+    link = tmp_path / "link.h"
+    link.symlink_to(real.name)
+    assert main(["gen", str(LESSON), "-o", str(link)]) == 0
+    assert link.is_symlink()
+    assert real.read_text() == generate_file(LESSON)
+    dangling = tmp_path / "dangling.h"
+    dangling.symlink_to("made.h")
+    assert main(["gen", str(LESSON), "-o", str(dangling)]) == 0
+    assert dangling.is_symlink()
+    assert (tmp_path / "made.h").read_text() == generate_file(LESSON)
+
+
+def test_main_writes_into_a_fifo(tmp_path: Path) -> None:
+    """Regression (B3): a FIFO (like /dev/null or /dev/stdout, which are not safe to test) is
+    written to, not replaced by a regular file."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    # A daemon: were the FIFO replaced, its reader would wait forever.
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    try:
+        assert main(["gen", str(LESSON), "-o", str(fifo)]) == 0
+    finally:
+        reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert received == [generate_file(LESSON).encode()]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["gen", ""], "FILE is an empty path ''; give the source file, or '-' to read stdin"),
+        (["gen", str(LESSON), "-o", ""], "OUT is an empty path ''; give the header file, or '-'"),
+    ],
+    ids=["file", "out"],
+)
+def test_main_refuses_empty_paths(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (P5): an empty FILE or OUT is named, not reported as 'Is a directory'."""
+    assert main(args) == 2
+    assert capsys.readouterr().err.startswith(f"spio-dims: error: {message}")

@@ -279,6 +279,86 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
         SpecError,
         ("must differ",),
     ),
+    # Regression (N11): the lane maps count in elements, so a folded row or column is wrong.
+    (
+        "fragment folded row",
+        lambda: Fragment("F", "m16n8k16.a", dtype.half, "i16", "k"),
+        SpecError,
+        ("fragment 'F' has the row dimension 'i16', a fold of 'i'", "like 'i'"),
+    ),
+    (
+        "fragment column folds the row's dimension",
+        lambda: Fragment("F", "m16n8k16.a", dtype.half, "i", "i8"),
+        SpecError,
+        ("the column dimension 'i8', a fold of 'i'",),
+    ),
+    # Regression (P4).
+    (
+        "compound index given strides",
+        lambda: CompoundIndex("T", Dims(i=4), Strides(i=2)),  # type: ignore[arg-type]
+        SpecTypeError,
+        ("compound index 'T' got Strides(i=2) as init", "takes no Strides", "threadIdx.x"),
+    ),
+    # Regression (N12).
+    (
+        "dims from no items",
+        lambda: Dims.from_items(None),  # type: ignore[arg-type]
+        SpecTypeError,
+        ("Dims items are an iterable of (key, int) pairs", "got None"),
+    ),
+    (
+        "strides from a str",
+        lambda: Strides.from_items("i"),  # type: ignore[arg-type]
+        SpecTypeError,
+        ("Strides items are an iterable of (key, int) pairs", "got 'i'"),
+    ),
+    # Regression (B7): offsets and storage_size() are int.
+    (
+        "tensor span overflows int",
+        lambda: Tensor("A", F, Dims(i=65536, j=65536)),
+        DimsError,
+        ("tensor 'A' spans 4294967296 elements", "i=65536, j=65536", "at most 2147483647"),
+    ),
+    (
+        "given stride makes the span overflow int",
+        lambda: Tensor("A", F, Dims(i=2), Strides(i=2147483647)),
+        DimsError,
+        ("tensor 'A' spans 2147483648 elements", "at most 2147483647"),
+    ),
+    (
+        "compound index span overflows int",
+        lambda: CompoundIndex("T", Dims(i=65536, j=65536)),
+        DimsError,
+        ("compound index 'T' spans 4294967296 elements",),
+    ),
+]
+
+# Regression (B6): names that would break compilation of the generated header or of the
+# code that uses it, each refused with its reason.
+RESERVED_NAME_CASES: list[tuple[Callable[[], object], tuple[str, ...]]] = [
+    (lambda: Dim("spio_cuda"), ("C++ type SPIO_CUDA", "SPIO_* names spio keeps for its macros")),
+    (lambda: Dim("spio_host_device"), ("SPIO_HOST_DEVICE",)),
+    (lambda: Tensor("SPIO_CUDA", F, Dims(i=2)), ("'SPIO_CUDA' is in the SPIO_* names",)),
+    (lambda: Dim("int32_max"), ("C++ type INT32_MAX", "macro of the C standard library")),
+    (lambda: Dims(uint_fast8_max=2), ("UINT_FAST8_MAX", "macro")),
+    (lambda: Dim("m_pi"), ("C++ type M_PI", "macro of the C standard library")),
+    (lambda: Dims(m_ln2=2), ("C++ type M_LN2", "macro")),
+    (lambda: Tensor("INT64_C", F, Dims(i=2)), ("'INT64_C' is a macro",)),
+    (lambda: Tensor("main", F, Dims(i=2)), ("'main' is already a name at global scope",)),
+    (lambda: Tensor("min", F, Dims(i=2)), ("'min' is already a name at global scope",)),
+    (lambda: Tensor("printf", F, Dims(i=2)), ("'printf' is already",)),
+    (lambda: CompoundIndex("atomicAdd", Dims(i=2)), ("'atomicAdd' is already",)),
+    (lambda: Tensor("atomicCAS_block", F, Dims(i=2)), ("'atomicCAS_block' is already",)),
+    (lambda: Tensor("sqrtf", F, Dims(i=2)), ("'sqrtf' is already",)),
+    (lambda: Tensor("nv_bfloat16", F, Dims(i=2)), ("'nv_bfloat16' is already",)),
+    (lambda: Tensor("nv_half", F, Dims(i=2)), ("'nv_half' is already",)),
+    (
+        lambda: Tensor("range", F, Dims(i=2)),
+        ("'range' is the name of a spio function that kernels call unqualified", "range(...)"),
+    ),
+    (lambda: Tensor("make_coordinates", F, Dims(i=2)), ("spio function",)),
+    (lambda: Fragment("mma", "m16n8k16.c", dtype.float, "i", "j"), ("spio function",)),
+    (lambda: Tensor("load_tile", F, Dims(i=2)), ("spio function",)),
 ]
 
 
@@ -289,6 +369,18 @@ def test_invalid_spec_raises(
     make: Callable[[], object], error: type[Exception], fragments: tuple[str, ...]
 ) -> None:
     with pytest.raises(error) as caught:
+        make()
+    for fragment in fragments:
+        assert fragment in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("make", "fragments"),
+    RESERVED_NAME_CASES,
+    ids=[fragments[0] for _, fragments in RESERVED_NAME_CASES],
+)
+def test_reserved_name_is_refused(make: Callable[[], object], fragments: tuple[str, ...]) -> None:
+    with pytest.raises(SpecNameError) as caught:
         make()
     for fragment in fragments:
         assert fragment in str(caught.value)
@@ -399,6 +491,54 @@ GENERATE_CASES: list[tuple[str, list[object], type[Exception], int, tuple[str, .
         1,
         ("item 1 of the specs is Dims(i=2), which is not a spec", "goes inside a Tensor"),
     ),
+    # Regression (B4): a named fold and its dimension in one Dims nest like anonymous folds.
+    (
+        "named fold and its dimension disagree",
+        [Fold("block_i", "i", 64), Tensor("A", F, Dims(block_i=2, i=3))],
+        DimsError,
+        1,
+        (
+            "tensor 'A': inconsistent sizes of dimension 'i': i=3",
+            "one BLOCK_I is 64 I, so 'i' must have size 64",
+        ),
+    ),
+    (
+        "anonymous fold does not divide a named fold",
+        [Fold("warp_i", "i", 40), CompoundIndex("Idx", Dims(warp_i=2, i16=2))],
+        DimsError,
+        1,
+        ("compound index 'Idx': fold 'i16' does not divide 'warp_i'",),
+    ),
+    (
+        "named fold below an anonymous fold disagrees",
+        [Tensor("A", F, Dims(i64=2, warp_i=4)), Fold("warp_i", "i", 32)],
+        DimsError,
+        0,
+        ("tensor 'A': inconsistent sizes", "warp_i=4", "one I64 is 2 WARP_I"),
+    ),
+    # Regression (N10): a named fold by 1 counts what its dimension counts.
+    (
+        "named fold by one beside its dimension",
+        [Fold("block_i", "i", 1), Tensor("A", F, Dims(block_i=2, i=4))],
+        DimsError,
+        1,
+        ("folds 'block_i' and 'i' of 'i' both count 1 I", "distinct factors"),
+    ),
+    (
+        "two named folds of one factor",
+        [Fold("a", "i", 8), Fold("b", "i", 8), Tensor("T", F, Dims(a=2, b=1))],
+        DimsError,
+        2,
+        ("folds 'a' and 'b' of 'i' both count 8 I",),
+    ),
+    # Regression (N11), through a named fold.
+    (
+        "fragment row is a named fold",
+        [Fold("block_i", "i", 64), Fragment("F", "m16n8k16.c", dtype.float, "block_i", "j")],
+        SpecError,
+        1,
+        ("fragment 'F' has the row dimension 'block_i', a named fold of 'i'",),
+    ),
 ]
 
 
@@ -435,3 +575,15 @@ def test_located_keeps_the_first_location() -> None:
     error = SpecError("bad").located("a.cu", 2)
     assert str(error.located("b.cu", 9)) == "a.cu:2: bad"
     assert str(SpecError("bad").located("a.cu", None)) == "a.cu: bad"
+
+
+def test_named_fold_sizes_that_nest_are_accepted_and_no_minus_one_is_suggested() -> None:
+    """Regression (B4): the check accepts what nests, and -1 (which Dims derive before named
+    folds are known) is not offered as a way out."""
+    fold = Fold("block_i", "i", 64)
+    header = generate([fold, Tensor("A", F, Dims(block_i=2, i16=4, i=16))])
+    assert "spio::DimInfo<BLOCK_I, 2, 64>, spio::DimInfo<I16, 4, 16>" in header
+    with pytest.raises(DimsError) as caught:
+        generate([fold, Tensor("A", F, Dims(block_i=2, i16=3))])
+    assert "i16=3" in str(caught.value)
+    assert "-1" not in str(caught.value)

@@ -29,8 +29,11 @@ CONTRACT = Path(__file__).resolve().parents[4] / "docs" / "dims" / "generated-co
 
 
 def body(header: str) -> str:
-    """The header without its banner and includes."""
-    return header.split("\n\n", 1)[1] if "\n\n" in header else ""
+    """The declarations: the header without its banner, includes and unnamed namespace."""
+    if "\n\n" not in header:
+        return ""
+    inside = header.split("\n\n", 1)[1]
+    return inside.removeprefix("namespace {\n\n").removesuffix("\n}  // namespace\n")
 
 
 def test_banner_pragma_and_host_include() -> None:
@@ -40,7 +43,7 @@ def test_banner_pragma_and_host_include() -> None:
         "#pragma once",
         '#include "spio/spio.h"',
     ]
-    assert header.endswith("};\n")
+    assert header.endswith("};\n\n}  // namespace\n")
     assert not header.endswith("\n\n")
 
 
@@ -121,6 +124,8 @@ def test_layout_of_sections() -> None:
         "#pragma once\n"
         '#include "spio/spio.h"\n'
         "\n"
+        "namespace {\n"
+        "\n"
         "struct I : spio::Dim<I> {\n"
         "    using spio::Dim<I>::Dim;\n"
         "};\n"
@@ -139,6 +144,8 @@ def test_layout_of_sections() -> None:
         "    spio::Tensor<float, spio::DimInfo<K8, 2, 32>, spio::DimInfo<I, 4, 8>, "
         "spio::DimInfo<K, 8, 1>>;\n"
         "using B = spio::Tensor<float, spio::DimInfo<I, 4, 1>>;\n"
+        "\n"
+        "}  // namespace\n"
     )
 
 
@@ -182,7 +189,7 @@ def test_dtype_table(name: str, cpp: str) -> None:
     assert dtype[name].cpp == cpp
     assert getattr(dtype, name) is dtype[name]
     # A dtype can also be named by its Python name.
-    assert generate([Tensor("A", name, Dims(i=2))]).endswith(
+    assert body(generate([Tensor("A", name, Dims(i=2))])).endswith(
         f"using A = spio::Tensor<{cpp}, spio::DimInfo<I, 2, 1>>;\n"
     )
 
@@ -211,11 +218,11 @@ def test_compound_index_init_sources(init: str, source: str, axis: str) -> None:
     ],
 )
 def test_fragment_spellings(kind: str, element: DType, shape: str, operand: str) -> None:
-    fragment = Fragment("F", kind, element, "i", "k8")
+    fragment = Fragment("F", kind, element, "i", "k")
     assert (fragment.shape, fragment.operand) == tuple(kind.split("."))
     assert (
         f"using F = spio::mma::Fragment<spio::mma::{shape}, spio::mma::{operand}, "
-        f"{element.cpp}, I, K8>;"
+        f"{element.cpp}, I, K>;"
     ) in generate([fragment])
 
 
@@ -226,7 +233,7 @@ def test_register_tile_by_fragment_name() -> None:
             Tensor("ATile", "AFrag", Dims(i16=2, k16=1)),
         ]
     )
-    assert header.endswith(
+    assert body(header).endswith(
         "using ATile = spio::Tensor<AFrag, spio::DimInfo<I16, 2, 1>, spio::DimInfo<K16, 1, 1>>;\n"
     )
 
@@ -264,7 +271,8 @@ def test_checkerboard_spelling_and_default_banks() -> None:
     spec = Checkerboard("SmemChecker", "i", "k8", "checkers")
     assert spec.banks == 8
     header = generate([spec])
-    assert header.endswith("using SmemChecker = spio::CheckerboardIndex<8, I, K8, CHECKERS>;\n")
+    checker = "using SmemChecker = spio::CheckerboardIndex<8, I, K8, CHECKERS>;\n"
+    assert body(header).endswith(checker)
     assert "using K8 = spio::Fold<K, 8>;" in header
 
 
@@ -272,11 +280,11 @@ def test_swizzle_spelling_and_default_cells() -> None:
     spec = Swizzle("SmemSwizzle", "i", "k8", "swizzle")
     assert spec.cells == 8
     header = generate([spec])
-    assert header.endswith("using SmemSwizzle = spio::SwizzleIndex<8, I, K8, SWIZZLE>;\n")
+    assert body(header).endswith("using SmemSwizzle = spio::SwizzleIndex<8, I, K8, SWIZZLE>;\n")
     assert "using K8 = spio::Fold<K, 8>;" in header
     assert "struct SWIZZLE : spio::Dim<SWIZZLE>" in header
     narrow = generate([Swizzle("Smem32", "row", "col", "cells", cells=2)])
-    assert narrow.endswith("using Smem32 = spio::SwizzleIndex<2, ROW, COL, CELLS>;\n")
+    assert body(narrow).endswith("using Smem32 = spio::SwizzleIndex<2, ROW, COL, CELLS>;\n")
 
 
 def test_equal_specs_listed_twice_are_declared_once() -> None:

@@ -79,7 +79,7 @@ def test_swizzle_block() -> None:
     )
     specs = parse(source, "kernel.cu")
     assert specs[1] == Swizzle("SmemSwizzle", "i", "k4", "swizzle", cells=4)
-    assert generate(specs).endswith("using SmemSwizzle = spio::SwizzleIndex<4, I, K4, SWIZZLE>;\n")
+    assert "\nusing SmemSwizzle = spio::SwizzleIndex<4, I, K4, SWIZZLE>;\n" in generate(specs)
 
 
 def test_swizzle_cells_error_is_placed_in_the_file() -> None:
@@ -215,6 +215,30 @@ def test_wrong_signature_is_a_located_type_error() -> None:
     assert caught.value.lineno == 4
     assert "Tensor(...): missing 1 required positional argument: 'dims'" in str(caught.value)
     assert isinstance(caught.value, TypeError)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            "Tensor('A', dtype.float, Dims(i=2), None, False, 7)",
+            "k.cu:4: Tensor(...): takes at most 5 positional arguments (name, dtype, dims, "
+            "strides, constant); got 6",
+        ),
+        ("Dim('i', 'j')", "k.cu:4: Dim(...): takes at most 1 positional argument (name); got 2"),
+        (
+            "Tensor('A', dtype.float, Dims(4))",
+            "k.cu:4: Dims(...): takes keyword arguments only, like Dims(i=4); got 1 positional "
+            "argument",
+        ),
+    ],
+    ids=["tensor", "dim", "dims"],
+)
+def test_too_many_positional_arguments_are_counted_as_written(call: str, message: str) -> None:
+    """Regression (P3): the counts are the block's, not Python's (which count self)."""
+    with pytest.raises(SpecTypeError) as caught:
+        parse(block(call), "k.cu")
+    assert str(caught.value) == message
 
 
 def test_validation_error_keeps_its_type_and_gains_a_location() -> None:

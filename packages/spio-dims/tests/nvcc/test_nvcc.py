@@ -7,11 +7,11 @@ NVRTC nor a plain host compiler exercises. Skipped where no nvcc is installed.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import _cxx
 import pytest
 from _nvrtc import SPIO_INCLUDE_DIR
 
@@ -25,9 +25,9 @@ SOURCES = [
 
 
 def _nvcc() -> str | None:
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "bin" / "nvcc").is_file():
-            return str(Path(root) / "bin" / "nvcc")
+    for root in _cxx.cuda_roots():
+        if (root / "bin" / "nvcc").is_file():
+            return str(root / "bin" / "nvcc")
     return shutil.which("nvcc")
 
 

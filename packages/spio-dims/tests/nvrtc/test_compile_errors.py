@@ -63,6 +63,17 @@ CASES = [
         "Fragment<M16N8K16, OperandA, __half, I, I> a; (void)a;",
         "the row and column dimensions must be different dimensions",
     ),
+    # Regression (N11): folds of one base, and folded lane maps, passed before.
+    (
+        "fragment_dimensions_of_one_base",
+        "Fragment<M16N8K16, OperandA, __half, I, I16> a; (void)a;",
+        "the row and column dimensions must be different dimensions",
+    ),
+    (
+        "fragment_folded_dimension",
+        "Fragment<M16N8K16, OperandA, __half, I16, K> a; (void)a;",
+        "must be dimensions, not folds",
+    ),
     (
         "to_half2_of_multiplicand",
         "AFrag a; a.zero(); __half2 h = a.to_half2(0); (void)h;",

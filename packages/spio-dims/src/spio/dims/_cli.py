@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -36,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         metavar="OUT",
-        help="header to write (default: stdout); left untouched when already up to date",
+        help="header to write ('-' or none: stdout); a symlink is written through, and a "
+        "regular file is left untouched when already up to date",
     )
     commands.add_parser(
         "include-dir",
@@ -52,6 +54,10 @@ def _fail(message: str) -> int:
 
 
 def _gen(file: str, output: str | None) -> int:
+    if file == "":
+        return _fail("FILE is an empty path ''; give the source file, or '-' to read stdin")
+    if output == "":
+        return _fail("OUT is an empty path ''; give the header file, or '-' for stdout")
     try:
         if file == "-":
             header = generate_source(sys.stdin.read(), "<stdin>", source=None)
@@ -64,20 +70,36 @@ def _gen(file: str, output: str | None) -> int:
         return _fail(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})")
     except OSError as error:
         return _fail(f"{file}: {error.strerror or error}")
-    if output is None:
+    if output is None or output == "-":
         sys.stdout.write(header)
         return 0
-    target = Path(output)
-    if file != "-" and target.resolve() == Path(file).resolve():
+    if file != "-" and Path(output).resolve() == Path(file).resolve():
         return _fail(f"{output}: is FILE itself; the header would replace its @spio blocks")
+    data = header.encode("utf-8")
     try:
-        # Rewriting identical bytes would only make build systems rebuild.
-        if target.is_file() and target.read_bytes() == header.encode("utf-8"):
-            return 0
-        _replace(target, header.encode("utf-8"))
+        if _is_missing_or_regular(output):
+            # Through any symlinks: replacing a link would leave the file it names stale.
+            target = Path(os.path.realpath(output))
+            # Rewriting identical bytes would only make build systems rebuild.
+            if target.is_file() and target.read_bytes() == data:
+                return 0
+            _replace(target, data)
+        else:
+            # A device, FIFO or terminal (/dev/null, /dev/stdout) is written to; replacing it
+            # with a regular file would break everything else that writes there.
+            with open(output, "wb") as stream:
+                stream.write(data)
     except OSError as error:
         return _fail(f"{output}: {error.strerror or error}")
     return 0
+
+
+def _is_missing_or_regular(path: str) -> bool:
+    """Whether what path names, through symlinks, is a regular file or nothing yet."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
 
 
 def _replace(target: Path, data: bytes) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._dims import Dims
+from ._dims import Dims, Strides
 from ._errors import SpecError, SpecTypeError
 from ._layout import packed_layout
 from ._names import check_spec_name
@@ -40,7 +40,13 @@ class CompoundIndex:
             raise SpecTypeError(
                 f"dims of compound index {self.name!r} must be Dims(...); got {self.dims!r}"
             )
-        if self.init is not None and self.init not in INIT_SOURCES:
+        if isinstance(self.init, Strides):
+            raise SpecTypeError(
+                f"compound index {self.name!r} got {self.init!r} as init; a CompoundIndex is "
+                "packed row-major and takes no Strides (init is None or one of "
+                f"{', '.join(INIT_SOURCES)})"
+            )
+        if self.init is not None and not (isinstance(self.init, str) and self.init in INIT_SOURCES):
             raise SpecError(
                 f"init of compound index {self.name!r} is {self.init!r}; allowed: None, "
                 f"{', '.join(INIT_SOURCES)}"

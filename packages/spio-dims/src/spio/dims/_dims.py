@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ._errors import DimsError, SpecTypeError
@@ -13,6 +13,10 @@ DERIVE = -1
 
 
 def _pairs(items: Iterable[tuple[str, int]], what: str) -> tuple[tuple[str, int], ...]:
+    if isinstance(items, str | bytes) or not isinstance(items, Iterable):
+        raise SpecTypeError(
+            f"{what} items are an iterable of (key, int) pairs, like [('i', 4)]; got {items!r}"
+        )
     pairs: list[tuple[str, int]] = []
     seen: set[str] = set()
     for item in items:
@@ -45,32 +49,77 @@ def _resolve_sizes(pairs: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int],
         folds.setdefault(base, []).append((factor, key))
     for base, members in folds.items():
         members.sort(reverse=True)
-        outer_factor, outer_key = members[0]
+        outer_key = members[0][1]
         if sizes[outer_key] == DERIVE:
             raise DimsError(
                 f"size of {outer_key!r} is -1, but these Dims have no larger fold of "
                 f"{base!r} to derive it from; -1 is allowed only below a larger fold, "
                 "like k in Dims(k8=4, k=-1)"
             )
-        for inner_factor, inner_key in members[1:]:
-            _check_fold_pair(base, outer_key, outer_factor, inner_key, inner_factor, sizes)
-            outer_factor, outer_key = inner_factor, inner_key
+        _check_nesting(base, members, sizes, where="", derivable=True)
     return tuple((key, sizes[key]) for key, _ in pairs)
+
+
+def check_named_folds_nest(
+    dims: Dims, named_folds: Mapping[str, tuple[str, int]], owner: str
+) -> None:
+    """Check that the folds of each dimension in `dims` nest, the named folds among them.
+
+    `named_folds` maps a named fold's key to its (dimension, factor): `block_i` -> ("i", 64).
+    Dims alone cannot tell that `block_i` folds `i`, so `Dims(block_i=2, i=3)` passes there;
+    here it raises DimsError naming `owner`, as `Dims(i64=2, i=3)` does on its own.
+    """
+    if not any(key in named_folds for key in dims):
+        return
+    sizes = dict(dims.items)
+    folds: dict[str, list[tuple[int, str]]] = {}
+    for key in dims:
+        base, factor = named_folds[key] if key in named_folds else split_dims_key(key)
+        folds.setdefault(base, []).append((factor, key))
+    for base, members in folds.items():
+        # Coarsest first; folds of one factor stay in the order of the Dims, for the message.
+        members.sort(key=lambda member: -member[0])
+        # A -1 was derived when the Dims were made, where named folds are not known yet.
+        _check_nesting(base, members, sizes, where=f"{owner}: ", derivable=False)
+
+
+def _check_nesting(
+    base: str,
+    members: list[tuple[int, str]],
+    sizes: dict[str, int],
+    where: str,
+    derivable: bool,
+) -> None:
+    """Check consecutive folds of `base` (factor, key), coarsest first; derive -1 sizes."""
+    outer_factor, outer_key = members[0]
+    for inner_factor, inner_key in members[1:]:
+        _check_fold_pair(
+            base, (outer_key, outer_factor), (inner_key, inner_factor), sizes, where, derivable
+        )
+        outer_factor, outer_key = inner_factor, inner_key
 
 
 def _check_fold_pair(
     base: str,
-    outer_key: str,
-    outer_factor: int,
-    inner_key: str,
-    inner_factor: int,
+    outer: tuple[str, int],
+    inner: tuple[str, int],
     sizes: dict[str, int],
+    where: str,
+    derivable: bool,
 ) -> None:
+    (outer_key, outer_factor), (inner_key, inner_factor) = outer, inner
     # Subscripting splits a logical coordinate across the folds of its dimension, so the
     # next finer fold must tile exactly one unit of the coarser one.
+    if outer_factor == inner_factor:
+        # Only a named fold can share a factor: anonymous keys of one factor are one key.
+        raise DimsError(
+            f"{where}folds {outer_key!r} and {inner_key!r} of {base!r} both count "
+            f"{outer_factor} {base.upper()}; the folds of {base!r} in one Dims need distinct "
+            "factors that divide each other"
+        )
     if outer_factor % inner_factor:
         raise DimsError(
-            f"fold {inner_key!r} does not divide {outer_key!r}: {outer_factor} is not a "
+            f"{where}fold {inner_key!r} does not divide {outer_key!r}: {outer_factor} is not a "
             f"multiple of {inner_factor}; the folds of {base!r} in one Dims must divide each "
             "other, like k16, k8 and k"
         )
@@ -79,10 +128,11 @@ def _check_fold_pair(
     if given == DERIVE:
         sizes[inner_key] = expected
     elif given != expected:
+        derive = " (or -1 to derive it)" if derivable else ""
         raise DimsError(
-            f"inconsistent sizes of dimension {base!r}: {inner_key}={given}, but one "
+            f"{where}inconsistent sizes of dimension {base!r}: {inner_key}={given}, but one "
             f"{outer_key.upper()} is {expected} {inner_key.upper()}, so {inner_key!r} must "
-            f"have size {expected} (or -1 to derive it)"
+            f"have size {expected}{derive}"
         )
 
 

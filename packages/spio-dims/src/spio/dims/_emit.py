@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ._checkerboard import Checkerboard
 from ._compound_index import INIT_SOURCES, CompoundIndex
 from ._dim import Dim, Fold
-from ._dims import Dims, Strides
+from ._dims import Dims, Strides, check_named_folds_nest
 from ._dtype import DType, allowed_dtypes
 from ._errors import DtypeError, SpecError, SpecNameError, SpecTypeError
 from ._format import struct_declaration, using_declaration
@@ -34,7 +34,9 @@ def generate(specs: Iterable[Spec], *, source: str | None = None) -> str:
 
     `specs` is any iterable of specs (a list, a tuple, a `Generators`). The header has the
     banner, a `// Source: <source>` line when `source` is given, `#pragma once`, the
-    includes (`spio/spio.cuh` only when a Fragment is declared), then:
+    includes (`spio/spio.cuh` only when a Fragment is declared), then, in an unnamed
+    namespace (so that two kernels' headers that give one name different meanings can be
+    linked into one program):
 
     1. every dimension that any spec uses, once, sorted by name;
     2. the anonymous folds (`k8` in a Dims), sorted by dimension and factor;
@@ -131,8 +133,13 @@ class _Header:
             keys = (spec.dim,)
         else:
             keys = spec.dimension_keys()
+            if isinstance(spec, Tensor | CompoundIndex):
+                self._check_folds_nest(index, spec)
             if isinstance(spec, Tensor) and isinstance(spec.dtype, Fragment):
                 keys += spec.dtype.dimension_keys()
+                self._check_fragment_dimensions(index, spec.dtype)
+            if isinstance(spec, Fragment):
+                self._check_fragment_dimensions(index, spec)
         for key in keys:
             if key in self.named_folds:
                 continue
@@ -146,6 +153,26 @@ class _Header:
             self.dims.add(base)
             if factor > 1:
                 self.anonymous_folds.add((base, factor))
+
+    def _check_folds_nest(self, index: int, spec: Tensor | CompoundIndex) -> None:
+        folds = {name: (fold.dim, fold.stride) for name, fold in self.named_folds.items()}
+        kind = "tensor" if isinstance(spec, Tensor) else "compound index"
+        try:
+            check_named_folds_nest(spec.dims, folds, f"{kind} {spec.name!r}")
+        except SpecError as error:
+            raise error.at_index(index) from None
+
+    def _check_fragment_dimensions(self, index: int, fragment: Fragment) -> None:
+        for role, key in (("row", fragment.row_dim), ("column", fragment.col_dim)):
+            fold = self.named_folds.get(key)
+            if fold is not None:
+                # The lane maps count rows and columns in elements, not in units of a fold.
+                raise SpecError(
+                    f"fragment {fragment.name!r} has the {role} dimension {key!r}, a named "
+                    f"fold of {fold.dim!r}; a fragment's rows and columns are dimensions, "
+                    f"like {fold.dim!r}",
+                    spec_index=index,
+                )
 
     def _claim_dimension_names(self) -> None:
         # Dimensions and folds cannot collide with each other: their lower-case names are
@@ -237,6 +264,12 @@ class _Header:
             ],
             [_declaration(spec) for _, spec in self.declarations],
         ]
+        if not any(sections):
+            return "\n".join(lines) + "\n"
+        # Internal linkage: every translation unit has its own I, BLOCK_I, A, ..., so kernels
+        # whose headers disagree on what a name means link together (one definition rule);
+        # ADL still finds spio's functions through the spio:: base of every type.
+        lines += ["", "namespace {"]
         # Structs stand apart with blank lines; one-line aliases stay together.
         for index, section in enumerate(sections):
             if not section:
@@ -244,6 +277,7 @@ class _Header:
             lines.append("")
             joiner = "\n\n" if index in (0, 2) else "\n"
             lines.append(joiner.join(section))
+        lines += ["", "}  // namespace"]
         return "\n".join(lines) + "\n"
 
 

@@ -27,9 +27,10 @@ class Fragment:
 
     `kind` is `<shape>.<operand>`: shapes `m16n8k8`, `m16n8k16`; operands `a`, `b`
     (dtype `half` or `bfloat16`) and `c` (dtype `float`). `row_dim` and `col_dim` are the
-    Dims keys of the fragment's rows and columns. A Fragment (or its name) can be the dtype
-    of a Tensor, which makes a register tile of fragments. Fragments need the device
-    header, so a header that declares one includes `spio/spio.cuh`.
+    fragment's row and column dimensions: two different dimensions, not folds (`i16`, or a
+    named fold), since the lane maps count single rows and columns. A Fragment (or its
+    name) can be the dtype of a Tensor, which makes a register tile of fragments. Fragments
+    need the device header, so a header that declares one includes `spio/spio.cuh`.
     """
 
     name: str
@@ -48,8 +49,14 @@ class Fragment:
                 f"fragment {self.name!r} ({self.kind}) has dtype {self.dtype.name}; operand "
                 f"{operand!r} takes {' or '.join(d.name for d in allowed)}"
             )
-        split_dims_key(self.row_dim)
-        split_dims_key(self.col_dim)
+        for role, key in (("row", self.row_dim), ("column", self.col_dim)):
+            base, factor = split_dims_key(key)
+            if factor > 1:
+                # The lane maps count rows and columns in elements: I16(5) would stand for I(80).
+                raise SpecError(
+                    f"fragment {self.name!r} has the {role} dimension {key!r}, a fold of "
+                    f"{base!r}; a fragment's rows and columns are dimensions, like {base!r}"
+                )
         if self.row_dim == self.col_dim:
             raise SpecError(
                 f"fragment {self.name!r} has row and column dimension {self.row_dim!r}; "

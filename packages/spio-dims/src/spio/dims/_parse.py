@@ -8,6 +8,7 @@ file from anywhere can be turned into a header safely.
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -264,6 +265,13 @@ class _Block:
                     )
                 raise self.error(f"{func.id}() got argument {keyword.arg!r} twice", keyword)
             kwargs[keyword.arg] = self.value(keyword.value)
+        too_many = _too_many_positional(func.id, len(args))
+        if too_many is not None:
+            raise SpecTypeError(
+                f"{func.id}(...): {too_many}",
+                filename=self.filename,
+                lineno=self.line(node.lineno),
+            )
         try:
             return _CALLABLES[func.id](*args, **kwargs)
         except SpecError as error:
@@ -276,3 +284,22 @@ class _Block:
                 filename=self.filename,
                 lineno=self.line(node.lineno),
             ) from None
+
+
+def _too_many_positional(name: str, given: int) -> str | None:
+    """Say that `given` positional arguments are too many for `name`, or return None.
+
+    Python's own message counts `self` (Tensor "takes from 4 to 6 positional arguments but 7
+    were given" for 6); the signature of the class does not.
+    """
+    parameters = inspect.signature(_CALLABLES[name]).parameters.values()
+    positional = [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
+    if given <= len(positional):
+        return None
+    if not positional:
+        return f"takes keyword arguments only, like {name}(i=4); got {_count(given)}"
+    return f"takes at most {_count(len(positional))} ({', '.join(positional)}); got {given}"
+
+
+def _count(number: int) -> str:
+    return f"{number} positional argument{'' if number == 1 else 's'}"

@@ -3,6 +3,8 @@
 #include "spio/spio.h"
 #include "spio/spio.cuh"
 
+namespace {
+
 struct CHECKERS : spio::Dim<CHECKERS> {
     using spio::Dim<CHECKERS>::Dim;
 };
@@ -77,3 +79,5 @@ using BTile = spio::Tensor<BFrag, spio::DimInfo<K16, 2, 4>, spio::DimInfo<J8, 4,
 using CTile = spio::Tensor<CFrag, spio::DimInfo<I16, 4, 4>, spio::DimInfo<J8, 4, 1>>;
 using SmemC = spio::Tensor<__half2, spio::DimInfo<J8, 16, 512>, spio::DimInfo<I, 128, 4>,
                            spio::DimInfo<J2, 4, 1>>;
+
+}  // namespace

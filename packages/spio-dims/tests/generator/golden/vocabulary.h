@@ -3,6 +3,8 @@
 #include "spio/spio.h"
 #include "spio/spio.cuh"
 
+namespace {
+
 struct A_DIMENSION_WITH_A_LONG_NAME_YY : spio::Dim<A_DIMENSION_WITH_A_LONG_NAME_YY> {
     using spio::Dim<A_DIMENSION_WITH_A_LONG_NAME_YY>::Dim;
 };
@@ -131,3 +133,5 @@ using AFragBf16 = spio::mma::Fragment<spio::mma::M16N8K8, spio::mma::OperandA, _
 using BFragBf16 = spio::mma::Fragment<spio::mma::M16N8K8, spio::mma::OperandB, __nv_bfloat16, K, J>;
 using BTileBf16 = spio::Tensor<BFragBf16, spio::DimInfo<K8, 1, 4>, spio::DimInfo<J8, 4, 1>>;
 using ATileBf16 = spio::Tensor<const AFragBf16, spio::DimInfo<I16, 2, 1>, spio::DimInfo<K8, 1, 1>>;
+
+}  // namespace

@@ -3,6 +3,8 @@
 #pragma once
 #include "spio/spio.h"
 
+namespace {
+
 struct I : spio::Dim<I> {
     using spio::Dim<I>::Dim;
 };
@@ -12,3 +14,5 @@ struct J : spio::Dim<J> {
 };
 
 using A = spio::Tensor<float, spio::DimInfo<I, 10, 10>, spio::DimInfo<J, 10, 1>>;
+
+}  // namespace

@@ -3,6 +3,8 @@
 #pragma once
 #include "spio/spio.h"
 
+namespace {
+
 struct I : spio::Dim<I> {
     using spio::Dim<I>::Dim;
 };
@@ -15,3 +17,5 @@ using K8 = spio::Fold<K, 8>;
 
 using A =
     spio::Tensor<float, spio::DimInfo<K8, 4, 32>, spio::DimInfo<I, 4, 8>, spio::DimInfo<K, 8, 1>>;
+
+}  // namespace

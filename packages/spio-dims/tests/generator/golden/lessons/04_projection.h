@@ -3,6 +3,8 @@
 #pragma once
 #include "spio/spio.h"
 
+namespace {
+
 struct I : spio::Dim<I> {
     using spio::Dim<I>::Dim;
 };
@@ -19,3 +21,5 @@ using A = spio::Tensor<float, spio::DimInfo<I, 16, 32>, spio::DimInfo<K, 32, 1>>
 using B = spio::Tensor<float, spio::DimInfo<K, 32, 64>, spio::DimInfo<J, 64, 1>>;
 using C = spio::Tensor<float, spio::DimInfo<I, 16, 64>, spio::DimInfo<J, 64, 1>>;
 using C_tile = spio::Tensor<float, spio::DimInfo<I, 8, 64>, spio::DimInfo<J, 32, 1>>;
+
+}  // namespace

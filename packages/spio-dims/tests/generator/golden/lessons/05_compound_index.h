@@ -3,6 +3,8 @@
 #pragma once
 #include "spio/spio.h"
 
+namespace {
+
 struct I : spio::Dim<I> {
     using spio::Dim<I>::Dim;
 };
@@ -17,3 +19,5 @@ using J16 = spio::Fold<J, 16>;
 using BlockIndex = spio::CompoundIndex<spio::DimInfo<I16, 32, 32>, spio::DimInfo<J16, 32, 1>>;
 using ThreadIndex = spio::CompoundIndex<spio::DimInfo<I, 16, 16>, spio::DimInfo<J, 16, 1>>;
 using A = spio::Tensor<float, spio::DimInfo<I, 512, 512>, spio::DimInfo<J, 512, 1>>;
+
+}  // namespace

@@ -31,8 +31,9 @@ namespace spio {
 /// The checkerboard map (row, col in {0, 1}) -> Offset for bank lines of Banks cells.
 template <int Banks, typename Row, typename Col, typename Offset>
 class CheckerboardIndex {
-    static_assert(Banks >= 2 && Banks % 2 == 0,
-                  "CheckerboardIndex<Banks, ...>: a bank line must hold an even number of cells");
+    static_assert(Banks >= 2 && (Banks & (Banks - 1)) == 0,
+                  "CheckerboardIndex<Banks, ...>: a bank line must hold a power of two of cells "
+                  "(2, 4, 8, ...), as the banks do");
     static_assert(detail::is_fold_v<Row> && detail::is_fold_v<Col> && detail::is_fold_v<Offset>,
                   "CheckerboardIndex<Banks, Row, Col, Offset>: Row, Col and Offset must be "
                   "dimensions or folds");

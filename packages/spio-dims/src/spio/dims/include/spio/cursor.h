@@ -3,6 +3,7 @@
 //     auto b = a[I(2)][J(2)];     // Tensor::operator[] returns a Cursor
 //     b.step(I(1));               // move in place
 //     *b, b->x, b.get()           // the element, a member of it, its address
+//     a[I(1)][J(2)] == a[J(2)][I(1)]  // cursors compare as their addresses do
 //     auto c = b[J(3)];           // a moved copy
 //     auto tile = C_tile(b.get()) // another tensor view starting here
 //
@@ -14,7 +15,8 @@
 //   - a finer subscript of a folded base adds to that base's carried logical offset, which
 //     get() folds into digits (dim_info.h). Only folded bases carry an offset.
 // A lone dimension must be one the tensor has (a fold of one of its base dimensions); the
-// entries of Coordinates or a CompoundIndex project: those the tensor lacks are ignored.
+// entries of Coordinates or a CompoundIndex project: those the tensor lacks are ignored, but at
+// least one must be the tensor's.
 #pragma once
 
 #include "spio/macros.h"       // SPIO_HOST_DEVICE
@@ -44,8 +46,8 @@ template <typename... Infos>
 using folded_bases_t = typename FoldedBases<typename Layout<Infos...>::bases, Infos...>::type;
 
 // The carried logical offsets of a cursor, one per folded base in units of that base; empty
-// (and free, as a base class) when no base is folded.
-template <int N>
+// (and free, as a base class) when no base is folded. N is unsigned, as an array bound is.
+template <unsigned N>
 struct CarriedOffsets {
     int offsets[N] = {};
 };
@@ -57,6 +59,12 @@ struct CarriedOffsets<0> {};
 // reports "tensor_has_dimension<WARP_J> evaluates to false".
 template <typename D>
 inline constexpr bool tensor_has_dimension = false;
+
+// Whether coordinates of Ds share a base dimension with the tensor of layout L: a projected
+// subscript that shares none applies nothing, which is a wrong index rather than a no-op.
+template <typename L, typename... Ds>
+inline constexpr bool tensor_shares_dimension =
+    (L::template has_base<typename Ds::base_type>() || ...);
 
 // The position of base B in a TypeList of bases.
 template <typename B, typename... Bs>
@@ -103,6 +111,16 @@ public:
     SPIO_HOST_DEVICE constexpr Cursor& step(const Subscript& s) {
         apply<true>(s);
         return *this;
+    }
+
+    /// Whether two cursors are at one element, as pointers compare: a[K(7)][K(5)] ==
+    /// a[K8(1)][K(4)], though one carries its K in a logical offset and the other does not.
+    SPIO_HOST_DEVICE friend constexpr bool operator==(const Cursor& a, const Cursor& b) {
+        return a.get() == b.get();
+    }
+
+    SPIO_HOST_DEVICE friend constexpr bool operator!=(const Cursor& a, const Cursor& b) {
+        return a.get() != b.get();
     }
 
 private:
@@ -157,6 +175,10 @@ private:
 
     template <bool InPlace, typename... Ds>
     SPIO_HOST_DEVICE constexpr void project(const Coordinates<Ds...>& coordinates) {
+        static_assert(detail::tensor_shares_dimension<Layout, Ds...>,
+                      "subscript coordinates share no dimension with the tensor: a projected "
+                      "subscript (coordinates, a compound index, ...) needs at least one of "
+                      "the tensor's dimensions");
         project<InPlace>(coordinates, detail::make_index_seq<sizeof...(Ds)>());
     }
 

@@ -21,7 +21,7 @@
 #pragma once
 
 #include "spio/macros.h"       // SPIO_HOST_DEVICE
-#include "spio/detail/meta.h"  // conditional_t, is_same_v, gcd
+#include "spio/detail/meta.h"  // conditional_t, is_same_v, is_same_type, enable_if_t, gcd
 
 namespace spio {
 
@@ -46,6 +46,55 @@ struct FoldSelf<AnonymousFold, void> {
 template <typename Base, int N>
 using fold_of_t = conditional_t<N == 1, Base, Fold<Base, N>>;
 
+// is_fold_v<T>: whether T is a Fold or derives from one (every dimension does).
+template <typename B, int S, typename X>
+SPIO_HOST_DEVICE constexpr bool fold_probe(const Fold<B, S, X>*) {
+    return true;
+}
+
+SPIO_HOST_DEVICE constexpr bool fold_probe(const void*) { return false; }
+
+template <typename T>
+inline constexpr bool is_fold_v = fold_probe(static_cast<const T*>(nullptr));
+
+// base_of_t<T>: the base dimension of fold T, or void when T is no fold.
+template <typename T, bool = is_fold_v<T>>
+struct BaseOf {
+    using type = void;
+};
+
+template <typename T>
+struct BaseOf<T, true> {
+    using type = typename T::base_type;
+};
+
+template <typename T>
+using base_of_t = typename BaseOf<T>::type;
+
+// Whether Fold<Base, Stride, Self> folds a dimension, which is its own base: I, not an int and
+// not the fold K8 (whose base is K; Fold<K8, 2> would be Fold<K, 16>). Dim<I> is I's fold by 1
+// while I is still being declared, so Base == Self passes unchecked. (Variable templates, like
+// is_same_type: these checks add no global to a kernel's module.)
+template <typename Base, typename Self>
+inline constexpr bool folds_a_dimension = is_same_type<base_of_t<Base>, Base>;
+
+template <typename Base>
+inline constexpr bool folds_a_dimension<Base, Base> = true;
+
+// Whether T is a floating-point type, which a dimension never takes as a count or a scale
+// (I(3) * 2.5 would truncate to I(7) without a word).
+template <typename T>
+inline constexpr bool is_floating_point_v = false;
+
+template <>
+inline constexpr bool is_floating_point_v<float> = true;
+
+template <>
+inline constexpr bool is_floating_point_v<double> = true;
+
+template <>
+inline constexpr bool is_floating_point_v<long double> = true;
+
 }  // namespace detail
 
 /// A count of dimension `Base` in units of `Stride` (a fold of `Base` by `Stride`).
@@ -60,6 +109,9 @@ using fold_of_t = conditional_t<N == 1, Base, Fold<Base, N>>;
 template <typename Base, int Stride, typename Self>
 class Fold {
     static_assert(Stride > 0, "a fold's stride must be positive");
+    static_assert(detail::folds_a_dimension<Base, Self>,
+                  "Fold<Base, Stride>: Base must be a dimension, not an int or another fold "
+                  "(a fold of K8 by 2 is Fold<K, 16>)");
 
 public:
     using base_type = Base;
@@ -68,6 +120,10 @@ public:
 
     constexpr Fold() = default;
     SPIO_HOST_DEVICE explicit constexpr Fold(int value) : _value(value) {}
+
+    /// A count is an int: I(3.7) would silently be I(3).
+    template <typename F, detail::enable_if_t<detail::is_floating_point_v<F>, int> = 0>
+    SPIO_HOST_DEVICE Fold(F) = delete;
 
     /// The raw count, in units of `stride`.
     SPIO_HOST_DEVICE constexpr int get() const { return _value; }
@@ -86,6 +142,8 @@ public:
     /// The same raw value in another dimension: X(5).cast<I>() == I(5).
     template <typename Other>
     SPIO_HOST_DEVICE constexpr Other cast() const {
+        static_assert(detail::is_fold_v<Other>,
+                      "cast<Other>() needs a dimension or a fold Other (get() gives the int)");
         return Other(_value);
     }
 
@@ -99,6 +157,19 @@ public:
     SPIO_HOST_DEVICE constexpr dim_type& operator--() {
         --_value;
         return self();
+    }
+
+    /// Postfix ++ and --, for loops written by habit (for (I i(0); i < n; i++)).
+    SPIO_HOST_DEVICE constexpr dim_type operator++(int) {
+        const dim_type before = self();
+        ++_value;
+        return before;
+    }
+
+    SPIO_HOST_DEVICE constexpr dim_type operator--(int) {
+        const dim_type before = self();
+        --_value;
+        return before;
     }
 
     /// Add a fold of the same base in place. The addend must be a whole number of this fold's
@@ -140,31 +211,6 @@ template <typename D>
 using Dim = Fold<D, 1, D>;
 
 namespace detail {
-
-// is_fold_v<T>: whether T is a Fold or derives from one (every dimension does).
-template <typename B, int S, typename X>
-SPIO_HOST_DEVICE constexpr bool fold_probe(const Fold<B, S, X>*) {
-    return true;
-}
-
-SPIO_HOST_DEVICE constexpr bool fold_probe(const void*) { return false; }
-
-template <typename T>
-inline constexpr bool is_fold_v = fold_probe(static_cast<const T*>(nullptr));
-
-// base_of_t<T>: the base dimension of fold T, or void when T is no fold.
-template <typename T, bool = is_fold_v<T>>
-struct BaseOf {
-    using type = void;
-};
-
-template <typename T>
-struct BaseOf<T, true> {
-    using type = typename T::base_type;
-};
-
-template <typename T>
-using base_of_t = typename BaseOf<T>::type;
 
 // The type of a sum of folds of one base: it counts in the gcd of their strides and is the
 // left operand's type when that counts in the gcd, else the right's, else the base dimension
@@ -265,6 +311,24 @@ SPIO_HOST_DEVICE constexpr typename Fold<B, S, X>::dim_type operator%(const Fold
                                                                       int n) {
     return typename Fold<B, S, X>::dim_type(a.get() % n);
 }
+
+// Scaling by a float or double would truncate without a word (I(3) * 2.5 == I(7)): refused.
+
+template <typename B, int S, typename X, typename F,
+          detail::enable_if_t<detail::is_floating_point_v<F>, int> = 0>
+SPIO_HOST_DEVICE void operator*(const Fold<B, S, X>&, F) = delete;
+
+template <typename B, int S, typename X, typename F,
+          detail::enable_if_t<detail::is_floating_point_v<F>, int> = 0>
+SPIO_HOST_DEVICE void operator*(F, const Fold<B, S, X>&) = delete;
+
+template <typename B, int S, typename X, typename F,
+          detail::enable_if_t<detail::is_floating_point_v<F>, int> = 0>
+SPIO_HOST_DEVICE void operator/(const Fold<B, S, X>&, F) = delete;
+
+template <typename B, int S, typename X, typename F,
+          detail::enable_if_t<detail::is_floating_point_v<F>, int> = 0>
+SPIO_HOST_DEVICE void operator%(const Fold<B, S, X>&, F) = delete;
 
 // Comparisons between folds of one base compare the values they stand for:
 // K8(3) == K(24), K8(1) < K(9).

@@ -13,9 +13,14 @@
 //
 // where f' is the next coarser fold's stride, and lies at sum(digit * Stride) elements:
 // K(12) is K8(1), K(4), at 1 * 32 + 4 * 1. The folds of one base must nest (each stride
-// divides the next coarser one). Logical coordinates of folded bases and compound-index offsets
-// are non-negative, so their digits use unsigned division (a shift and a mask for powers of 2,
-// as for threadIdx.x / 16).
+// divides the next coarser one).
+//
+// The digits of a cursor's logical offset round down (floor division and its non-negative
+// remainder), so a negative offset splits like a positive one: K(-1) is K8(-1), K(7), at
+// -32 + 7. That is what makes a[K8(1)][K(-1)] land on a[K(7)], where the whole K8(1) has
+// already moved the position and K(-1) is split on its own. For power-of-2 folds that is an
+// arithmetic shift and a mask. Compound-index offsets are non-negative and use unsigned
+// division (a shift and a mask for powers of 2, as for threadIdx.x / 16).
 #pragma once
 
 #include "spio/macros.h"       // SPIO_HOST_DEVICE
@@ -30,6 +35,9 @@ struct DimInfo {
     static_assert(detail::is_fold_v<D>,
                   "DimInfo<D, Size, Stride>: D must be a dimension or a fold");
     static_assert(Size > 0, "DimInfo<D, Size, Stride>: a dimension's size must be positive");
+    static_assert(Stride > 0,
+                  "DimInfo<D, Size, Stride>: a dimension's stride must be positive (with 0 or "
+                  "less, storage_size() no longer counts the elements the tensor reaches)");
 
     using dim_type = D;
     using base_type = typename D::base_type;
@@ -39,6 +47,39 @@ struct DimInfo {
 };
 
 namespace detail {
+
+// Whether n is a power of 2, and its log2 if so; floor division by such n is a shift.
+SPIO_HOST_DEVICE constexpr bool is_power_of_2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+SPIO_HOST_DEVICE constexpr int log2_of_power_of_2(int n) {
+    int log = 0;
+    while ((1 << log) < n) ++log;
+    return log;
+}
+
+// x / N rounded down (toward minus infinity), for N > 0: floor_div<8>(-1) == -1.
+template <int N>
+SPIO_HOST_DEVICE constexpr int floor_div(int x) {
+    if constexpr (is_power_of_2(N)) {
+        // Case: a power of 2: the arithmetic shift rounds down.
+        return x >> log2_of_power_of_2(N);
+    } else {
+        // Case: any other divisor: ~x is -x - 1 >= 0 for negative x, and never overflows.
+        return x >= 0 ? x / N : ~(~x / N);
+    }
+}
+
+// The remainder that goes with floor_div, from 0 to N - 1: floor_mod<8>(-1) == 7.
+template <int N>
+SPIO_HOST_DEVICE constexpr int floor_mod(int x) {
+    if constexpr (is_power_of_2(N)) {
+        // Case: a power of 2: the low bits, whatever the sign.
+        return x & (N - 1);
+    } else {
+        // Case: any other divisor.
+        return x >= 0 ? x % N : N - 1 - ~x % N;
+    }
+}
 
 template <typename T>
 struct IsDimInfo {
@@ -170,8 +211,8 @@ struct Layout {
         return largest;
     }
 
-    /// The element offset of logical coordinate x >= 0 (in units of B) of a folded base B: the sum
-    /// of each of B's entries' digit times its stride.
+    /// The element offset of logical coordinate x (in units of B, of either sign) of a folded
+    /// base B: the sum of each of B's entries' digit times its stride, the digits rounded down.
     template <typename B>
     SPIO_HOST_DEVICE static constexpr int folded_offset(int x) {
         return (0 + ... + digit_offset<B, Infos>(x));
@@ -219,12 +260,14 @@ private:
             // Case: an entry of another base.
             return 0;
         } else if constexpr (next_coarser_fold_stride<B, Info::fold_stride>() == 0) {
-            // Case: the coarsest fold: the quotient.
-            return static_cast<int>(static_cast<unsigned>(x) / Info::fold_stride) * Info::stride;
+            // Case: the coarsest fold: the quotient, rounded down.
+            return floor_div<Info::fold_stride>(x) * Info::stride;
         } else {
-            // Case: a finer fold: the digit below the next coarser fold.
-            constexpr unsigned coarser = next_coarser_fold_stride<B, Info::fold_stride>();
-            return static_cast<int>(static_cast<unsigned>(x) % coarser / Info::fold_stride) *
+            // Case: a finer fold: the digit below the next coarser fold; the remainder is
+            // non-negative, so unsigned division splits it.
+            constexpr int coarser = next_coarser_fold_stride<B, Info::fold_stride>();
+            return static_cast<int>(static_cast<unsigned>(floor_mod<coarser>(x)) /
+                                    Info::fold_stride) *
                    Info::stride;
         }
     }

@@ -2,10 +2,11 @@
 //
 // Compiling CUDA (nvcc or NVRTC), the half types come from CUDA's headers and the vector types
 // (uint4, float2, ...) are built in; spio adds half8 and bfloat168, 16-byte aligned vectors of
-// eight. On a plain host compiler there are no half types, and this header supplies
-// layout-compatible uint4, int4, uint2, float2 and float4 in the global namespace (where CUDA
-// declares them) so host tests can use tensors of them; it skips them when CUDA's
-// vector_types.h came first. Include CUDA's vector types before spio, not after.
+// eight. On a plain host compiler there are no half types. The vector types are CUDA's own when
+// its headers are on the include path, so that a host launcher may include <cuda_runtime.h>
+// before or after spio (as `-include types.h` puts spio first); without them, this header
+// supplies layout-compatible uint4, int4, uint2, float2 and float4 in the global namespace
+// (where CUDA declares them) so host tests can use tensors of them.
 #pragma once
 
 #include "spio/macros.h"  // SPIO_CUDA
@@ -32,6 +33,11 @@ static_assert(sizeof(bfloat168) == 16 && alignof(bfloat168) == 16,
               "bfloat168 is 16 bytes, 16-aligned");
 
 }  // namespace spio
+
+#elif __has_include(<vector_types.h>) && __has_include(<crt/host_defines.h>)
+
+// A toolkit's include directory (the nvidia-cuda-runtime wheel's lacks crt/, which it needs).
+#include <vector_types.h>  // uint4, int4, uint2, float2, float4
 
 #elif !defined(__VECTOR_TYPES_H__)
 

@@ -32,6 +32,8 @@
 // memory with one ldmatrix (.x4 for A 16 x 16, .x2 for A 16 x 8 and B 16 x 8, .x1 for B 8 x 8).
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #include "spio/coordinates.h"      // Coordinates, make_coordinates: typed lane-map results
 #include "spio/macros.h"           // SPIO_HOST_DEVICE
 #include "spio/detail/meta.h"      // is_same_v
@@ -157,8 +159,11 @@ class Fragment {
                   "Fragment: the shape must be spio::mma::M16N8K8 or spio::mma::M16N8K16");
     static_assert(detail::MmaOperandElement<Operand, T>::valid,
                   "Fragment: operands A and B hold __half or __nv_bfloat16, operand C holds float");
-    static_assert(!detail::is_same_v<RowDim, ColDim>,
+    static_assert(!detail::is_same_v<typename RowDim::base_type, typename ColDim::base_type>,
                   "Fragment: the row and column dimensions must be different dimensions");
+    static_assert(RowDim::stride == 1 && ColDim::stride == 1,
+                  "Fragment: the row and column dimensions must be dimensions, not folds (the "
+                  "lane maps count single rows and columns: I16(5) would stand for I(80))");
 
     using Layout = detail::MmaOperandLayout<Shape, Operand>;
     using Register = typename detail::MmaOperandElement<Operand, T>::Register;

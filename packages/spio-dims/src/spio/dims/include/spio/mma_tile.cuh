@@ -21,6 +21,8 @@
 // and a tile may omit a dimension of extent one (an A tile with I16 only).
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #include "spio/detail/meta.h"  // is_same_v, TypeList
 #include "spio/dim.h"          // Fold: the tile dimensions
 #include "spio/dim_info.h"     // Layout: which dimensions a tile has

@@ -2,6 +2,7 @@
 //
 //     for (auto k : range(K(32))) ...            // k is K(0) ... K(31)
 //     for (auto k : range(K(4), K(32))) ...      // K(4) ... K(31)
+//     for (auto k : range(K(5), K(2))) ...       // nothing: an end before the begin is empty
 //     for (auto k : range(a.size<K>())) ...      // over a tensor's logical K
 //     for (auto idx : range(c_tile)) ...         // Coordinates of every element of c_tile
 //
@@ -51,7 +52,12 @@ private:
 template <typename Make>
 class CountingRange {
 public:
-    SPIO_HOST_DEVICE constexpr CountingRange(int begin, int end) : _begin(begin), _end(end) {}
+    // An end before the begin (range(n - k0) past a last partial tile) is the begin: the range
+    // is empty, as for (k = b; k < e; ++k) is, instead of counting on through 2^32. Constant
+    // bounds fold; bounds known only at run time cost a max before the loop. (Ending the loop
+    // at < instead of != would not, but compiles Spio's conv kernels to other code.)
+    SPIO_HOST_DEVICE constexpr CountingRange(int begin, int end)
+        : _begin(begin), _end(end < begin ? begin : end) {}
 
     SPIO_HOST_DEVICE constexpr CountingIterator<Make> begin() const {
         return CountingIterator<Make>(_begin);
@@ -102,14 +108,16 @@ struct MakeCoordinates {
 
 }  // namespace detail
 
-/// D(0), D(1), ..., up to but excluding end: range(K(32)) yields K(0) ... K(31).
+/// D(0), D(1), ..., up to but excluding end: range(K(32)) yields K(0) ... K(31); range(K(-3))
+/// yields nothing.
 template <typename B, int S, typename X>
 SPIO_HOST_DEVICE constexpr auto range(const Fold<B, S, X>& end) {
     using D = typename Fold<B, S, X>::dim_type;
     return detail::CountingRange<detail::MakeDim<D>>(0, end.get());
 }
 
-/// begin, begin + 1, ..., up to but excluding end; both of one dimension type.
+/// begin, begin + 1, ..., up to but excluding end; both of one dimension type. Empty when end
+/// is not after begin.
 template <typename B1, int S1, typename X1, typename B2, int S2, typename X2>
 SPIO_HOST_DEVICE constexpr auto range(const Fold<B1, S1, X1>& begin, const Fold<B2, S2, X2>& end) {
     using D = typename Fold<B1, S1, X1>::dim_type;

@@ -4,6 +4,8 @@
 // include it directly. Everything here needs NVRTC or nvcc, for sm_80 or newer.
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #include "spio/spio.h"               // the core: Dim, Fold, Tensor, Cursor, Coordinates, range, ...
 #include "spio/arch/async_copy.cuh"  // cp_async_cg_16, cp_async_commit_group, cp_async_wait_group
 #include "spio/arch/convert.cuh"     // to_half2, to_bfloat162, as_register

@@ -16,6 +16,8 @@
 // address (pass the tensor's base, say) so that no out-of-range address is formed.
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "spio/arch/async_copy.cuh needs sm_80 or newer (cp.async)"
 #endif

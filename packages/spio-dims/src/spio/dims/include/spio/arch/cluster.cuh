@@ -14,6 +14,8 @@
 //     spio::arch::cluster_sync();
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "spio/arch/cluster.cuh needs sm_90 or newer (thread-block clusters)"
 #endif

@@ -8,6 +8,8 @@
 //     unsigned r = spio::arch::as_register(h);                // the same 32 bits
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #include <cuda_fp16.h>  // __half2, __floats2half2_rn
 #include <cuda_bf16.h>  // __nv_bfloat162, __floats2bfloat162_rn
 

@@ -17,6 +17,8 @@
 // for), which may hold lines from before the barrier.
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
 #error "spio/arch/grid_barrier.cuh needs sm_70 or newer (acquire loads, __nanosleep)"
 #endif

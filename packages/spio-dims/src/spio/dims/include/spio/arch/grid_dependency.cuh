@@ -15,6 +15,8 @@
 // at once: the stream already ordered the kernels), so kernels call them unconditionally.
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 namespace spio::arch {
 
 // Block until every grid this one depends on has completed and its memory writes are visible.

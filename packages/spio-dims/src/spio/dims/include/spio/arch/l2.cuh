@@ -10,6 +10,8 @@
 // from it are yours.
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "spio/arch/l2.cuh needs sm_80 or newer (discard.global.L2)"
 #endif

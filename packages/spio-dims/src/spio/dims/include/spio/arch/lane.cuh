@@ -6,6 +6,8 @@
 //     const int lane = spio::arch::lane_id();  // 0 ... 31
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 namespace spio::arch {
 
 // The lane (0 ... 31) of the calling thread, read from %laneid.

@@ -19,6 +19,8 @@
 // The number of matrices follows from the destination array (1, 2 or 4 registers).
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "spio/arch/ldmatrix.cuh needs sm_80 or newer"
 #endif

@@ -20,6 +20,8 @@
 //     spio::arch::mbarrier_wait_parity(&full, 0);
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "spio/arch/mbarrier.cuh needs sm_90 or newer (mbarrier expect_tx and try_wait)"
 #endif

@@ -17,6 +17,8 @@
 // D may alias C (accumulate in place): the instruction reads all of C before writing D.
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "spio/arch/mma.cuh needs sm_80 or newer (mma.sync m16n8k16 with bf16)"
 #endif

@@ -2,6 +2,8 @@
 // shared-memory instructions (ldmatrix, cp.async, mbarrier, TMA) take as an operand.
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 namespace spio::arch {
 
 __device__ __forceinline__ unsigned shared_address(const void* smem) {

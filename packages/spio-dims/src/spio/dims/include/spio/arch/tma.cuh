@@ -41,6 +41,8 @@
 // 16-byte chunk c of 128-byte row r (SWIZZLE_128B) lands at chunk c ^ (r % 8).
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "spio/arch/tma.cuh needs sm_90 or newer (cp.async.bulk.tensor)"
 #endif

@@ -28,6 +28,8 @@
 // per block (spio/fragment.cuh), so the same epilogues serve both.
 #pragma once
 
+#include "spio/detail/device_only.cuh"  // a clear #error under a host compiler
+
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL))
 #error "spio/arch/wgmma.cuh needs the sm_90a target (wgmma is arch-specific)"
 #endif

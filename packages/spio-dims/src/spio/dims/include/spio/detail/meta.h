@@ -23,6 +23,16 @@ struct IsSame<A, A> {
 template <typename A, typename B>
 inline constexpr bool is_same_v = IsSame<A, B>::value;
 
+// is_same_type<A, B>: is_same_v again, for checks that must leave kernels' modules as they
+// were. NVRTC emits each IsSame<A, B>::value that a translation unit instantiates as a global
+// of the module, and a new global changes the compiled module (Spio's latency models are keyed
+// on it); a variable template is never emitted.
+template <typename A, typename B>
+inline constexpr bool is_same_type = false;
+
+template <typename A>
+inline constexpr bool is_same_type<A, A> = true;
+
 // Conditional<C, T, F>::type: T when C holds, else F (std::conditional).
 template <bool C, typename T, typename F>
 struct Conditional {
