@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from typing import Any
 
 # The architectures the CPU tier compiles for.
@@ -135,3 +136,15 @@ def compile_in_child(cache_dir: str, barrier: Any, results: Any) -> None:
     barrier.wait()
     code = jit.compile(TENSOR_CORE_SOURCE, headers=TILE_HEADERS, arch="sm_90")
     results.put((code.from_cache, code.code))
+
+
+def _kill_this_process() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class WorkerKiller(str):
+    """A source that SIGKILLs the process that unpickles it: in compile_many, the worker
+    given its variant, as NVRTC crashing on the variant or the OOM killer would."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_kill_this_process, ())

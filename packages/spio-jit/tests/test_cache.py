@@ -5,7 +5,9 @@ from __future__ import annotations
 import builtins
 import multiprocessing
 import os
+import re
 import statistics
+import threading
 import time
 from pathlib import Path
 
@@ -333,3 +335,155 @@ def test_hit_keeps_the_order_of_name_expressions() -> None:
     hit = jit.compile(source, arch="sm_80", name_expressions=expressions)
     assert hit.from_cache
     assert list(hit.lowered_names) == expressions
+
+
+def test_editing_a_header_behind_a_symlinked_directory_recompiles(tmp_path: Path) -> None:
+    """Regression: a symlinked subdirectory of an include dir (include/vendor ->
+    ../third_party/vendor) was not walked, so its headers were not in the key."""
+    vendor = tmp_path / "third_party" / "vendor"
+    vendor.mkdir(parents=True)
+    (vendor / "v.h").write_text("#define VALUE 1\n")
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "vendor").symlink_to(vendor)
+    (include / "loop").symlink_to(include)  # a link loop ends the walk, not the process
+    source = '#include "vendor/v.h"\nextern "C" __global__ void k(int* p) { *p = VALUE; }\n'
+    first = jit.compile(source, include_dirs=[include], arch="sm_80")
+    (vendor / "v.h").write_text("#define VALUE 22\n")
+    second = jit.compile(source, include_dirs=[include], arch="sm_80")
+    assert not second.from_cache
+    assert second.key != first.key
+
+
+def test_an_include_dir_too_large_to_fingerprint_is_not_cached(
+    isolated_cache: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Regression: only the first 5000 files were keyed, so an edit to a later one was
+    served a stale cubin. Now such compiles bypass the cache, with one warning."""
+    monkeypatch.setattr(_includes, "MAX_FILES", 5)
+    include = tmp_path / "include"
+    (include / "aaa").mkdir(parents=True)
+    for index in range(5):
+        (include / "aaa" / f"f{index}.h").write_text("")
+    (include / "zzz").mkdir()
+    last = include / "zzz" / "last.h"
+    last.write_text("#define VALUE 1\n")
+    source = '#include "zzz/last.h"\nextern "C" __global__ void k(int* p) { *p = VALUE; }\n'
+    with caplog.at_level("WARNING", logger="spio.jit"):
+        first = jit.compile(source, include_dirs=[include], arch="sm_80", target="ptx")
+        last.write_text("#define VALUE 22\n")
+        second = jit.compile(source, include_dirs=[include], arch="sm_80", target="ptx")
+    assert not second.from_cache
+    assert re.search(r"mov\.u32\s+%r\d+,\s*22;", second.ptx)
+    assert first.ptx != second.ptx
+    assert not _entry_files(isolated_cache)
+    warnings = [r.getMessage() for r in caplog.records if "does not cache" in r.getMessage()]
+    assert len(warnings) == 1
+    assert f"include_dirs entry {include}: it holds more than 5 files" in warnings[0]
+
+
+def test_threads_evicting_the_same_recent_entry_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: evicting from the in-memory table of recent entries read the oldest entry,
+    then removed it, unguarded: two threads read the same one, and the second removal raised
+    KeyError out of a compile (seen with 8 threads reading 200 cached kernels)."""
+    entry = _cache.CacheEntry(meta={}, code=b"")
+    others: list[threading.Thread] = []
+
+    class RacingTable(dict):  # type: ignore[type-arg]
+        """Lets another thread evict between this thread's choice of the oldest entry and
+        its removal, the moment the race needs."""
+
+        def pop(self, *args: object) -> object:
+            if threading.current_thread() is threading.main_thread():
+                other = threading.Thread(target=_cache._remember, args=("other", (0, 0, 0), entry))
+                other.start()
+                other.join(0.2)  # with the table guarded, it waits for this eviction to end
+                others.append(other)
+            return super().pop(*args)
+
+    table = RacingTable((f"file{i}", ((0, 0, 0), entry)) for i in range(_cache._MAX_RECENT))
+    monkeypatch.setattr(_cache, "_recent", table)
+    _cache._remember("new", (0, 0, 0), entry)
+    others[0].join(10)
+    assert {"new", "other"} <= set(table)
+    assert len(table) == _cache._MAX_RECENT
+
+
+def test_an_unusable_cache_is_warned_of_once(
+    isolated_cache: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Regression: "warn once" compared whole messages, which named each key's lock file and
+    shard, so an unusable cache warned on every compile."""
+    isolated_cache.mkdir()
+    (isolated_cache / "v1").write_text("a file where the entries' directory should be")
+    with caplog.at_level("WARNING", logger="spio.jit"):
+        for value in range(4):
+            jit.compile(SAXPY_SOURCE, arch="sm_80", defines={"V": value})
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert any("could not write its cache in" in m for m in messages)
+    assert any("compiles without the cache lock in" in m for m in messages)
+
+
+def test_waiting_for_another_process_s_lock_is_announced(
+    isolated_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Regression: a compile blocked behind another process's lock (a process stopped at a
+    breakpoint holds it) waited up to 10 minutes without a word."""
+    import filelock
+
+    monkeypatch.setattr(_cache, "LOCK_NOTICE_S", 0.05)
+    key = jit.compile(SAXPY_SOURCE, arch="sm_80", cache=False).key
+    lock_path = _cache.DiskCache(isolated_cache).path(key).with_suffix(".lock")
+    lock_path.parent.mkdir(parents=True)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # in a thread of its own: filelock's locks belong to a thread
+        with filelock.FileLock(str(lock_path)):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(30)
+    threading.Timer(0.5, release.set).start()
+    with caplog.at_level("WARNING", logger="spio.jit"):
+        assert not jit.compile(SAXPY_SOURCE, arch="sm_80").from_cache
+    holder.join()
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert f"waiting for another process that compiles the same kernel and holds {lock_path}" in (
+        message
+    )
+
+
+def test_lock_files_are_removed_once_the_entry_is_written(isolated_cache: Path) -> None:
+    """Regression: every compiled key left its <key>.lock behind, one file per entry."""
+    jit.compile(SAXPY_SOURCE, arch="sm_80")
+    jit.compile(SAXPY_SOURCE, arch="sm_86")
+    assert len(_entry_files(isolated_cache)) == 2
+    assert list(isolated_cache.glob("v*/*/*.lock")) == []
+
+
+def test_temporaries_of_killed_writers_are_counted_and_removed_when_stale(
+    isolated_cache: Path,
+) -> None:
+    """Regression: a writer killed mid-write left its temporary file forever (only
+    clear_cache removed it), and cache_info did not count it."""
+    key = jit.compile(SAXPY_SOURCE, arch="sm_80", cache=False).key
+    shard = isolated_cache / f"v{_cache.FORMAT}" / key[:2]
+    shard.mkdir(parents=True)
+    stale, fresh = shard / f".{key[:16]}.stale.tmp", shard / f".{key[:16]}.fresh.tmp"
+    stale.write_bytes(b"x" * 1000)
+    fresh.write_bytes(b"x" * 10)
+    two_hours_ago = time.time() - 2 * 3600
+    os.utime(stale, (two_hours_ago, two_hours_ago))
+    info = jit.cache_info()
+    assert (info.entries, info.temp_files, info.temp_bytes) == (0, 2, 1010)
+    jit.compile(SAXPY_SOURCE, arch="sm_80")  # writes into that directory
+    assert not stale.exists()
+    assert fresh.exists()  # may be a write in progress
+    info = jit.cache_info()
+    assert (info.entries, info.temp_files) == (1, 1)

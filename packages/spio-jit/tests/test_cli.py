@@ -47,3 +47,53 @@ def test_console_entry_point_runs_as_a_module() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "NVRTC:" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SPIO_JIT_DISABLE_CACHE", "maybe"),
+        ("SPIO_JIT_CACHE_DIR", "~nosuchuser_spio/cache"),
+        ("SPIO_JIT_CUDA_INCLUDE", ":"),
+        ("SPIO_JIT_WORKERS", "abc"),
+        ("SPIO_JIT_PROGRESS", "2"),
+    ],
+)
+def test_doctor_reports_a_malformed_variable_instead_of_crashing(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    """Regression: doctor crashed with a traceback on the malformed values it exists to
+    diagnose, or (SPIO_JIT_WORKERS, SPIO_JIT_PROGRESS) did not flag them."""
+    from spio.jit import _headers
+
+    _headers._search.cache_clear()
+    monkeypatch.setenv(name, value)
+    out = io.StringIO()
+    try:
+        assert doctor(out) == 1
+    finally:
+        _headers._search.cache_clear()
+    report = out.getvalue()
+    assert f"{name}={value}\n    ERROR: {name}=" in report
+    assert "Environment:" in report
+
+
+@pytest.mark.parametrize("action", ["info", "clear"])
+def test_cache_commands_report_a_malformed_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], action: str
+) -> None:
+    """Regression: `spio-jit cache info|clear` crashed with a traceback."""
+    monkeypatch.setenv("SPIO_JIT_CACHE_DIR", "~nosuchuser_spio/cache")
+    assert main(["cache", action]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("spio-jit: error: SPIO_JIT_CACHE_DIR='~nosuchuser_spio/cache'")
+
+
+def test_cache_info_counts_temporary_files(
+    isolated_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shard = isolated_cache / "v1" / "ab"
+    shard.mkdir(parents=True)
+    (shard / ".abcd.x.tmp").write_bytes(b"x" * 2048)
+    assert main(["cache", "info"]) == 0
+    assert "temporary: 1 files, 2.0 KiB" in capsys.readouterr().out

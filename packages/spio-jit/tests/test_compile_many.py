@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from jit_testkit import SAXPY_SOURCE, TENSOR_CORE_SOURCE, TILE_HEADERS
+from jit_testkit import SAXPY_SOURCE, TENSOR_CORE_SOURCE, TILE_HEADERS, WorkerKiller
 
 import spio.jit as jit
 from spio.jit import CompileRequest
@@ -186,3 +186,151 @@ def test_ctrl_c_inside_futures_wait_is_noticed_by_the_loop_not_raised_there(
     assert returned == [True]  # wait() ran to its end; the loop raised
     assert multiprocessing.active_children() == []
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_arguments_name_what_is_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: cache="no" used the cache (compile refuses it), progress="no" showed the
+    bar, and a lone CompileRequest gave "'CompileRequest' object is not iterable"."""
+    request = CompileRequest(SAXPY_SOURCE, arch="sm_80")
+    with pytest.raises(TypeError, match="cache must be True or False, got 'no'"):
+        jit.compile_many([request], cache="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="cache must be True or False, got None"):
+        jit.compile_many([request], cache=None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="progress must be True, False or None, got 'no'"):
+        jit.compile_many([request], progress="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"got a single CompileRequest; pass \[request\]"):
+        jit.compile_many(request)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="requests must be a list or dict of CompileRequests"):
+        jit.compile_many(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="workers must be a positive int or None, got '2'"):
+        jit.compile_many([request], workers="2")  # type: ignore[arg-type]
+
+
+def test_a_stderr_without_isatty_gets_no_progress_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: a write-only sys.stderr replacement raised AttributeError."""
+
+    class WriteOnly:
+        def write(self, text: str) -> int:
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(sys, "stderr", WriteOnly())
+    results = jit.compile_many([CompileRequest(SAXPY_SOURCE, arch="sm_80")], workers=1)
+    assert results[0].cubin
+
+
+def test_identical_requests_are_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: each of several identical requests was compiled (with the cache, they
+    queued on its lock instead)."""
+    from spio.jit import _nvrtc
+
+    calls: list[str] = []
+    compile_program = _nvrtc.compile_program
+
+    def counted(*args: object) -> object:
+        calls.append(str(args[1]))
+        return compile_program(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_nvrtc, "compile_program", counted)
+    requests = {name: CompileRequest(SAXPY_SOURCE, arch="sm_80") for name in "abc"}
+    requests["other"] = CompileRequest(SAXPY_SOURCE, arch="sm_86")
+    results = jit.compile_many(requests, workers=1, progress=False, cache=False)
+    assert list(results) == ["a", "b", "c", "other"]
+    assert len(calls) == 2
+    assert results["a"].code == results["b"].code == results["c"].code
+    broken = {name: CompileRequest(_BROKEN, arch="sm_80") for name in "xy"}
+    with pytest.raises(jit.CompileManyError) as caught:
+        jit.compile_many(broken, workers=1, progress=False, cache=False)
+    assert set(caught.value.errors) == {"x", "y"}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_a_worker_that_dies_fails_only_its_own_variant() -> None:
+    """Regression: one worker dying (NVRTC crashing on a variant, the OOM killer) broke the
+    pool, and every variant, queued ones too, was reported as failed to compile."""
+    requests = {
+        "ok0": CompileRequest(SAXPY_SOURCE, arch="sm_80", defines={"V": 0}),
+        "killer": CompileRequest(WorkerKiller(SAXPY_SOURCE), arch="sm_80"),
+        **{f"ok{i}": CompileRequest(SAXPY_SOURCE, arch="sm_80", defines={"V": i}) for i in (1, 2)},
+    }
+    with pytest.raises(jit.CompileManyError) as caught:
+        jit.compile_many(requests, workers=2, progress=False)
+    error = caught.value
+    assert set(error.results) == {"ok0", "ok1", "ok2"}
+    assert set(error.errors) == {"killer"}
+    assert str(error.errors["killer"]).startswith(
+        "the worker process compiling this variant died (killed by SIGKILL), and again when "
+        "the variant was compiled alone (killed by SIGKILL)"
+    )
+
+
+_ORPHAN_SCRIPT = textwrap.dedent(
+    """
+    import spio.jit as jit
+    from jit_testkit import SAXPY_SOURCE
+
+    if __name__ == "__main__":
+        requests = [
+            jit.CompileRequest(SAXPY_SOURCE, arch="sm_80", defines={"V": i}) for i in range(3000)
+        ]
+        jit.compile_many(requests, workers=2, progress=False, cache=False)
+    """
+)
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name: state, ppid, ..."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat_fields(int(entry.name))
+            if len(fields) > 1 and fields[1] == str(pid):
+                found.add(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_workers_exit_when_the_caller_is_killed(tmp_path: Path, signum: int) -> None:
+    """Regression: a caller killed during compile_many (SIGKILL, SIGTERM, the OOM killer)
+    left its workers and the resource tracker running forever, about 130 MB each."""
+    script = tmp_path / "caller.py"
+    script.write_text(_ORPHAN_SCRIPT)
+    env = {
+        **os.environ,
+        "SPIO_JIT_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+    }
+    caller = subprocess.Popen([sys.executable, str(script)], env=env)
+    children: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(children) < 3 and time.monotonic() < deadline:  # 2 workers, the tracker
+            time.sleep(0.1)
+            children = _children(caller.pid)
+        assert len(children) >= 3, f"the caller started {children}"
+        time.sleep(1.0)  # the workers are compiling
+        os.kill(caller.pid, signum)
+        caller.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while any(_running(child) for child in children) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [child for child in children if _running(child)] == []
+    finally:
+        for pid in [caller.pid, *children]:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)

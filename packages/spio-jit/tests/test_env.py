@@ -93,3 +93,46 @@ def test_cuda_path_is_named_where_it_is_the_one_read(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("CUDA_PATH", "~nosuchuser_spio")
     with pytest.raises(ValueError, match="CUDA_PATH='~nosuchuser_spio'"):
         _env.cuda_home()
+
+
+@pytest.mark.parametrize("value", ["1_0", "+3", "٣", " 4 2 "])
+def test_workers_must_be_plain_digits(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """Regression: int() took "1_0" as 10, and "+3" and other scripts' digits too."""
+    monkeypatch.setenv("SPIO_JIT_WORKERS", value)
+    with pytest.raises(ValueError, match=r"SPIO_JIT_WORKERS=.* must be a positive integer"):
+        _env.workers()
+
+
+def test_a_relative_cache_dir_is_made_absolute(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Regression: a relative SPIO_JIT_CACHE_DIR stayed relative, so cache_info() reported a
+    directory that named no place once the process changed directory."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPIO_JIT_CACHE_DIR", "relative/cache")
+    assert jit.cache_info().directory == tmp_path / "relative" / "cache"
+
+
+@pytest.mark.parametrize("value", [":", " : ", "::"])
+def test_a_cuda_include_that_names_no_directory_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Regression: SPIO_JIT_CUDA_INCLUDE=":" (as "$A:$B" with both unset gives) raised a bare
+    IndexError from compile, cuda_headers() and spio-jit doctor."""
+    from spio.jit import _headers
+
+    _headers._search.cache_clear()
+    monkeypatch.setenv("SPIO_JIT_CUDA_INCLUDE", value)
+    message = f"SPIO_JIT_CUDA_INCLUDE={value.strip()!r} names no directory"
+    with pytest.raises(ValueError, match=message):
+        jit.cuda_headers()
+    with pytest.raises(ValueError, match=message):
+        jit.compile('extern "C" __global__ void k() {}\n', arch="sm_80")
+
+
+def test_problems_names_each_unusable_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPIO_JIT_WORKERS", "abc")
+    monkeypatch.setenv("SPIO_JIT_PROGRESS", "maybe")
+    monkeypatch.setenv("CUDA_PATH", "~nosuchuser_spio")
+    assert set(_env.problems()) == {"SPIO_JIT_WORKERS", "SPIO_JIT_PROGRESS", "CUDA_PATH"}
+    assert _env.problems()["SPIO_JIT_WORKERS"].startswith("SPIO_JIT_WORKERS='abc'")

@@ -60,7 +60,7 @@ def test_missing_nvrtc_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(nvrtc, "nvrtcVersion", unavailable)
     try:
         with pytest.raises(jit.NvrtcNotFoundError) as caught:
-            jit.compile("", arch="sm_80")
+            jit.compile('extern "C" __global__ void k() {}\n', arch="sm_80")
         message = str(caught.value)
         assert "could not load libnvrtc" in message
         assert "pip install 'spio-jit[cu13]'" in message
@@ -71,3 +71,16 @@ def test_missing_nvrtc_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> 
         _nvrtc._loaded.cache_clear()
         _nvrtc.info.cache_clear()
     assert jit.nvrtc_info().version[0] in (12, 13)
+
+
+def test_compile_many_error_lists_the_first_failures_and_counts_the_rest() -> None:
+    """Regression: 200 failed variants made a message of 1601 lines (110 KB)."""
+    errors = {index: ValueError(f"bad {index}\n" + "detail\n" * 20) for index in range(200)}
+    error = jit.CompileManyError({"ok": object()}, errors)
+    message = str(error)
+    assert message.startswith("200 of 201 variants failed to compile:")
+    assert "variant 19: ValueError: bad 19" in message
+    assert "variant 20:" not in message
+    assert message.endswith("  ... and 180 more failed variants (see .errors)")
+    assert len(message.splitlines()) < 200
+    assert len(error.errors) == 200

@@ -117,3 +117,17 @@ def test_no_headers_anywhere_gives_a_hint_at_compile_time(
         jit.compile(_FP16_SOURCE, arch="sm_80")
     assert "nvidia-cuda-runtime" in str(caught.value)
     assert "SPIO_JIT_CUDA_INCLUDE" in str(caught.value)
+
+
+def test_an_override_without_cuda_headers_is_named_in_the_hint(
+    fresh_search: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Regression: SPIO_JIT_CUDA_INCLUDE naming a directory without cuda_fp16.h gave the hint
+    to pass headers= or include_dirs=, which never mentioned the variable."""
+    monkeypatch.setenv("SPIO_JIT_CUDA_INCLUDE", str(tmp_path))
+    with pytest.raises(jit.CompileError) as caught:
+        jit.compile(_FP16_SOURCE, arch="sm_80")
+    assert (
+        f"Hint: 'cuda_fp16.h' was not found: SPIO_JIT_CUDA_INCLUDE={tmp_path.resolve()} has no "
+        "cuda_fp16.h: point it at CUDA's include directory"
+    ) in str(caught.value)

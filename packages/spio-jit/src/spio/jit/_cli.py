@@ -36,6 +36,9 @@ def _doctor_nvrtc(out: TextIO) -> bool:
     except NvrtcNotFoundError as error:
         out.write(f"NVRTC:          NOT USABLE\n{error}\n")
         return False
+    except ValueError as error:  # a malformed CUDA_HOME, read to say where NVRTC is from
+        out.write(f"NVRTC:          ERROR: {error}\n")
+        return False
     out.write(f"NVRTC:          {info.version_string} ({info.origin})\n")
     out.write(f"  library:      {info.library or 'unknown'}\n")
     mismatch = info.bindings_mismatch
@@ -52,6 +55,9 @@ def _doctor_nvrtc(out: TextIO) -> bool:
         out.write(f"CUDA headers:   {headers.origin}\n")
         for directory in headers.include_dirs:
             out.write(f"  -I            {directory}\n")
+        problem = _headers.override_problem(headers)
+        if problem is not None:
+            out.write(f"  WARNING:      {problem}\n")
     else:
         out.write(f"CUDA headers:   not found. {_headers.MISSING_HEADERS_HINT}\n")
     return True
@@ -84,8 +90,34 @@ def _doctor_gpus(out: TextIO) -> None:
         )
 
 
+def _doctor_cache(out: TextIO) -> bool:
+    try:
+        info = _cache.cache_info()
+    except ValueError as error:
+        out.write(f"Cache:          ERROR: {error}\n")
+        return False
+    state = "enabled" if info.enabled else f"disabled by {_env.DISABLE_CACHE.name}"
+    out.write(
+        f"Cache:          {info.directory} ({state}): {info.entries} kernels, "
+        f"{_size(info.size_bytes)}\n"
+    )
+    return True
+
+
+def _doctor_environment(out: TextIO) -> bool:
+    problems = _env.problems()
+    out.write("Environment:\n")
+    for var in _env.ENV_VARS:
+        value = var.raw()
+        out.write(f"  {var.name}={value if value is not None else '(unset)'}\n")
+        if var.name in problems:
+            out.write(f"    ERROR: {problems[var.name]}\n")
+    return not problems
+
+
 def doctor(out: TextIO = sys.stdout) -> int:
-    """Print what spio-jit would use on this machine; return 0, or 1 when NVRTC is unusable."""
+    """Print what spio-jit would use on this machine; return 0, or 1 when something is
+    unusable (NVRTC, CUDA's headers, the cache, an environment variable's value)."""
     out.write(f"spio-jit:       {_version('spio-jit')}\n")
     out.write(f"Python:         {platform.python_version()} ({sys.executable})\n")
     out.write(
@@ -94,16 +126,8 @@ def doctor(out: TextIO = sys.stdout) -> int:
     )
     ok = _doctor_nvrtc(out)
     _doctor_gpus(out)
-    info = _cache.cache_info()
-    state = "enabled" if info.enabled else f"disabled by {_env.DISABLE_CACHE.name}"
-    out.write(
-        f"Cache:          {info.directory} ({state}): {info.entries} kernels, "
-        f"{_size(info.size_bytes)}\n"
-    )
-    out.write("Environment:\n")
-    for var in _env.ENV_VARS:
-        value = var.raw()
-        out.write(f"  {var.name}={value if value is not None else '(unset)'}\n")
+    ok = _doctor_cache(out) and ok
+    ok = _doctor_environment(out) and ok
     return 0 if ok else 1
 
 
@@ -117,6 +141,11 @@ def _cache_command(action: str, out: TextIO) -> int:
     out.write(f"enabled:   {'yes' if info.enabled else 'no'}\n")
     out.write(f"kernels:   {info.entries}\n")
     out.write(f"size:      {_size(info.size_bytes)}\n")
+    if info.temp_files:
+        out.write(
+            f"temporary: {info.temp_files} files, {_size(info.temp_bytes)} (writes in progress, "
+            "or left by killed ones: removed when an hour old by later writes, or by clear)\n"
+        )
     return 0
 
 
@@ -133,7 +162,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "doctor":
         return doctor(sys.stdout)
-    return _cache_command(args.action, sys.stdout)
+    try:
+        return _cache_command(args.action, sys.stdout)
+    except ValueError as error:  # a malformed SPIO_JIT_CACHE_DIR or SPIO_JIT_DISABLE_CACHE
+        sys.stderr.write(f"spio-jit: error: {error}\n")
+        return 2
 
 
 if __name__ == "__main__":

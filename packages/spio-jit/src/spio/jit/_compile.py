@@ -2,8 +2,14 @@
 
 The cache key is the sha256 of everything that can change the output: the source, the
 in-memory headers, the files under include_dirs (path, size, modification and change
-times; see _includes), the defines, name expressions, options, target architecture and
-kind, the program name, the NVRTC version and build, and the CUDA headers' version.
+times; see _includes) and those the in-memory headers find on disk beside them (see
+_cwd_includes), the defines, name expressions, options, target architecture and kind, the
+program name, the NVRTC version and build, and the CUDA headers' version. The program's own
+quoted includes are not looked for in the current directory (see _nvrtc.compile_program).
+
+An include_dirs entry too large to fingerprint (see _includes.MAX_FILES) makes its compiles
+bypass the cache, with a warning naming it once: a key that missed some of its files could
+serve a stale cubin.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from spio.jit import _cache, _headers, _includes, _nvrtc
+from spio.jit import _cache, _cwd_includes, _headers, _includes, _inputs, _nvrtc
 from spio.jit._errors import CompileError
+from spio.jit._inputs import DefineValue
 from spio.jit._options import CompileOptions, check_arch
 
 if TYPE_CHECKING:
@@ -24,12 +31,11 @@ if TYPE_CHECKING:
 
 Target = Literal["cubin", "ptx"]
 _TARGETS = ("cubin", "ptx")
-_KEY_VERSION = b"spio-jit-key-2"
-_MACRO = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# 3: the current directory is no longer searched, so entries made in one with a stray header
+# are not served.
+_KEY_VERSION = b"spio-jit-key-3"
 # NVRTC says "cannot open" for "quoted" includes and "could not open" for <angled> ones.
 _MISSING_INCLUDE = re.compile(r'(?:cannot|could not) open source file "([^"]+)"')
-
-DefineValue = str | int | float | bool | None
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,10 @@ class CompileRequest:
 
 @dataclass(frozen=True)
 class _Prepared:
-    """A validated, normalized request with its NVRTC options and cache key."""
+    """A validated, normalized request with its NVRTC options and cache key.
+
+    cacheable is False when an include_dirs entry was too large to fingerprint.
+    """
 
     source: str
     headers: tuple[tuple[str, str], ...]
@@ -124,54 +133,14 @@ class _Prepared:
     name: str
     flags: tuple[str, ...]
     key: str
-    cuda_headers_found: bool
+    cuda_headers: _headers.CudaHeaders
+    cacheable: bool = True
 
 
-def _text(value: str | bytes, what: str) -> str:
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ValueError(
-                f"{what} must be UTF-8 text when given as bytes; byte {error.start} "
-                f"({value[error.start : error.start + 1]!r}) is not: {error.reason}"
-            ) from None
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be str or bytes, got {type(value).__name__}")
-    return value
-
-
-def _normalize_headers(headers: Mapping[str, str | bytes] | None) -> tuple[tuple[str, str], ...]:
-    if headers is None:
-        return ()
-    if not isinstance(headers, Mapping):
-        raise TypeError(f"headers must map include names to contents, got {headers!r}")
-    out = []
-    for include, content in headers.items():
-        if not isinstance(include, str) or not include:
-            raise TypeError(f"header names must be non-empty str, got {include!r}")
-        out.append((include, _text(content, f"headers[{include!r}]")))
-    return tuple(sorted(out))
-
-
-def _define_flag(macro: str, value: DefineValue) -> str:
-    if not isinstance(macro, str) or not _MACRO.match(macro):
-        raise ValueError(f"define name {macro!r} is not a C identifier")
-    if value is None:
-        return f"-D{macro}"
-    if isinstance(value, bool):
-        return f"-D{macro}={int(value)}"
-    if not isinstance(value, str | int | float):
-        raise TypeError(f"define {macro} must be str, int, float, bool or None, got {value!r}")
-    return f"-D{macro}={value}"
-
-
-def _include_dirs(include_dirs: Sequence[str | os.PathLike[str]]) -> list[tuple[str, bytes]]:
-    """Return (absolute path, fingerprint of its files) of each include_dirs entry."""
-    if isinstance(include_dirs, str | os.PathLike):
-        include_dirs = [include_dirs]
+def _include_dirs(include_dirs: object) -> list[tuple[str, bytes | None]]:
+    """Return (absolute path, fingerprint of its files or None) of each include_dirs entry."""
     found = []
-    for entry in include_dirs:
+    for entry in _inputs.include_dirs(include_dirs):
         directory = _includes.directory(entry)
         try:
             found.append((directory, _includes.fingerprint(directory)))
@@ -182,9 +151,19 @@ def _include_dirs(include_dirs: Sequence[str | os.PathLike[str]]) -> list[tuple[
     return found
 
 
+def _warn_uncacheable(directory: str) -> None:
+    _cache.warn_once(
+        ("include_dirs too large", directory),
+        f"spio-jit does not cache compiles with include_dirs entry {directory}: it holds more "
+        f"than {_includes.MAX_FILES} files, too many to check for edits on every compile. "
+        "Pass the directory that holds just the headers to have such compiles cached.",
+    )
+
+
 def _feed(digest: Any, *parts: str | bytes) -> None:
     for part in parts:
-        data = part.encode() if isinstance(part, str) else part
+        # Paths may hold undecodable bytes (surrogate escapes); every other text was checked.
+        data = part.encode(errors="surrogateescape") if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
 
@@ -202,20 +181,15 @@ def prepare(
     name: str,
 ) -> _Prepared:
     """Validate and normalize compile()'s arguments and compute the cache key."""
-    text = _text(source, "source")
+    text = _inputs.source(source)
     if not isinstance(options, CompileOptions):
         raise TypeError(f"options must be a CompileOptions, got {type(options).__name__}")
     if target not in _TARGETS:
         raise ValueError(f"target={target!r} must be 'cubin' or 'ptx'")
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name must be a non-empty str, got {name!r}")
-    if isinstance(name_expressions, str):
-        raise TypeError("name_expressions must be a sequence of str, not a single str")
-    expressions = tuple(name_expressions)
-    if not all(isinstance(e, str) and e for e in expressions):
-        raise TypeError(f"name_expressions must be non-empty str, got {expressions!r}")
-    header_items = _normalize_headers(headers)
-    define_flags = [_define_flag(k, v) for k, v in sorted((defines or {}).items())]
+    name = _inputs.program_name(name)
+    expressions = _inputs.name_expressions(name_expressions)
+    header_items = _inputs.headers(headers)
+    define_flags = _inputs.define_flags(defines)
     includes = _include_dirs(include_dirs)
 
     info = _nvrtc.info()
@@ -238,8 +212,14 @@ def prepare(
     _feed(digest, *options.nvrtc_flags(), "\0", *define_flags, "\0", *expressions, "\0")
     for include, content in header_items:
         _feed(digest, include, content)
+    cacheable = True
     for directory, fingerprint in includes:
-        _feed(digest, directory, fingerprint)
+        if fingerprint is None:
+            _warn_uncacheable(directory)
+            cacheable = False
+        _feed(digest, directory, fingerprint or b"too large")
+    for path, found in _cwd_includes.found(header_items):
+        _feed(digest, "\0", path, f"{found.st_size} {found.st_mtime_ns} {found.st_ctime_ns}")
     return _Prepared(
         source=text,
         headers=header_items,
@@ -249,7 +229,8 @@ def prepare(
         name=name,
         flags=flags,
         key=digest.hexdigest(),
-        cuda_headers_found=cuda.found,
+        cuda_headers=cuda,
+        cacheable=cacheable,
     )
 
 
@@ -273,22 +254,38 @@ def _from_entry(prepared: _Prepared, entry: _cache.CacheEntry) -> CompiledCode |
 
 def lookup(prepared: _Prepared, cache: _cache.DiskCache | None) -> CompiledCode | None:
     """Return the cached result of a prepared compile, or None on a miss."""
-    if cache is None:
+    if cache is None or not prepared.cacheable:
         return None
     entry = cache.get(prepared.key)
     return None if entry is None else _from_entry(prepared, entry)
 
 
+def _missing_header_hint(missing: list[str], prepared: _Prepared) -> str:
+    names = ", ".join(repr(m) for m in missing)
+    cuda = prepared.cuda_headers
+    if any(m.startswith("cuda") for m in missing):
+        if not cuda.found:
+            return _headers.MISSING_HEADERS_HINT
+        problem = _headers.override_problem(cuda)
+        if problem is not None:
+            return f"{names} was not found: {problem}"
+    in_cwd = [m for m in missing if os.path.isfile(m)]
+    if in_cwd:
+        return (
+            f"{', '.join(repr(m) for m in in_cwd)} is in the current directory, which spio-jit "
+            "does not search (the cache cannot tell where a process runs): pass its directory "
+            "in include_dirs=[...] or its contents in headers={name: text}"
+        )
+    return (
+        f"{names} was not found: pass its contents in headers={{name: text}} or its "
+        "directory in include_dirs=[...]"
+    )
+
+
 def _hint(failure: _nvrtc.NvrtcCallError, prepared: _Prepared) -> str:
     missing = _MISSING_INCLUDE.findall(failure.log)
     if missing:
-        names = ", ".join(repr(m) for m in missing)
-        if any(m.startswith("cuda") for m in missing) and not prepared.cuda_headers_found:
-            return _headers.MISSING_HEADERS_HINT
-        return (
-            f"{names} was not found: pass its contents in headers={{name: text}} or its "
-            "directory in include_dirs=[...]"
-        )
+        return _missing_header_hint(missing, prepared)
     if failure.call.startswith("name expression"):
         return (
             f"{failure.call} is not valid: it must name a __global__ function (template "
@@ -301,6 +298,8 @@ def _hint(failure: _nvrtc.NvrtcCallError, prepared: _Prepared) -> str:
 
 def run_compile(prepared: _Prepared, cache: _cache.DiskCache | None) -> CompiledCode:
     """Compile a prepared request, using and filling the cache when one is given."""
+    if not prepared.cacheable:
+        cache = None
     hit = lookup(prepared, cache)
     if hit is not None:
         return hit
@@ -342,16 +341,17 @@ def _compile_now(prepared: _Prepared) -> CompiledCode:
             prepared.target,
         )
     except _nvrtc.NvrtcCallError as failure:
-        raise CompileError(
-            name=prepared.name,
-            arch=prepared.arch,
-            log=failure.log,
-            options=prepared.flags,
-            result=failure.result,
-            source=prepared.source,
-            headers=dict(prepared.headers),
-            hint=_hint(failure, prepared),
-        ) from None
+        hint = _hint(failure, prepared)
+        raise _compile_error(prepared, failure.log, failure.result, hint) from None
+    if not output.code:
+        # NVRTC succeeds with no cubin when an option asks for other output (LTO IR).
+        raise _compile_error(
+            prepared,
+            output.log,
+            f"no {prepared.target}",
+            f"NVRTC made no {prepared.target}; an option in CompileOptions.extra_flags may ask "
+            "for another kind of output",
+        )
     return CompiledCode(
         code=output.code,
         target=prepared.target,
@@ -362,6 +362,19 @@ def _compile_now(prepared: _Prepared) -> CompiledCode:
         nvrtc_version=_nvrtc.version(),
         key=prepared.key,
         from_cache=False,
+    )
+
+
+def _compile_error(prepared: _Prepared, log: str, result: str, hint: str) -> CompileError:
+    return CompileError(
+        name=prepared.name,
+        arch=prepared.arch,
+        log=log,
+        options=prepared.flags,
+        result=result,
+        source=prepared.source,
+        headers=dict(prepared.headers),
+        hint=hint,
     )
 
 
@@ -384,7 +397,8 @@ def compile(
         source: the CUDA C++ program.
         headers: include names mapped to contents, found by `#include "name"` before any
             directory (e.g. {"types.h": generated_text}).
-        include_dirs: directories searched for other includes. CUDA's own headers
+        include_dirs: directories searched for other includes (the current directory is
+            not, as the cache could not tell where a process runs). CUDA's own headers
             (cuda_fp16.h, cuda_bf16.h, cuda_pipeline.h, ...) are found automatically.
         defines: preprocessor macros: {"BLOCK": 128, "USE_BF16": None} gives -DBLOCK=128
             -DUSE_BF16; True/False give 1/0.
@@ -395,7 +409,7 @@ def compile(
             accepts the expressions.
         options: C++ standard, line info, debug, register cap, extra NVRTC flags.
         target: "cubin" (loadable) or "ptx" (for inspection; not loadable).
-        name: the program name NVRTC uses in diagnostics.
+        name: the program name, one line, that diagnostics and __FILE__ give.
         cache: False skips the disk cache for this call (SPIO_JIT_DISABLE_CACHE does for
             all); a bool, so that a word like "no" is not taken as True.
 
@@ -407,7 +421,7 @@ def compile(
         NvrtcNotFoundError: no NVRTC library could be loaded.
         ValueError, TypeError: invalid arguments (unknown arch, bad define name, ...).
     """
-    disk = _chosen_cache(cache)
+    disk = chosen_cache(cache)
     prepared = prepare(
         source,
         headers=headers,
@@ -439,11 +453,11 @@ def prepare_request(request: CompileRequest) -> _Prepared:
 
 def compile_request(request: CompileRequest, *, cache: bool = True) -> CompiledCode:
     """Run compile() with the fields of a CompileRequest."""
-    disk = _chosen_cache(cache)
+    disk = chosen_cache(cache)
     return run_compile(prepare_request(request), disk)
 
 
-def _chosen_cache(cache: bool) -> _cache.DiskCache | None:
+def chosen_cache(cache: bool) -> _cache.DiskCache | None:
     """The disk cache a compile uses: the environment's, unless cache is False (TypeError
     for anything but a bool)."""
     if not isinstance(cache, bool):

@@ -1,11 +1,10 @@
 """compile_many(): many variants in a pool of worker processes.
 
-Variants already in the cache are read in the calling process; only misses go to the pool.
-Workers are started with the "spawn" method (safe with CUDA and threads in the parent) and
-never see SIGINT (see _ctrl_c), so Ctrl-C reaches only the caller, which notices it between
-waits, cancels what is queued, stops the workers and raises KeyboardInterrupt. Because
-workers are spawned, a script that calls compile_many at import time needs the usual
-`if __name__ == "__main__":` guard.
+Variants already in the cache are read in the calling process; only misses go to the pool,
+and variants with the same cache key (identical requests) are compiled once. The pool
+(see _pool) survives Ctrl-C, outlives no caller, and loses only the variant a dying worker
+was compiling. Because workers are spawned, a script that calls compile_many at import time
+needs the usual `if __name__ == "__main__":` guard.
 
 Error policy: every variant is attempted. If any fail, CompileManyError is raised after
 the others complete; it carries `.results` (the variants that compiled) and `.errors`
@@ -15,27 +14,21 @@ results, as an autotuner discarding infeasible variants would.
 
 from __future__ import annotations
 
-import concurrent.futures as futures
-import multiprocessing
 import os
-import pickle
-import signal
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spio.jit import _cache, _env
+from spio.jit import _env
 from spio.jit._compile import (
     CompiledCode,
     CompileRequest,
+    chosen_cache,
     lookup,
     prepare_request,
     run_compile,
 )
-from spio.jit._ctrl_c import deferred_ctrl_c, sigint_blocked
-from spio.jit._errors import CompileManyError, SpioJitError
-
-_POLL_S = 0.2
+from spio.jit._errors import CompileManyError
 
 
 def _cpu_count() -> int:
@@ -45,45 +38,50 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _worker_init() -> None:
-    # Ctrl-C in a terminal signals the whole process group; the parent handles it. Where
-    # SIGINT could not be blocked while the worker started (Windows), ignore it from here.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _worker(prepared: Any, cache_enabled: bool) -> CompiledCode | BaseException:
-    """Compile one prepared variant in a worker; return the result or the exception."""
-    cache = _cache.default_cache() if cache_enabled else None
-    try:
-        return run_compile(prepared, cache)
-    except Exception as error:
-        try:
-            pickle.dumps(error)
-        except Exception:
-            return SpioJitError(f"{type(error).__name__}: {error}")
-        return error
-
-
 def _show_progress(progress: bool | None) -> bool:
     if progress is not None:
+        if not isinstance(progress, bool):
+            raise TypeError(f"progress must be True, False or None, got {progress!r}")
         return progress
     forced = _env.progress()
     if forced is not None:
         return forced
-    return sys.stderr is not None and sys.stderr.isatty()
+    try:
+        return bool(sys.stderr.isatty())
+    # No stderr (pythonw), a stream without isatty, or a closed one (ValueError).
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
-def _stop(executor: futures.ProcessPoolExecutor, pending: Iterable[futures.Future[Any]]) -> None:
-    """Cancel queued work and end the workers now, without waiting for running compiles."""
-    for future in pending:
-        future.cancel()
-    terminate = getattr(executor, "terminate_workers", None)  # Python 3.14+
-    if terminate is not None:
-        terminate()
+def _variants(
+    requests: Mapping[Any, CompileRequest] | Iterable[CompileRequest],
+) -> list[tuple[Any, CompileRequest]]:
+    if isinstance(requests, CompileRequest):
+        raise TypeError(
+            "requests must be a list or dict of CompileRequests, got a single CompileRequest; "
+            "pass [request] (or use compile())"
+        )
+    if isinstance(requests, Mapping):
+        items = list(requests.items())
+    elif isinstance(requests, Iterable) and not isinstance(requests, str | bytes):
+        items = list(enumerate(requests))
     else:
-        for process in list(getattr(executor, "_processes", {}).values()):
-            process.terminate()
-    executor.shutdown(wait=True, cancel_futures=True)
+        raise TypeError(f"requests must be a list or dict of CompileRequests, got {requests!r}")
+    for key, request in items:
+        if not isinstance(request, CompileRequest):
+            raise TypeError(f"variant {key!r} is a {type(request).__name__}, not a CompileRequest")
+    return items
+
+
+def _worker_count(workers: int | None) -> int | None:
+    count = workers if workers is not None else _env.workers()
+    if count is None:
+        return None
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"workers must be a positive int or None, got {count!r}")
+    if count < 1:
+        raise ValueError(f"workers must be a positive int, got {count!r}")
+    return count
 
 
 def compile_many(
@@ -97,35 +95,33 @@ def compile_many(
 
     Args:
         requests: CompileRequests, as a mapping from a key of your choice (a config, a
-            name) or as an iterable (keyed by position).
+            name) or as an iterable (keyed by position). Identical requests are compiled
+            once.
         workers: worker processes; default SPIO_JIT_WORKERS, else the CPUs this process may
             use. 1 compiles in the calling process. Never more than the cache misses.
         progress: show a progress bar on stderr; None means SPIO_JIT_PROGRESS, else only
             when stderr is a terminal.
-        cache: False skips the disk cache.
+        cache: False skips the disk cache; a bool, as for compile().
 
     Returns:
         The compiled code for every variant, keyed like requests.
 
     Raises:
         CompileManyError: some variants failed (after all were attempted); it carries the
-            partial `.results` and the `.errors` by key.
+            partial `.results` and the `.errors` by key. A variant whose worker process
+            died (NVRTC crashed, out of memory) is compiled once more, alone, and fails
+            only if its worker dies again; the other variants are unaffected.
         KeyboardInterrupt: on Ctrl-C, after the workers were stopped.
     """
-    items: list[tuple[Any, CompileRequest]] = (
-        list(requests.items()) if isinstance(requests, Mapping) else list(enumerate(requests))
-    )
-    for key, request in items:
-        if not isinstance(request, CompileRequest):
-            raise TypeError(f"variant {key!r} is a {type(request).__name__}, not a CompileRequest")
-    count = workers if workers is not None else _env.workers()
-    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
-        raise ValueError(f"workers must be a positive int, got {count!r}")
+    items = _variants(requests)
+    count = _worker_count(workers)
+    disk = chosen_cache(cache)
+    show = _show_progress(progress)
 
-    disk = _cache.default_cache() if cache else None
     results: dict[Any, CompiledCode] = {}
     errors: dict[Any, BaseException] = {}
     misses: list[tuple[Any, Any]] = []
+    twins: dict[str, list[Any]] = {}  # cache key -> the variants that share it
     for key, request in items:
         try:
             prepared = prepare_request(request)
@@ -135,7 +131,10 @@ def compile_many(
         hit = lookup(prepared, disk)
         if hit is not None:
             results[key] = hit
+        elif prepared.key in twins:
+            twins[prepared.key].append(key)
         else:
+            twins[prepared.key] = [key]
             misses.append((key, prepared))
 
     from tqdm import tqdm
@@ -143,67 +142,34 @@ def compile_many(
     with tqdm(
         total=len(items),
         initial=len(results) + len(errors),
-        disable=not _show_progress(progress),
+        disable=not show,
         desc="spio-jit compile",
         unit="kernel",
         file=sys.stderr,
     ) as bar:
+
+        def finish(key: Any, prepared: Any, outcome: CompiledCode | BaseException) -> None:
+            for twin in twins[prepared.key]:
+                if isinstance(outcome, CompiledCode):
+                    results[twin] = outcome
+                else:
+                    errors[twin] = outcome
+            bar.update(len(twins[prepared.key]))
+
         pool_size = min(count or _cpu_count(), len(misses))
         if pool_size <= 1:
             for key, prepared in misses:
                 try:
-                    results[key] = run_compile(prepared, disk)
+                    outcome: CompiledCode | BaseException = run_compile(prepared, disk)
                 except Exception as error:
-                    errors[key] = error
-                bar.update(1)
+                    outcome = error
+                finish(key, prepared, outcome)
         else:
-            _run_pool(misses, pool_size, disk is not None, results, errors, bar)
+            from spio.jit._pool import compile_in_pool
+
+            compile_in_pool(misses, pool_size, disk is not None, finish)
 
     ordered = {key: results[key] for key, _ in items if key in results}
     if errors:
         raise CompileManyError(ordered, {key: errors[key] for key, _ in items if key in errors})
     return ordered
-
-
-def _run_pool(
-    misses: list[tuple[Any, Any]],
-    pool_size: int,
-    cache_enabled: bool,
-    results: dict[Any, CompiledCode],
-    errors: dict[Any, BaseException],
-    bar: Any,
-) -> None:
-    executor = futures.ProcessPoolExecutor(
-        max_workers=pool_size,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_worker_init,
-    )
-    pending: dict[futures.Future[Any], Any] = {}
-    try:
-        with deferred_ctrl_c() as ctrl_c:
-            with sigint_blocked():  # the workers start here and inherit the blocked mask
-                for key, prepared in misses:
-                    pending[executor.submit(_worker, prepared, cache_enabled)] = key
-            while pending and not ctrl_c.pressed:
-                # The timeout bounds how long a Ctrl-C waits to be noticed.
-                done, _ = futures.wait(
-                    pending, timeout=_POLL_S, return_when=futures.FIRST_COMPLETED
-                )
-                for future in done:
-                    key = pending.pop(future)
-                    try:
-                        outcome = future.result()
-                    except Exception as error:  # the worker died (BrokenProcessPool) or similar
-                        outcome = SpioJitError(f"worker process failed: {error!r}")
-                    if isinstance(outcome, CompiledCode):
-                        results[key] = outcome
-                    else:
-                        errors[key] = outcome
-                    bar.update(1)
-            if ctrl_c.pressed:
-                raise KeyboardInterrupt
-    except BaseException:
-        # Ctrl-C is live again here: a second one interrupts a stop that takes too long.
-        _stop(executor, pending)
-        raise
-    executor.shutdown(wait=True)

@@ -7,6 +7,7 @@ it between calls. `ENV_VARS` lists them for `spio-jit doctor` and the documentat
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,10 +96,12 @@ def _flag(var: EnvVar) -> bool | None:
 
 
 def _path(var: EnvVar, value: str) -> Path:
-    """value (var's, or one part of it) as a path, ~ and ~user expanded; ValueError naming
-    the variable where that home directory is unknown (pathlib's RuntimeError names none)."""
+    """value (var's, or one part of it) as an absolute path, ~ and ~user expanded; ValueError
+    naming the variable where that home directory is unknown (pathlib's RuntimeError names
+    none). A relative path is taken from the current directory when the variable is read, so
+    that what is reported (cache_info().directory) is where the files are."""
     try:
-        return Path(value).expanduser()
+        return Path(value).expanduser().absolute()
     except RuntimeError as error:
         part = "" if value == var.raw() else f" (its part {value!r})"
         raise ValueError(
@@ -127,12 +130,10 @@ def workers() -> int | None:
     value = WORKERS.raw()
     if value is None:
         return None
-    try:
-        count = int(value)
-    except ValueError:
-        count = 0
+    # Digits only: int() would also take "1_0" (as 10), "+3" and non-ASCII digits.
+    count = int(value) if value.isascii() and value.isdigit() else 0
     if count < 1:
-        raise ValueError(f"{WORKERS.name}={value!r} must be a positive integer")
+        raise ValueError(f"{WORKERS.name}={value!r} must be a positive integer, such as 4")
     return count
 
 
@@ -146,7 +147,13 @@ def cuda_include_dirs() -> tuple[Path, ...] | None:
     value = CUDA_INCLUDE.raw()
     if value is None:
         return None
-    return tuple(_path(CUDA_INCLUDE, part) for part in value.split(os.pathsep) if part.strip())
+    parts = [part.strip() for part in value.split(os.pathsep) if part.strip()]
+    if not parts:  # e.g. "$A:$B" with both unset
+        raise ValueError(
+            f"{CUDA_INCLUDE.name}={value!r} names no directory; list CUDA include directories "
+            f"separated by {os.pathsep!r}, or unset it to have them searched for"
+        )
+    return tuple(_path(CUDA_INCLUDE, part) for part in parts)
 
 
 def conda_prefix() -> Path | None:
@@ -155,10 +162,38 @@ def conda_prefix() -> Path | None:
     return Path(value) if value else None
 
 
+def _optional_path(var: EnvVar) -> Path | None:
+    value = var.raw()
+    return None if value is None else _path(var, value)
+
+
 def cuda_home() -> Path | None:
     """Return CUDA_HOME (or CUDA_PATH) as a path, or None when neither is set."""
     for var in (CUDA_HOME, CUDA_PATH):
-        value = var.raw()
-        if value is not None:
-            return _path(var, value)
+        path = _optional_path(var)
+        if path is not None:
+            return path
     return None
+
+
+# How each variable is read; reading one raises the ValueError that says what is wrong.
+_READERS: tuple[tuple[EnvVar, Callable[[], object]], ...] = (
+    (CACHE_DIR, cache_dir),
+    (DISABLE_CACHE, cache_enabled),
+    (WORKERS, workers),
+    (PROGRESS, progress),
+    (CUDA_INCLUDE, cuda_include_dirs),
+    (CUDA_HOME, lambda: _optional_path(CUDA_HOME)),
+    (CUDA_PATH, lambda: _optional_path(CUDA_PATH)),
+)
+
+
+def problems() -> dict[str, str]:
+    """Return, for each variable whose value cannot be used, why (its ValueError's message)."""
+    found = {}
+    for var, read in _READERS:
+        try:
+            read()
+        except ValueError as error:
+            found[var.name] = str(error)
+    return found

@@ -22,6 +22,9 @@ _DIAGNOSTIC = re.compile(
 _CONTEXT_LINES = 2
 _MAX_EXCERPTS = 5
 _MAX_LOG_LINES_IN_MESSAGE = 40
+# CompileManyError's message shows this many failed variants; .errors holds them all.
+_MAX_VARIANTS_IN_MESSAGE = 20
+_MAX_LINES_PER_VARIANT = 8
 
 
 class SpioJitError(Exception):
@@ -186,6 +189,8 @@ class CudaError(SpioJitError, RuntimeError):
 class CompileManyError(SpioJitError):
     """Some variants of compile_many failed; the others compiled.
 
+    The message lists the first failures; .errors holds every one.
+
     Attributes:
         results: the compiled variants, keyed like the input.
         errors: the failed variants, keyed like the input, each with its exception.
@@ -196,10 +201,15 @@ class CompileManyError(SpioJitError):
         self.errors = dict(errors)
         total = len(self.results) + len(self.errors)
         lines = [f"{len(self.errors)} of {total} variants failed to compile:"]
-        for key, error in self.errors.items():
+        for key, error in list(self.errors.items())[:_MAX_VARIANTS_IN_MESSAGE]:
             first = str(error).strip().splitlines()
-            summary = "\n      ".join(first[:8]) if first else type(error).__name__
+            summary = (
+                "\n      ".join(first[:_MAX_LINES_PER_VARIANT]) if first else type(error).__name__
+            )
             lines.append(f"  - variant {key!r}: {type(error).__name__}: {summary}")
+        left_out = len(self.errors) - _MAX_VARIANTS_IN_MESSAGE
+        if left_out > 0:
+            lines.append(f"  ... and {left_out} more failed variants (see .errors)")
         super().__init__("\n".join(lines))
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import os
 import re
 import shutil
 import tempfile
@@ -157,6 +158,20 @@ def _from_toolkit() -> CudaHeaders | None:
                 _with_cccl(include, include / "cccl"), f"{label} ({include})", _fingerprint(include)
             )
     return None
+
+
+def override_problem(headers: CudaHeaders) -> str | None:
+    """Say what is wrong when SPIO_JIT_CUDA_INCLUDE gave the headers but none of its
+    directories has CUDA's; None otherwise."""
+    if headers.origin != _env.CUDA_INCLUDE.name:
+        return None
+    if any(_is_include_dir(Path(directory)) for directory in headers.include_dirs):
+        return None
+    return (
+        f"{_env.CUDA_INCLUDE.name}={os.pathsep.join(headers.include_dirs)} has no {_PROBE}: "
+        f"point it at CUDA's include directory (the one that holds {_PROBE}), or unset it to "
+        "have CUDA's headers searched for"
+    )
 
 
 def cuda_headers() -> CudaHeaders:

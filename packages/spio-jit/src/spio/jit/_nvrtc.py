@@ -32,6 +32,14 @@ from spio.jit._errors import NvrtcNotFoundError
 
 _lock = threading.Lock()
 
+# NVRTC looks for a quoted #include first beside the file that includes it: for the program,
+# beside its name, which for a bare name such as "kernel.cu" is the process's current
+# directory. A header there would shadow include_dirs, and no cache key can see where a
+# process runs. So NVRTC is given a name below a regular file (a directory that cannot exist,
+# on any platform), and a #line directive gives the caller's name back to diagnostics and
+# __FILE__.
+_PROGRAM = os.path.join(os.path.abspath(__file__), "program.cu")
+
 
 @dataclass(frozen=True)
 class NvrtcInfo:
@@ -330,13 +338,40 @@ def compile_program(
     name_expressions: tuple[str, ...],
     target: str,
 ) -> NvrtcOutput:
-    """Compile one program with NVRTC; raise NvrtcCallError with the log on failure."""
+    """Compile one program with NVRTC; raise NvrtcCallError with the log on failure.
+
+    name (one line, no NUL) is what diagnostics and __FILE__ say; quoted includes of the
+    program are not looked for in the current directory (see _PROGRAM).
+    """
+    try:
+        output = _compile_program(
+            _with_name(source, name), headers, options, name_expressions, target
+        )
+    except NvrtcCallError as failure:
+        raise NvrtcCallError(
+            failure.result, failure.log.replace(_PROGRAM, name), failure.call
+        ) from None
+    return NvrtcOutput(output.code, output.lowered_names, output.log.replace(_PROGRAM, name))
+
+
+def _with_name(source: str, name: str) -> str:
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+    return f'#line 1 "{quoted}"\n{source}'
+
+
+def _compile_program(
+    source: str,
+    headers: tuple[tuple[str, str], ...],
+    options: tuple[str, ...],
+    name_expressions: tuple[str, ...],
+    target: str,
+) -> NvrtcOutput:
     nvrtc = bindings()
     prog = _check(
         nvrtc,
         nvrtc.nvrtcCreateProgram(
             source.encode(),
-            name.encode(),
+            os.fsencode(_PROGRAM),
             len(headers),
             [content.encode() for _, content in headers],
             [include.encode() for include, _ in headers],
@@ -350,7 +385,8 @@ def compile_program(
                 nvrtc.nvrtcAddNameExpression(prog, expression.encode()),
                 f"name expression {expression!r}",
             )
-        encoded = [option.encode() for option in options]
+        # As a command line's arguments: a path's undecodable bytes (surrogate escapes) go back.
+        encoded = [os.fsencode(option) for option in options]
         _check(nvrtc, nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded), "compile", prog)
         log = _program_log(nvrtc, prog)
         lowered = {}

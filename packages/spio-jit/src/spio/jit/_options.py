@@ -9,14 +9,32 @@ from dataclasses import dataclass
 _STANDARDS = ("c++11", "c++14", "c++17", "c++20")
 # sm_90, sm_90a (arch-specific), sm_100f (family-specific).
 _ARCH = re.compile(r"^sm_(?P<number>\d{2,3})(?P<suffix>[af]?)$")
-# Flags spio-jit sets itself from compile()'s arguments; extra_flags must not repeat them.
+# The first SM of each suffix: architecture-specific targets came with sm_90, family-specific
+# ones with sm_100 (NVRTC's own error for sm_89a names only its --nv_arch flag).
+_FIRST_WITH_SUFFIX = {"a": 90, "f": 100}
+_KEYED = " (the cache key covers the files under include_dirs and in-memory headers only)"
+# Flags spio-jit sets itself from compile()'s arguments; extra_flags must not repeat them:
+# (flag, what to use instead, why).
 _MANAGED_FLAGS = (
-    ("-arch", "arch="),
-    ("--gpu-architecture", "arch="),
-    ("-std", "CompileOptions.std"),
-    ("--std", "CompileOptions.std"),
-    ("--maxrregcount", "CompileOptions.max_registers"),
-    ("-maxrregcount", "CompileOptions.max_registers"),
+    ("-arch", "arch=", ""),
+    ("--gpu-architecture", "arch=", ""),
+    ("-std", "CompileOptions.std", ""),
+    ("--std", "CompileOptions.std", ""),
+    ("--maxrregcount", "CompileOptions.max_registers", ""),
+    ("-maxrregcount", "CompileOptions.max_registers", ""),
+    ("--include-path", "include_dirs=[...]", _KEYED),
+    ("-I", "include_dirs=[...]", _KEYED),
+    ("--pre-include", "headers={name: text} and an #include in the source", _KEYED),
+    ("-include", "headers={name: text} and an #include in the source", _KEYED),
+)
+# NVRTC takes these joined to their value too ("-I/opt/include").
+_JOINED_FLAGS = ("-I",)
+# Flags after which NVRTC makes no loadable cubin or PTX, and why.
+_REFUSED_FLAGS = (
+    ("-dlto", "it makes LTO IR for a link step, which spio-jit does not have"),
+    ("--dlink-time-opt", "it makes LTO IR for a link step, which spio-jit does not have"),
+    ("-fdevice-syntax-only", "it only checks the syntax and makes no kernels"),
+    ("--fdevice-syntax-only", "it only checks the syntax and makes no kernels"),
 )
 
 
@@ -30,7 +48,9 @@ class CompileOptions:
         debug: emit device debug information and disable optimization (-G).
         max_registers: cap on registers per thread (--maxrregcount), or None for no cap.
         extra_flags: further NVRTC flags, passed verbatim after the others
-            (e.g. ("--use_fast_math", "-Xptxas=-v")).
+            (e.g. ("--use_fast_math", "-Xptxas=-v")). Refused: flags that compile()'s
+            arguments set (the architecture, the standard, include paths) and flags after
+            which NVRTC makes no loadable code (-dlto, --fdevice-syntax-only).
     """
 
     std: str = "c++17"
@@ -63,9 +83,12 @@ class CompileOptions:
         # Lists are accepted for convenience and stored as a tuple to keep options hashable.
         object.__setattr__(self, "extra_flags", tuple(flags))
         for flag in self.extra_flags:
-            for managed, instead in _MANAGED_FLAGS:
-                if flag == managed or flag.startswith((managed + "=", managed + " ")):
-                    raise ValueError(f"extra_flags sets {flag!r}; use {instead} instead")
+            for managed, instead, why in _MANAGED_FLAGS:
+                if _sets(flag, managed):
+                    raise ValueError(f"extra_flags sets {flag!r}; use {instead} instead{why}")
+            for refused, why in _REFUSED_FLAGS:
+                if _sets(flag, refused):
+                    raise ValueError(f"extra_flags has {flag!r}, which spio-jit cannot use: {why}")
 
     def nvrtc_flags(self) -> tuple[str, ...]:
         """Return these options as NVRTC command-line flags (without the architecture)."""
@@ -80,6 +103,13 @@ class CompileOptions:
         return tuple(flags)
 
 
+def _sets(flag: str, option: str) -> bool:
+    """Return True when flag is option, alone or with its value."""
+    if option in _JOINED_FLAGS:
+        return flag.startswith(option)
+    return flag == option or flag.startswith((option + "=", option + " "))
+
+
 def parse_arch(arch: str) -> tuple[int, str]:
     """Return (SM number, suffix) of "sm_90" / "sm_90a" / "sm_100f"; raise ValueError otherwise."""
     if not isinstance(arch, str):
@@ -90,7 +120,15 @@ def parse_arch(arch: str) -> tuple[int, str]:
             f"arch={arch!r} is not a GPU architecture; use 'sm_<major><minor>' such as 'sm_80', "
             "'sm_90' or 'sm_90a' (a cubin is always built for one exact architecture)"
         )
-    return int(match["number"]), match["suffix"]
+    number, suffix = int(match["number"]), match["suffix"]
+    first = _FIRST_WITH_SUFFIX.get(suffix)
+    if first is not None and number < first:
+        kind = "architecture-specific" if suffix == "a" else "family-specific"
+        raise ValueError(
+            f"arch={arch!r} does not exist: {kind} targets ('{suffix}') start at sm_{first}; "
+            f"use 'sm_{number}'"
+        )
+    return number, suffix
 
 
 def check_arch(arch: str, supported: Sequence[int], nvrtc_version: str) -> str:
