@@ -4,12 +4,16 @@ registration (fake tensors, autograd, torch.compile) and argument checks."""
 from __future__ import annotations
 
 import types
+import warnings
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
 from conv2d_cases import CASES, Case
+from devices import DEVICES
+from torch.autograd import forward_ad
+from torch.utils.flop_counter import FlopCounterMode
 
 import spio.functional as spio_f
 
@@ -163,7 +167,11 @@ def test_other_memory_layouts_and_padding_forms() -> None:
 @pytest.mark.parametrize(
     ("arguments", "error", "match"),
     [
-        ({"input": torch.randn(2, 16, 5)}, ValueError, "input must be 4-D"),
+        (
+            {"input": torch.randn(1, 16, 5, 5, 1).half()},
+            ValueError,
+            r"input must be 4-D \(N x C x H x W\), or 3-D \(C x H x W\) for one image",
+        ),
         ({"input": torch.randn(1, 16, 5, 5)}, TypeError, "input must be float16 or bfloat16"),
         ({"input": torch.randn(1, 12, 5, 5).half()}, ValueError, "multiple of 8 channels.*got 12"),
         ({"weight": torch.randn(16, 4, 3, 3).half()}, ValueError, r"weight must be 16 x 8 x R x S"),
@@ -418,3 +426,164 @@ def test_a_layer_plan_chooses_and_loads_each_pass_once(monkeypatch: pytest.Monke
     assert rounded == ("wgrad", "wgrad config + atomic True", 0)
     assert plan.launch("wgrad") == ("wgrad", "wgrad config", 0)
     assert chosen == [("fprop", True), ("wgrad", False), ("wgrad", False), ("wgrad", False)]
+
+
+# ---- forward-mode AD, tracers, autocast, FLOP counts, the weight gradient's layout ---------
+
+#: The arguments of conv2d_gw8 a tangent may ride on.
+MOVING = ("input", "weight", "bias")
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no grad", "requires grad"])
+@pytest.mark.parametrize("moving", ["input", "weight", "bias"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_forward_ad_carries_the_convolutions_tangent(
+    device: str, moving: str, requires_grad: bool
+) -> None:
+    # The tangent was dropped without a word (conv(x) + x gave x's tangent alone) where no
+    # argument required grad, and torch's own error was raised where one did.
+    case = CASES[0]
+    x, weight, bias = (t.detach() for t in case.make(device))
+    tensors = (x, weight, bias)
+    tangents = {name: torch.randn_like(t) for name, t in zip(MOVING, tensors, strict=True)}
+    with forward_ad.dual_level():
+        arguments = {"input": x.requires_grad_(requires_grad), "weight": weight, "bias": bias}
+        arguments[moving] = forward_ad.make_dual(arguments[moving], tangents[moving])
+        y = spio_f.conv2d_gw8(*arguments.values(), padding=case.padding)
+        tangent = forward_ad.unpack_dual(y).tangent
+        exact = {name: t.float() for name, t in arguments.items()}
+        want = forward_ad.unpack_dual(case.reference(*exact.values())).tangent
+    assert tangent is not None
+    assert want is not None
+    scale = want.abs().max().item() + 1
+    torch.testing.assert_close(tangent.float(), want, atol=case.tolerance() * scale, rtol=0)
+
+
+def test_an_operator_called_on_a_dual_tensor_refuses_instead_of_dropping_the_tangent() -> None:
+    x = torch.randn(1, 16, 5, 5).half()
+    weight = torch.randn(16, 8, 3, 3).half()
+    with forward_ad.dual_level():
+        dual = forward_ad.make_dual(x, torch.randn_like(x))
+        with pytest.raises(NotImplementedError, match=r"call spio\.functional\.conv2d_gw8"):
+            torch.ops.spio.conv2d_gw8(dual, weight, None, [1, 1, 1, 1])
+        grad_output = forward_ad.make_dual(x, torch.randn_like(x))
+        with pytest.raises(NotImplementedError, match="drop the tangent"):
+            torch.ops.spio.conv2d_gw8_weight_grad(x, grad_output, [3, 3], [1, 1, 1, 1])
+
+
+def test_fx_symbolic_trace_records_the_functional_as_one_call() -> None:
+    # It raised "input must be a torch.Tensor, got Proxy".
+    class Layer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(16, 8, 3, 3).half())
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return spio_f.conv2d_gw8(x, self.weight, None, 1)
+
+    layer = Layer()
+    traced = torch.fx.symbolic_trace(layer)
+    calls = [node.target for node in traced.graph.nodes if node.op == "call_function"]
+    assert calls == [spio_f.conv2d_gw8]
+    x = torch.randn(2, 16, 6, 6).half()
+    assert torch.equal(traced(x), layer(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_functional_runs_under_autocast_as_torchs_conv2d(device: str) -> None:
+    # It refused fp32 tensors under autocast, advising to run under autocast.
+    x = torch.randn(2, 16, 6, 6, device=device)
+    weight = torch.randn(16, 8, 3, 3, device=device)
+    bias = torch.randn(16, device=device)
+    for dtype in (torch.float16, torch.bfloat16):
+        with torch.autocast(device, dtype=dtype):
+            y = spio_f.conv2d_gw8(x, weight, bias, padding=1)
+            want = torch.nn.functional.conv2d(x, weight, bias, padding=1, groups=2)
+        assert y.dtype == want.dtype == dtype
+        torch.testing.assert_close(y.float(), want.float(), atol=0.1, rtol=0.02)
+
+
+def test_the_operator_has_autocasts_rule_for_the_regions_dtype() -> None:
+    x = torch.randn(1, 16, 5, 5)
+    weight = torch.randn(16, 8, 3, 3)
+    bias = torch.randn(16)  # added in fp32: autocast leaves it
+    for dtype in (torch.float16, torch.bfloat16):
+        with torch.autocast("cpu", dtype=dtype):
+            y = torch.ops.spio.conv2d_gw8(x, weight, bias, [1, 1, 1, 1])
+        assert y.dtype == dtype
+        expected = spio_f.conv2d_gw8(x.to(dtype), weight.to(dtype), bias, padding=1)
+        assert torch.equal(y, expected)
+
+
+def test_an_fp32_input_where_autocast_is_disabled_is_told_what_turns_it_off() -> None:
+    # The hint said "run under torch.autocast" inside an autocast region.
+    x = torch.randn(1, 16, 5, 5)
+    weight = torch.randn(16, 8, 3, 3)
+    disabled = r"not inside an autocast\(enabled=False\) region"
+    with (
+        torch.autocast("cpu", dtype=torch.bfloat16),
+        torch.autocast("cpu", enabled=False),
+        pytest.raises(TypeError, match=disabled),
+    ):
+        spio_f.conv2d_gw8(x, weight, padding=1)
+    left = r"autocast is enabled for cpu but leaves torch\.float64"
+    with torch.autocast("cpu", dtype=torch.bfloat16), pytest.raises(TypeError, match=left):
+        spio_f.conv2d_gw8(x.double(), weight.double(), padding=1)
+
+
+def test_one_image_is_taken_as_torchs_conv2d_takes_it() -> None:
+    x = torch.randn(1, 16, 6, 5).half()
+    weight = torch.randn(16, 8, 3, 3).half()
+    y = spio_f.conv2d_gw8(x[0], weight, padding=1)
+    assert y.shape == (16, 6, 5)
+    assert torch.equal(y, spio_f.conv2d_gw8(x, weight, padding=1)[0])
+
+
+def test_compiling_gives_no_warning_about_the_layer_checks_cache() -> None:
+    # Dynamo warned about the lru_cache of the layer checks on every compile.
+    weight = torch.randn(16, 8, 3, 3).half()
+
+    def layer(x: torch.Tensor) -> torch.Tensor:
+        return spio_f.conv2d_gw8(x, weight, padding=1)
+
+    torch.compiler.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.compile(layer, backend="aot_eager", fullgraph=True)(torch.randn(2, 16, 6, 6).half())
+    assert not [w for w in caught if "lru_cache" in str(w.message)]
+
+
+def test_flop_counter_counts_every_pass() -> None:
+    # FlopCounterMode counted none of Spio's passes.
+    case = CASES[0]
+    x, weight, bias = case.make("cpu")
+    with FlopCounterMode(display=False) as counter:
+        y = spio_f.conv2d_gw8(x, weight, bias, padding=case.padding)
+        y.float().sum().backward()
+    n, c, p, q = y.shape
+    one_pass = 2 * n * c * 8 * case.r * case.s * p * q  # torch's count of a convolution
+    counts = counter.get_flop_counts()["Global"]
+    assert counts[torch.ops.spio.conv2d_gw8] == one_pass
+    assert counts[torch.ops.spio.conv2d_gw8_input_grad] == one_pass
+    assert counts[torch.ops.spio.conv2d_gw8_weight_bias_grad] == one_pass
+    with FlopCounterMode(display=False) as torch_counter:
+        case.reference(x.detach(), weight.detach(), bias.detach())
+    assert torch_counter.get_total_flops() == one_pass
+
+
+@pytest.mark.parametrize("device", [*DEVICES, "meta"])
+def test_the_weight_gradient_operators_return_the_layout_conv2dgw8_keeps_its_weight_in(
+    device: str,
+) -> None:
+    # They returned contiguous gradients, which autograd copied into the channels_last
+    # weight's layout on every compiled training step.
+    case = CASES[0]
+    x, _, _ = (t.detach() for t in case.make(device))
+    grad_output = torch.randn(2, 16, 9, 7, device=device).half()
+    grad_output = grad_output.contiguous(memory_format=torch.channels_last)
+    padding = list(case.padding)
+    grad_weight = torch.ops.spio.conv2d_gw8_weight_grad(x, grad_output, [3, 3], padding)
+    with_bias, _ = torch.ops.spio.conv2d_gw8_weight_bias_grad(x, grad_output, [3, 3], padding)
+    for grad in (grad_weight, with_bias):
+        assert grad.shape == (16, 8, 3, 3)
+        assert grad.is_contiguous(memory_format=torch.channels_last)

@@ -127,8 +127,9 @@ def _operator_forward_backward(
     return [output.detach(), *(t.grad for t in leaves)]  # type: ignore[misc]
 
 
-# A weight in channels_last memory (Spio's layout) gets its gradient from the reduction in
-# the weight's dtype, each f32 sum rounded once; the operators cast the f32 sums: the same bits.
+# The eager path gives a weight in channels_last memory (Spio's layout) its gradient from the
+# reduction in the weight's dtype, each f32 sum rounded once, and a contiguous weight the f32
+# sums cast; the operators always take the reduction (a channels_last gradient): the same bits.
 @pytest.mark.parametrize("weight_format", [torch.contiguous_format, torch.channels_last])
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_the_eager_path_equals_the_operators_bit_for_bit(

@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 import torch
+from devices import DEVICES
+from torch.autograd import forward_ad
+from torch.utils.flop_counter import FlopCounterMode
 
 import spio.functional as spio_f
 from spio.torch._matmul import _layout
@@ -351,3 +354,83 @@ def test_a_dynamic_batch_compiles_once_whatever_its_divisibility_by_8() -> None:
     # first call's static trace.
     assert counters["stats"]["unique_graphs"] <= 2
     torch._dynamo.reset()
+
+
+# ---- forward-mode AD, tracers, autocast, FLOP counts ------------------------------------
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no grad", "requires grad"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_forward_ad_carries_the_products_tangent(device: str, requires_grad: bool) -> None:
+    # The tangent was dropped (None) where no argument required grad.
+    gen = torch.Generator().manual_seed(0)
+
+    def make(*shape: int) -> torch.Tensor:
+        return (torch.rand(*shape, generator=gen) * 2 - 1).to(torch.bfloat16).to(device)
+
+    x, weight, bias = make(3, 5, 16), make(8, 16), make(8)
+    dx, dweight, dbias = make(3, 5, 16), make(8, 16), make(8)
+    with forward_ad.dual_level():
+        duals = [
+            forward_ad.make_dual(t.requires_grad_(requires_grad), d)
+            for t, d in ((x, dx), (weight, dweight), (bias, dbias))
+        ]
+        linear_tangent = forward_ad.unpack_dual(spio_f.linear(*duals)).tangent
+        matmul_tangent = forward_ad.unpack_dual(spio_f.matmul(duals[0][0], duals[1].t())).tangent
+    x32, w32 = x.float(), weight.float()
+    want = dx.float() @ w32.t() + x32 @ dweight.float().t() + dbias.float()
+    assert linear_tangent is not None
+    assert matmul_tangent is not None
+    torch.testing.assert_close(linear_tangent.float(), want, atol=0.05, rtol=0.02)
+    want_product = (want - dbias.float())[0]
+    torch.testing.assert_close(matmul_tangent.float(), want_product, atol=0.05, rtol=0.02)
+
+
+def test_an_operator_called_on_a_dual_tensor_refuses_instead_of_dropping_the_tangent() -> None:
+    a = torch.randn(4, 16).half()
+    b = torch.randn(16, 8).half()
+    with forward_ad.dual_level():
+        dual = forward_ad.make_dual(a, torch.randn_like(a))
+        with pytest.raises(NotImplementedError, match=r"torch\.ops\.spio\.mm has no forward-mode"):
+            torch.ops.spio.mm(dual, b)
+        with pytest.raises(NotImplementedError, match=r"spio\.functional\.linear"):
+            torch.ops.spio.addmm(torch.zeros(8).half(), dual, b)
+
+
+def test_fx_symbolic_trace_records_linear_and_matmul_as_one_call_each() -> None:
+    class Layer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(8, 16).half())
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return spio_f.matmul(spio_f.linear(x, self.weight), self.weight)
+
+    layer = Layer()
+    traced = torch.fx.symbolic_trace(layer)
+    calls = [node.target for node in traced.graph.nodes if node.op == "call_function"]
+    assert calls == [spio_f.linear, spio_f.matmul]
+    x = torch.randn(4, 16).half()
+    assert torch.equal(traced(x), layer(x))
+
+
+def test_linear_and_matmul_run_under_autocast_as_torchs() -> None:
+    x, weight, bias = torch.randn(3, 16), torch.randn(8, 16), torch.randn(8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = spio_f.linear(x, weight, bias)
+        product = spio_f.matmul(x, weight.t())
+        by_operator = torch.ops.spio.addmm(bias, x, weight.t())
+    want = torch.nn.functional.linear(x, weight, bias)
+    for got in (y, by_operator):
+        assert got.dtype == torch.bfloat16
+        torch.testing.assert_close(got.float(), want, atol=0.1, rtol=0.02)
+    assert product.dtype == torch.bfloat16
+
+
+def test_flop_counter_counts_every_product() -> None:
+    x = torch.randn(4, 16).half().requires_grad_()
+    weight = torch.randn(8, 16).half().requires_grad_()
+    with FlopCounterMode(display=False) as counter:
+        spio_f.linear(x, weight).float().sum().backward()
+    # The forward product and the two gradients', each 2 x 4 x 16 x 8, as torch counts mm.
+    assert counter.get_total_flops() == 3 * 2 * 4 * 16 * 8

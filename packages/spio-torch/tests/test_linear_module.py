@@ -64,3 +64,20 @@ def test_refuses_features_the_kernels_cannot_take(features: tuple[int, int], mat
 def test_from_linear_takes_only_an_nn_linear() -> None:
     with pytest.raises(ValueError, match=r"from_linear takes an nn\.Linear, got a Linear"):
         Linear.from_linear(Linear(8, 8))
+
+
+def test_a_layer_on_the_meta_device_runs_its_forward_for_shapes() -> None:
+    # torch.is_autocast_enabled("meta") raised in the forward pass.
+    layer = Linear(16, 8, device="meta", dtype=torch.float16)
+    assert layer(torch.empty(3, 16, device="meta", dtype=torch.float16)).shape == (3, 8)
+
+
+def test_fx_symbolic_trace_records_the_layer_as_one_call() -> None:
+    import spio.functional as spio_f
+
+    model = nn.Sequential(Linear(16, 8, dtype=torch.float16))
+    traced = torch.fx.symbolic_trace(model)
+    calls = [node.target for node in traced.graph.nodes if node.op == "call_function"]
+    assert calls == [spio_f.linear]
+    x = torch.randn(3, 16, dtype=torch.float16)
+    assert torch.equal(traced(x), model(x))

@@ -100,6 +100,12 @@ def test_autocast_casts_input_and_weight() -> None:
         (nn.Conv2d(16, 16, 3, padding=3, groups=2), "padding (3, 3) for a 3 x 3 kernel"),
         (nn.Conv2d(16, 16, 3, padding=-1, groups=2), "padding (-1, -1) for a 3 x 3 kernel"),
         (nn.Linear(4, 4), "a Linear, not an nn.Conv2d"),
+        (Conv2dGw8(16, 3), "it is a Conv2dGw8 already"),
+        (nn.LazyConv2d(16, 3), "a LazyConv2d, a subclass of nn.Conv2d"),
+        (
+            nn.utils.parametrizations.weight_norm(nn.Conv2d(16, 16, 3, groups=2)),
+            "its weight has parametrizations",
+        ),
     ],
 )
 def test_ineligible_convs_say_why(conv: nn.Module, reason: str) -> None:
@@ -301,3 +307,197 @@ def test_an_fp32_module_is_told_how_to_run_in_half_precision() -> None:
     conv = Conv2dGw8(16, 3, padding=1)  # fp32 parameters, as nn.Conv2d's default
     with pytest.raises(TypeError, match=r"cast it \(a module: \.half\(\) or \.bfloat16\(\)\)"):
         conv(torch.randn(1, 16, 6, 6))
+
+
+# ---- the meta device, state it would drop, inference mode, assign, tracers -----------------
+
+
+def test_a_module_on_the_meta_device_runs_its_forward_for_shapes() -> None:
+    # torch.is_autocast_enabled("meta") raised in the forward pass.
+    module = Conv2dGw8(16, 3, padding=1, device="meta", dtype=torch.float16)
+    assert module(torch.empty(2, 16, 8, 8, device="meta", dtype=torch.float16)).shape == (
+        2,
+        16,
+        8,
+        8,
+    )
+    with torch.device("meta"):
+        model = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, groups=2, dtype=torch.float16))
+        convert(model)
+        assert model(torch.empty(2, 16, 8, 8, dtype=torch.float16)).shape == (2, 16, 8, 8)
+
+
+def _with_buffer(conv: nn.Conv2d) -> None:
+    conv.register_buffer("scale", torch.ones(16))
+
+
+def _with_parameter(conv: nn.Conv2d) -> None:
+    conv.register_parameter("gate", nn.Parameter(torch.zeros(1)))
+
+
+def _with_submodule(conv: nn.Conv2d) -> None:
+    conv.norm = nn.BatchNorm2d(16)
+
+
+def _with_attribute(conv: nn.Conv2d) -> None:
+    conv.tag = "stem"
+
+
+def _with_state_dict_hook(conv: nn.Conv2d) -> None:
+    conv._register_state_dict_hook(lambda module, state, prefix, local: None)
+
+
+def _with_load_post_hook(conv: nn.Conv2d) -> None:
+    conv.register_load_state_dict_post_hook(lambda module, keys: None)
+
+
+@pytest.mark.parametrize(
+    ("add", "reason"),
+    [
+        (_with_buffer, "buffer 'scale'"),
+        (_with_parameter, "parameter 'gate'"),
+        (_with_submodule, "submodule 'norm'"),
+        (_with_attribute, "attribute 'tag'"),
+        (_with_state_dict_hook, "a state_dict hook"),
+        (_with_load_post_hook, "a load_state_dict post-hook"),
+    ],
+)
+def test_convert_leaves_a_conv_holding_state_it_would_drop_and_says_why(
+    add: Callable[[nn.Conv2d], None], reason: str
+) -> None:
+    # convert dropped them: the state_dict lost keys, hooks reading them failed.
+    model = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, groups=2))
+    add(model[0])
+    keys = set(model.state_dict())
+    found = ineligible_because(model[0])
+    assert found is not None
+    assert reason in found
+    assert "would not carry over" in found
+    assert convert(model) == []
+    assert type(model[0]) is nn.Conv2d
+    assert set(model.state_dict()) == keys
+
+
+def test_convert_in_inference_mode_leaves_the_weights_trainable() -> None:
+    # The channels_last copy made in inference mode was an inference tensor, which the next
+    # training step could not save for backward.
+    model = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, groups=2)).to(torch.bfloat16)
+    with torch.inference_mode():
+        convert(model)
+    assert not model[0].weight.is_inference()
+    x = torch.randn(2, 16, 6, 6, dtype=torch.bfloat16, requires_grad=True)
+    model(x).float().sum().backward()
+    assert model[0].weight.grad is not None
+
+
+def test_load_state_dict_with_assign_keeps_the_channels_last_layout() -> None:
+    # The checkpoint's contiguous tensor took the weight's place as it was laid out.
+    plain = nn.Conv2d(16, 16, 3, padding=1, groups=2, dtype=torch.float16)
+    with torch.device("meta"):
+        module = Conv2dGw8(16, 3, padding=1, dtype=torch.float16)
+    module.load_state_dict(plain.state_dict(), assign=True)
+    assert module.weight.device.type == "cpu"
+    assert module.weight.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(module.weight, plain.weight)
+
+
+def test_fx_symbolic_trace_records_the_module_as_one_call() -> None:
+    # torch.is_autocast_enabled was handed an FX proxy for the device type.
+    model = nn.Sequential(Conv2dGw8(16, 3, padding=1, dtype=torch.bfloat16), nn.ReLU())
+    traced = torch.fx.symbolic_trace(model)
+    calls = [node.target for node in traced.graph.nodes if node.op == "call_function"]
+    assert calls == [spio_f.conv2d_gw8]  # (nn.ReLU stays a call of the module)
+    x = torch.randn(2, 16, 6, 6, dtype=torch.bfloat16)
+    assert torch.equal(traced(x), model(x))
+
+
+# ---- nn.Conv2d's signature, input and repr ---------------------------------------------------
+
+
+def test_the_wrong_number_of_input_channels_is_blamed_on_the_input() -> None:
+    # The message said the weight must be 24 x 8 x R x S.
+    module = Conv2dGw8(16, 3, padding=1, dtype=torch.float16)
+    with pytest.raises(ValueError, match=r"input has 24 channels, but weight .* is for 16"):
+        module(torch.randn(1, 24, 4, 4, dtype=torch.float16))
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((16, 16, 3), {"padding": 1}),
+        ((16, 16, 3, 1, 1), {}),
+        ((), {"in_channels": 16, "out_channels": 16, "kernel_size": 3, "padding": 1}),
+        ((16, 16, 3), {"stride": 1, "padding": 1, "dilation": (1, 1), "groups": 2}),
+        ((16, 3, 1), {"stride": 1, "groups": 2, "padding_mode": "zeros"}),
+    ],
+)
+def test_nn_conv2ds_signature_is_taken(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    # Conv2dGw8(16, 16, 3) said "kernel_size must be ... got 16"; nn.Conv2d's keywords were
+    # unexpected.
+    module = Conv2dGw8(*args, **kwargs)
+    assert module.in_channels == module.out_channels == 16
+    assert module.kernel_size == (3, 3)
+    assert module.padding == (1, 1)
+    assert module.groups == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "message"),
+    [
+        ((16, 32, 3), {}, ValueError, r"got 32 \(Conv2dGw8 takes \(channels, kernel_size, "),
+        ((), {"in_channels": 16, "out_channels": 32, "kernel_size": 3}, ValueError, "equal"),
+        ((16, 16, 3), {"stride": 2}, ValueError, "stride must be 1 .*got 2"),
+        ((16, 3), {"dilation": 2}, ValueError, "dilation must be 1 .*got 2"),
+        ((16, 16, 3), {"groups": 1}, ValueError, r"groups must be channels // 8 = 2 .*got 1"),
+        ((16, 3), {"padding_mode": "reflect"}, ValueError, "padding_mode must be 'zeros'"),
+        ((16, 16), {}, TypeError, "nn.Conv2d's .*missing a required argument: 'kernel_size'"),
+        ((16, 3), {"kernel": 3}, TypeError, r"Conv2dGw8 takes \(channels, kernel_size, .*'kernel'"),
+    ],
+)
+def test_nn_conv2d_arguments_it_cannot_run_are_refused_by_name(
+    args: tuple[Any, ...], kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Conv2dGw8(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        Conv2dGw8(16, 3, padding=1),
+        Conv2dGw8(24, (3, 5), padding="same", bias=False),
+        Conv2dGw8(8, 1),
+    ],
+    ids=repr,
+)
+def test_repr_evaluates_to_an_equal_module(module: Conv2dGw8) -> None:
+    # The repr was nn.Conv2d's, which Conv2dGw8's constructor did not take.
+    twin = eval(repr(module), {"Conv2dGw8": Conv2dGw8})
+    assert repr(twin) == repr(module)
+    for name in ("in_channels", "kernel_size", "padding", "groups"):
+        assert getattr(twin, name) == getattr(module, name)
+    assert (twin.bias is None) == (module.bias is None)
+
+
+def test_unbatched_input_is_taken_as_nn_conv2d_takes_it() -> None:
+    # A C x H x W input raised "input must be 4-D".
+    module = Conv2dGw8(16, 3, padding=1, dtype=torch.float16)
+    x = torch.randn(1, 16, 6, 5, dtype=torch.float16)
+    y = module(x[0])
+    assert y.shape == (16, 6, 5)
+    assert torch.equal(y, module(x)[0])
+
+
+def test_convert_reports_the_convs_it_skipped_and_why() -> None:
+    model = nn.Sequential(
+        nn.Conv2d(16, 16, 3, padding=1, groups=2),
+        nn.Sequential(nn.Conv2d(16, 32, 1), Conv2dGw8(32, 3, padding=1)),
+        nn.Conv2d(32, 32, 3, stride=2, groups=4),
+    )
+    result = convert(model)
+    assert result == ["0"]  # still the list of names convert has always returned
+    assert result.skipped == {
+        "1.0": "16 in channels and 32 out channels (they must be equal)",
+        "2": "stride (2, 2) and dilation (1, 1) (both must be 1)",
+    }
+    assert convert(model).skipped == result.skipped  # a Conv2dGw8 is not a skipped conv

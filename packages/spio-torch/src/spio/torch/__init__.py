@@ -1,7 +1,8 @@
 """spio.torch: PyTorch modules of Spio's kernels, model conversion and the `spio` command.
 
 `Conv2dGw8` (an nn.Conv2d with 8 channels per group, stride 1, run by Spio), `convert`
-(swap a model's eligible nn.Conv2d layers for it) and `Linear` (an nn.Linear on Spio's
+(swap a model's eligible nn.Conv2d layers for it; it returns a `Conversion`: the names
+swapped, and the convs skipped with the reasons) and `Linear` (an nn.Linear on Spio's
 tensor-core matmul) import torch when first used, so that
 `import spio.torch` stays cheap for the command line; the functional operators live in
 `spio.functional`. `set_wgrad_deterministic(False)` trades the weight gradients' run-to-run
@@ -20,6 +21,7 @@ __version__ = _version("spio-torch")
 #: The lazily imported names, by the module that holds them.
 _MODULES = {
     "Conv2dGw8": "_modules",
+    "Conversion": "_modules",
     "convert": "_modules",
     "ineligible_because": "_modules",
     "Linear": "_linear_module",
@@ -27,6 +29,7 @@ _MODULES = {
 
 __all__ = [
     "Conv2dGw8",
+    "Conversion",
     "Linear",
     "__version__",
     "convert",

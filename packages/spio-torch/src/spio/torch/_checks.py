@@ -18,12 +18,17 @@ import torch
 from spio.kernels.conv2d_gw8.params import MAX_ELEMENTS, MAX_KERNEL_SIZE
 from spio.kernels.matmul.params import VECTOR
 
+from ._transforms import refuse_tangents
+
 #: Channels per group of the grouped convolution.
 GROUP_WIDTH = 8
 #: The activations' and weights' dtypes the kernels take, with spio-kernels' names for them.
 DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 _SIDES = ("top", "bottom", "left", "right")
+#: The calls that carry forward-mode tangents through the operators (refuse_tangents).
+_CONV_ENTRY = "spio.functional.conv2d_gw8"
+_PRODUCT_ENTRIES = "spio.functional.linear or spio.functional.matmul"
 
 
 def check_tensor(name: str, tensor: Any, dims: int = 0) -> None:
@@ -33,16 +38,28 @@ def check_tensor(name: str, tensor: Any, dims: int = 0) -> None:
     if dims and tensor.dim() != dims:
         raise ValueError(f"{name} must be {dims}-D, got shape {tuple(tensor.shape)}")
     if tensor.dtype not in DTYPES:
-        # An fp32 model is the usual cause: say how to run it in half precision.
-        hint = (
-            "; cast it (a module: .half() or .bfloat16()) or run under torch.autocast"
-            if tensor.is_floating_point()
-            else ""
-        )
         raise TypeError(
             f"{name} must be float16 or bfloat16 (fp32 accumulation inside), got "
-            f"{tensor.dtype}{hint}"
+            f"{tensor.dtype}{_half_precision_hint(tensor)}"
         )
+
+
+def _half_precision_hint(tensor: torch.Tensor) -> str:
+    """How to run a floating-point tensor of another dtype in half precision. An fp32 model
+    is the usual cause; autocast casts it, but not float64, and not inside an
+    autocast(enabled=False) region."""
+    if not tensor.is_floating_point():
+        return ""
+    device_type = tensor.device.type
+    if torch.amp.is_autocast_available(device_type) and torch.is_autocast_enabled(device_type):
+        return (
+            f"; torch.autocast is enabled for {device_type} but leaves {tensor.dtype} as it is "
+            "(as it does for torch's own ops): cast it to float16 or bfloat16"
+        )
+    return (
+        "; cast it (a module: .half() or .bfloat16()) or run it where torch.autocast is "
+        f"enabled for {device_type} (not inside an autocast(enabled=False) region)"
+    )
 
 
 def check_same_device(first: str, a: torch.Tensor, second: str, b: torch.Tensor) -> None:
@@ -132,6 +149,13 @@ def check_conv2d_gw8_tensors(input: Any, weight: Any, bias: Any, name: str = "in
     if c % GROUP_WIDTH or c == 0:
         _refuse_channels(name, c)
     if tuple(weight.shape[:2]) != (c, GROUP_WIDTH):
+        if weight.shape[1] == GROUP_WIDTH:
+            # A weight of some other layer's channels: as nn.Conv2d, say it from the input's
+            # side (a module's weight is what the input should have matched).
+            raise ValueError(
+                f"{name} has {c} channels, but weight of shape {tuple(weight.shape)} is for "
+                f"{weight.shape[0]} ({name} of shape {tuple(input.shape)})"
+            )
         raise ValueError(
             f"weight must be {c} x {GROUP_WIDTH} x R x S for {c} channels (out channels x "
             f"channels per group x filter), got shape {tuple(weight.shape)}"
@@ -161,6 +185,10 @@ def check_conv2d_gw8_layer(
     (_cuda_passes.layer_params), and the operators, which run it on every call, remember
     the layers it passed (sizes that are ints; a tracer's symbolic sizes are checked each
     time). N may be 0 (an empty batch: the operators answer it without the kernels)."""
+    if torch.compiler.is_compiling():
+        # Dynamo traces the check itself (once per compiled graph); through the cache it would
+        # only warn that it bypasses it.
+        return _layer_output(input_size, kernel_size, padding, kernel)
     try:
         return _passed_layer(tuple(input_size), tuple(kernel_size), tuple(padding), kernel)
     except TypeError:  # symbolic sizes are not hashable
@@ -241,6 +269,7 @@ def check_conv2d_gw8(
     """spio::conv2d_gw8's arguments (padding: top, bottom, left, right); returns the
     output's size."""
     check_conv2d_gw8_tensors(input, weight, bias)
+    refuse_tangents("conv2d_gw8", _CONV_ENTRY, input, weight, bias)
     _check_sizes("padding", padding, _SIDES)
     n, c = input.shape[:2]
     p, q = check_conv2d_gw8_layer(input.shape, weight.shape[2:], padding)
@@ -253,6 +282,7 @@ def check_conv2d_gw8_input_grad(
     """spio::conv2d_gw8_input_grad's arguments: grad_output of the output's size for an
     input of input_size (N, C, H, W), weight C x 8 x R x S of grad_output's dtype."""
     check_conv2d_gw8_tensors(grad_output, weight, None, name="grad_output")
+    refuse_tangents("conv2d_gw8_input_grad", _CONV_ENTRY, grad_output, weight)
     _check_sizes("input_size", input_size, ("N", "C", "H", "W"))
     _check_sizes("padding", padding, _SIDES)
     n, c = input_size[:2]
@@ -278,6 +308,7 @@ def check_conv2d_gw8_weight_grad(
     N x C x H x W, grad_output of the output's size under an R x S kernel (kernel_size)."""
     check_tensor("input", input, 4)
     check_tensor("grad_output", grad_output, 4)
+    refuse_tangents("conv2d_gw8_weight_grad", _CONV_ENTRY, input, grad_output)
     c = input.shape[1]
     if c % GROUP_WIDTH or c == 0:
         _refuse_channels("input", c)
@@ -321,6 +352,7 @@ def check_product(a: Any, b: Any, bias: Any = None) -> None:
     of the product's rows, is a multiple of 8; so is K unless M is: A is then read as K x M,
     whose rows are M long (a weight gradient grad.t() @ input of any number of rows)."""
     _check_operands(a, b)
+    refuse_tangents("mm" if bias is None else "addmm", _PRODUCT_ENTRIES, a, b, bias)
     m, k = a.shape
     check_multiple(b.shape[1], lambda: f"N (b's columns; b {tuple(b.shape)})")
     # Only for sizes known here: on a traced M (a batch's rows) the rule would be a guard, and

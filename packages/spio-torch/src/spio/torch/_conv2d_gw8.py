@@ -13,12 +13,15 @@ and strides without running anything:
 They take and return PyTorch's layouts: activations N x C x H x W in channels_last memory
 (what the kernels read and write as NHWC), weights C x 8 x R x S as nn.Conv2d holds them
 (read in place when in channels_last memory, Spio's C x R x S x 8; else copied so per call:
-a few KB). Each operator's autograd formula calls the others (_conv2d_gw8_grads), so
-gradients of gradients work to any order. On CUDA they run Spio's kernels through
-_cuda_passes (on torch's current stream, so they capture into CUDA graphs, each pass with
-the config spio-perfmodel's choose_config picks); on CPU they compute in fp32 with
-PyTorch's own convolution and its gradient formulas (torch.nn.grad) and round to the
-input's dtype: a path for development and tests, not a fast one.
+a few KB), weight gradients in channels_last memory (the layout Conv2dGw8 keeps its weight
+in, so that autograd accumulates them without a copy). Each operator's autograd formula
+calls the others (_conv2d_gw8_grads), so gradients of gradients work to any order. On
+CUDA they run Spio's kernels through _cuda_passes (on torch's current stream, so they
+capture into CUDA graphs, each pass with the config spio-perfmodel's choose_config picks);
+on CPU they compute in fp32 with PyTorch's own convolution and its gradient formulas
+(torch.nn.grad) and round to the input's dtype: a path for development and tests, not a
+fast one. Under torch.autocast the forward operator casts as torch's conv2d does, and
+FlopCounterMode counts each pass (the end of this module).
 
 Every implementation of an operator, CPU, CUDA and fake, first runs the operator's check
 (_checks: the same errors as spio.functional's), so the paths take the same arguments and
@@ -28,12 +31,15 @@ are empty, its weight gradient zeros, as torch's convolution gives.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from spio.kernels.conv2d_gw8 import weights_from_torch_layout
 from spio.kernels.conv2d_gw8.reference import fprop_reference
+from torch.utils.flop_counter import register_flop_formula
 
+from ._autocast import register_autocast_rule
 from ._checks import (
     GROUP_WIDTH,
     check_conv2d_gw8,
@@ -164,8 +170,8 @@ def input_grad_cuda(
 def conv2d_gw8_weight_grad_op(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> torch.Tensor:
-    """The weight gradient of spio::conv2d_gw8, C x 8 x R x S in the input's dtype (CPU: fp32
-    reference)."""
+    """The weight gradient of spio::conv2d_gw8, C x 8 x R x S in the input's dtype and in
+    channels_last memory (CPU: fp32 reference)."""
     check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
     c = input.shape[1]
     top, bottom, left, right = padding
@@ -173,7 +179,7 @@ def conv2d_gw8_weight_grad_op(
     grad = torch.nn.grad.conv2d_weight(
         padded, (c, GROUP_WIDTH, *kernel_size), grad_output.float(), groups=c // GROUP_WIDTH
     )
-    return grad.to(input.dtype).contiguous()
+    return grad.to(input.dtype).contiguous(memory_format=torch.channels_last)
 
 
 @conv2d_gw8_weight_grad_op.register_fake
@@ -181,7 +187,7 @@ def _(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> torch.Tensor:
     check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
-    return input.new_empty(_weight_size(input, kernel_size))
+    return empty_nchw(_weight_size(input, kernel_size), input)
 
 
 @conv2d_gw8_weight_grad_op.register_kernel("cuda")
@@ -190,16 +196,18 @@ def conv2d_gw8_weight_grad_op_cuda(
 ) -> torch.Tensor:
     check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
     if not input.shape[0]:
-        return input.new_zeros(_weight_size(input, kernel_size))
+        return empty_nchw(_weight_size(input, kernel_size), input).zero_()
     return weight_grad_cuda(input, grad_output, kernel_size, padding)
 
 
 def weight_grad_cuda(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> torch.Tensor:
-    """The weight gradient's CUDA kernel, unchecked (see input_grad_cuda)."""
+    """The weight gradient's CUDA kernel, unchecked (see input_grad_cuda). In channels_last
+    memory, the layout Conv2dGw8 keeps its weight in: autograd then accumulates it without
+    a copy, and the kernels' reduction writes it in the input's dtype with no f32 tensor."""
     plan = layer_plan(input.shape, kernel_size, padding, input.dtype, False, input.get_device())
-    return wgrad_cuda(channels_last(input), channels_last(grad_output), plan)
+    return wgrad_cuda(channels_last(input), channels_last(grad_output), plan, True)
 
 
 # ---- weight and bias gradients ---------------------------------------------------------
@@ -221,7 +229,7 @@ def _(
     input: torch.Tensor, grad_output: torch.Tensor, kernel_size: list[int], padding: list[int]
 ) -> tuple[torch.Tensor, torch.Tensor]:
     check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
-    grad_weight = input.new_empty(_weight_size(input, kernel_size))
+    grad_weight = empty_nchw(_weight_size(input, kernel_size), input)
     return grad_weight, input.new_empty((input.shape[1],), dtype=torch.float32)
 
 
@@ -232,7 +240,7 @@ def conv2d_gw8_weight_bias_grad_op_cuda(
     check_conv2d_gw8_weight_grad(input, grad_output, kernel_size, padding)
     if not input.shape[0]:
         grad_bias = input.new_zeros((input.shape[1],), dtype=torch.float32)
-        return input.new_zeros(_weight_size(input, kernel_size)), grad_bias
+        return empty_nchw(_weight_size(input, kernel_size), input).zero_(), grad_bias
     return weight_bias_grad_cuda(input, grad_output, kernel_size, padding)
 
 
@@ -243,7 +251,7 @@ def weight_bias_grad_cuda(
     plan = layer_plan(input.shape, kernel_size, padding, input.dtype, True, input.get_device())
     grad_output = channels_last(grad_output)
     grad_bias = bias_buffer(grad_output)
-    grad_weight = wgrad_cuda(channels_last(input), grad_output, plan, grad_bias=grad_bias)
+    grad_weight = wgrad_cuda(channels_last(input), grad_output, plan, True, grad_bias)
     return grad_weight, grad_bias
 
 
@@ -299,3 +307,37 @@ conv2d_gw8_weight_grad_op.register_autograd(
 conv2d_gw8_weight_bias_grad_op.register_autograd(
     _weight_grad_backward, setup_context=_weight_grad_context
 )
+
+
+# ---- autocast and FLOP counts ----------------------------------------------------------
+
+# Under torch.autocast the input and the weight run in the region's dtype, as torch's conv2d
+# does (the bias is added in fp32 either way). spio.functional.conv2d_gw8 casts them itself
+# (on CUDA in eager mode it skips the operators); this is the rule of a direct call.
+register_autocast_rule("conv2d_gw8", cast_arguments=(0, 1))
+
+
+def _conv_flops(output_size: Sequence[int], kernel_size: Sequence[int]) -> int:
+    """The multiply-adds of a pass, counted twice as torch.utils.flop_counter counts a
+    convolution's: each of the N x C x P x Q outputs sums 8 x R x S products (and each pass
+    of the gradients the same number)."""
+    n, c, p, q = output_size
+    r, s = kernel_size
+    return 2 * n * c * GROUP_WIDTH * r * s * p * q
+
+
+@register_flop_formula(torch.ops.spio.conv2d_gw8)
+def _(input: Any, weight: Any, bias: Any, padding: Any, out_shape: Any, **_: Any) -> int:
+    return _conv_flops(out_shape, weight[2:])
+
+
+@register_flop_formula(torch.ops.spio.conv2d_gw8_input_grad)
+def _(grad_output: Any, weight: Any, input_size: Any, padding: Any, **_: Any) -> int:
+    return _conv_flops(grad_output, weight[2:])
+
+
+@register_flop_formula(
+    [torch.ops.spio.conv2d_gw8_weight_grad, torch.ops.spio.conv2d_gw8_weight_bias_grad]
+)
+def _(input: Any, grad_output: Any, kernel_size: Any, padding: Any, **_: Any) -> int:
+    return _conv_flops(grad_output, kernel_size)

@@ -1,13 +1,15 @@
 """spio.functional.matmul and spio.functional.linear: checked entries to spio::mm (or, in
 eager mode on CUDA, to the same kernels without the operator machinery: _matmul.mm_eager;
-under torch.func transforms, to the operators through _matmul_func)."""
+under torch.func transforms and forward-mode AD, to the operators through _matmul_func)."""
 
 from __future__ import annotations
 
 import math
 
 import torch
+from torch.overrides import handle_torch_function, has_torch_function_variadic
 
+from ._autocast import autocast_enabled, autocast_operands
 from ._checks import (
     check_bias,
     check_matmul,
@@ -18,11 +20,11 @@ from ._checks import (
 from ._eager import runs_eagerly
 from ._matmul import addmm_op, mm_eager, mm_op
 from ._matmul_func import MmFunction
-from ._transforms import under_torch_func
+from ._transforms import under_forward_ad, under_torch_func
 
 
 def _mm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    if under_torch_func():
+    if under_torch_func() or under_forward_ad():
         output: torch.Tensor = MmFunction.apply(a, b, bias)
         return output
     if runs_eagerly(a, b, bias):
@@ -49,12 +51,19 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     torch.func's transforms and their compositions work on it, to any order of derivative:
     grad, vjp, jacrev, jvp, jacfwd, hessian, and vmap, which runs a batch of products as one
     where the batch folds into a matrix (a batch of a's as more rows, of b's as more
-    columns) and one after another where both operands are batched.
+    columns) and one after another where both operands are batched; forward-mode AD through
+    torch.autograd.forward_ad too. Under torch.autocast a and b run in the autocast dtype,
+    as torch.matmul's do.
 
     Raises:
         TypeError, ValueError: an argument out of scope; the message names it, what was given
             and what is allowed.
     """
+    # Tracers and tensor subclasses (torch.fx's proxies) take the call as a whole.
+    if has_torch_function_variadic(a, b):
+        return handle_torch_function(matmul, (a, b), a, b)
+    if autocast_enabled():
+        a, b = autocast_operands(a, b)
     check_matmul(a, b)
     return _mm(a, b)
 
@@ -77,12 +86,18 @@ def linear(
         ... x out_features in input's dtype.
 
     torch.func's transforms work on it as on `matmul` (a batch of inputs is one product of
-    more rows; a batch of weights, as in model ensembles, one of more columns).
+    more rows; a batch of weights, as in model ensembles, one of more columns), and so does
+    forward-mode AD. Under torch.autocast the input, the weight and the bias run in the
+    autocast dtype, as torch's linear does.
 
     Raises:
         TypeError, ValueError: an argument out of scope; the message names it, what was given
             and what is allowed.
     """
+    if has_torch_function_variadic(input, weight, bias):
+        return handle_torch_function(linear, (input, weight, bias), input, weight, bias)
+    if autocast_enabled():
+        input, weight, bias = autocast_operands(input, weight, bias)
     check_tensor("input", input)
     check_tensor("weight", weight, 2)
     check_same_dtype_and_device("input", input, "weight", weight)

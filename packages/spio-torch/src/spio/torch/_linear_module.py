@@ -31,8 +31,8 @@ class Linear(nn.Linear):
     """nn.Linear on Spio's kernels: in_features and out_features multiples of 8.
 
     Args: as nn.Linear. Under torch.autocast the input, the weight and the bias are cast to
-    the autocast dtype, as autocast does for nn.Linear; without it the input and the
-    parameters must be float16 or bfloat16 (spio.functional.linear's scope).
+    the autocast dtype, as autocast does for nn.Linear (spio.functional.linear casts them);
+    without it the input and the parameters must be float16 or bfloat16 (its scope).
     """
 
     def __init__(
@@ -64,10 +64,4 @@ class Linear(nn.Linear):
         return module
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        weight, bias = self.weight, self.bias
-        device_type = input.device.type
-        if torch.is_autocast_enabled(device_type):
-            dtype = torch.get_autocast_dtype(device_type)
-            input, weight = input.to(dtype), weight.to(dtype)
-            bias = None if bias is None else bias.to(dtype)
-        return linear(input, weight, bias)
+        return linear(input, self.weight, self.bias)

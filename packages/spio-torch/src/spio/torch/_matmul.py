@@ -27,13 +27,16 @@ call); tracers (torch.compile, export, fake tensors) see the operators.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from spio.kernels.matmul import MatmulParams, default_config_on, matmul_launch
 from spio.kernels.matmul._arrays import BIAS_ALIGNMENT
 from spio.kernels.matmul.params import VECTOR
+from torch.utils.flop_counter import register_flop_formula
 
+from ._autocast import register_autocast_rule
 from ._checks import DTYPES, check_product
 
 #: 16 bytes: the kernels move rows as whole vectors from aligned addresses.
@@ -277,3 +280,29 @@ def mm_eager(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None)
         output: torch.Tensor = _MmFunction.apply(a, b, bias)
         return output
     return mm_cuda(a, b, bias)
+
+
+# ---- autocast and FLOP counts ----------------------------------------------------------
+
+# Under torch.autocast the operands (and addmm's bias) run in the region's dtype, as torch's
+# mm, addmm and linear do; spio.functional.matmul and linear cast them themselves (on CUDA in
+# eager mode they skip the operators), this is the rule of a direct call.
+register_autocast_rule("mm", cast_arguments=(0, 1))
+register_autocast_rule("addmm", cast_arguments=(0, 1, 2))
+
+
+def _product_flops(a: Sequence[int], b: Sequence[int]) -> int:
+    """An M x K by K x N product's multiply-adds counted twice, as torch.utils.flop_counter
+    counts torch.mm's."""
+    m, k = a
+    return 2 * m * k * b[1]
+
+
+@register_flop_formula(torch.ops.spio.mm)
+def _(a: Any, b: Any, **_: Any) -> int:
+    return _product_flops(a, b)
+
+
+@register_flop_formula(torch.ops.spio.addmm)
+def _(bias: Any, a: Any, b: Any, **_: Any) -> int:
+    return _product_flops(a, b)
