@@ -310,3 +310,48 @@ def test_the_command_line_lists_and_forgets_kept_tunings(
     monkeypatch.setenv("SPIO_JIT_DISABLE_CACHE", "1")
     main(["tunings"])
     assert "no tunings are kept" in capsys.readouterr().out
+
+
+class CUDAError(Exception):
+    """Named as cuda.core's error class, which lives in a private module of cuda.core."""
+
+
+@pytest.mark.parametrize(
+    ("error", "raised"),
+    [
+        (CUDAError("CUDA_ERROR_OUT_OF_MEMORY: out of memory"), MemoryError),
+        (CUDAError("CUDA_ERROR_INVALID_VALUE: invalid argument"), CUDAError),
+        (TypeError("allocate() got an unexpected keyword argument 'stream'"), TypeError),
+    ],
+)
+def test_only_the_devices_lack_of_memory_lets_a_tuning_run_untimed(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, raised: type[Exception]
+) -> None:
+    """Regression (N9): any error while allocating the timing's buffers became a MemoryError,
+    after which the tuning quietly ran its choice untimed; only the device's lack of room
+    should."""
+    import cuda.core
+
+    from spio.kernels.conv2d_gw8 import FpropConfig
+    from spio.perfmodel import _autotune
+
+    class Device:
+        def __init__(self, index: int) -> None:
+            pass
+
+        def set_current(self) -> None:
+            pass
+
+        def create_stream(self) -> SimpleNamespace:
+            return SimpleNamespace(sync=lambda: None, close=lambda: None)
+
+        def allocate(self, size: int, stream: object) -> None:
+            raise error
+
+    monkeypatch.setattr(cuda.core, "Device", Device)
+    with pytest.raises(raised) as caught:
+        _autotune._time_on("fprop", LAYER, [FpropConfig()], 0)
+    if raised is MemoryError:
+        assert "bytes of memory on device 0: CUDA_ERROR_OUT_OF_MEMORY" in str(caught.value)
+    else:
+        assert caught.value is error

@@ -10,6 +10,7 @@ import pytest
 import spio.jit
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, bench
 from spio.kernels.conv2d_gw8.bench_results import contender_rows, read_csv, write_csv
+from spio.perfmodel import read_config_times
 from spio.perfmodel._campaign import (
     CAMPAIGN_TABLE,
     MAX_ACTIVATION_BYTES,
@@ -150,3 +151,49 @@ def test_the_command_line_collects_and_lists(
     main(["collect", "--out", str(tmp_path / "launched"), "--layers", "2", "--passes", "wgrad",
           "--as-launched"])  # fmt: skip
     assert "--as-launched" in calls[-1]
+
+
+def test_values_that_admit_too_few_layers_fail_at_once_with_the_reason() -> None:
+    """Regression (P5): every draw of a layer past MAX_ACTIVATION_BYTES was thrown away
+    until 1000 draws per layer had gone (87 s), then "could not sample N distinct layers"."""
+    with pytest.raises(ValueError, match=r"no layer of these batches, channels and sides fits "
+                       r"within 256 MiB of activations: the smallest, 512x1024x112x112, has "
+                       r"12544 MiB"):  # fmt: skip
+        campaign_layers(100_000, batches=(512,), channels=(1024,), sides=(112,))
+    # One batch, width and side of 1 x 1: a 1 x 1 filter in two dtypes, beside the standard six.
+    with pytest.raises(ValueError, match=r"only 8 distinct layers, the 6 standard ones among "
+                       r"them, can come from .*; asked for 20"):  # fmt: skip
+        campaign_layers(20, batches=(1,), channels=(8,), sides=(1,))
+    # As many as there are: every one of them is drawn.
+    assert len(campaign_layers(8, batches=(1,), channels=(8,), sides=(1,))) == 8
+    # A standard layer the draws can give too counts once: 128 x 64 x 64 x 64 in 4 filters
+    # and 2 dtypes, one of them the standard 128x64x64x64, and the other 5 standard ones.
+    assert len(campaign_layers(13, batches=(128,), channels=(64,), sides=(64,))) == 13
+    with pytest.raises(ValueError, match="only 13 distinct layers"):
+        campaign_layers(14, batches=(128,), channels=(64,), sides=(64,))
+
+
+def test_collect_times_a_layer_cut_off_between_passes_for_the_passes_it_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (N8): a layer with some passes' rows written was timed again for every
+    pass, appending rows of the finished ones that training then counted twice."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(bench, "main", _fake_bench(calls))
+    monkeypatch.setattr(spio.jit, "device_info", lambda index=0: None)  # (as if on a GPU)
+    layers = campaign_layers(3, seed=1)
+    collect(tmp_path, layers[:1], 5, passes=("wgrad",))  # cut off after the first's wgrad
+    calls.clear()
+    assert collect(tmp_path, layers, 5, passes=("wgrad", "fprop")) == layers
+    runs = {tuple(argv[argv.index("--passes") + 1 : argv.index("--all-configs")]):
+            argv[argv.index("--shapes") + 1 : argv.index("--r")] for argv in calls}  # fmt: skip
+    shape = "{0.n}x{0.c}x{0.h}x{0.w}".format
+    assert runs == {
+        ("fprop",): [shape(layers[0])],
+        ("wgrad", "fprop"): [shape(p) for p in layers[1:]],
+    }
+    for pass_name in ("wgrad", "fprop"):
+        path = tmp_path / f"conv2d_gw8_configs_{pass_name}.csv"
+        rows = read_config_times(path).rows
+        assert len(rows) == len({row.params for row in rows}) == 3  # one row a layer, none twice
+    assert collect(tmp_path, layers, 5, passes=("wgrad", "fprop")) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -50,6 +51,19 @@ def _write_two_kinds(
     path.write_text("\n".join([header(text[0]), *map(first, rows), *map(second, rows)]) + "\n")
 
 
+def _refused(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """main(argv)'s error line, which must match message, after exiting with status 2 as
+    argparse does for what it was given."""
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spio-perfmodel: error: "), err
+    assert len(err.splitlines()) == 1, err
+    assert re.search(message, err), err
+    return err
+
+
 def test_train_then_pick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     times = tmp_path / "times.csv"
     _write_times(times, "wgrad")
@@ -60,8 +74,9 @@ def test_train_then_pick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     )
     main(["pick", str(model), "64x64x32x32"])
     out = capsys.readouterr().out
-    assert out.startswith("WgradConfig(")
+    assert out.startswith("64x64x32x32: WgradConfig(")  # the layer it chose for, then the config
     assert "predicted" in out
+    assert "the process's first choice in" in out
 
 
 def test_evaluate_prints_the_regret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,11 +115,10 @@ def test_evaluate_scores_the_held_out_files_layers(
     out = capsys.readouterr().out
     assert "fprop: 2 held-out layers" in out
     assert "model regret: median" in out
-    with pytest.raises(SystemExit, match="--folds splits the rows into folds; --held-out"):
-        main(["evaluate", str(train), "--held-out", str(held_out), "--pass", "fprop",
-              "--folds", "2"])  # fmt: skip
-    with pytest.raises(SystemExit, match="no wgrad rows"):
-        main(["evaluate", str(train), "--held-out", str(held_out), "--pass", "wgrad"])
+    _refused(["evaluate", str(train), "--held-out", str(held_out), "--pass", "fprop", "--folds",
+              "2"], "--folds splits the rows into folds; --held-out", capsys)  # fmt: skip
+    _refused(["evaluate", str(train), "--held-out", str(held_out), "--pass", "wgrad"],
+             "no wgrad rows", capsys)  # fmt: skip
 
 
 def test_errors_exit_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,16 +128,15 @@ def test_errors_exit_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "no latency model at" in capsys.readouterr().err
     times = tmp_path / "times.csv"
     _write_times(times, "fprop")
-    with pytest.raises(SystemExit, match="no wgrad rows"):
-        main(["evaluate", str(times), "--pass", "wgrad"])
+    _refused(["evaluate", str(times), "--pass", "wgrad"], "no wgrad rows", capsys)
     # Rows of two versions of the kernels: the command asks which.
     text = times.read_text().splitlines()
     header = text[0].replace("timing,", "timing,kernel,")
     rows = [line.replace(",graph,", ",graph,aaaaaaaaaaaa,", 1) for line in text[1:]]
     rows[0] = rows[0].replace("aaaaaaaaaaaa", "bbbbbbbbbbbb")
     times.write_text("\n".join([header, *rows]) + "\n")
-    with pytest.raises(SystemExit, match=r"several versions of the kernels.*--kernel"):
-        main(["train", str(times), "--pass", "fprop", "--out", str(tmp_path / "m.json")])
+    _refused(["train", str(times), "--pass", "fprop", "--out", str(tmp_path / "m.json")],
+             r"several versions of the kernels.*--kernel", capsys)  # fmt: skip
     main(["evaluate", str(times), "--pass", "fprop", "--kernel", "aaaaaaaaaaaa", "--folds", "2"])
     assert "model regret" in capsys.readouterr().out
 
@@ -243,8 +256,8 @@ def test_pool_trains_one_gpus_model_on_every_gpus_rows(
     times = tmp_path / "times.csv"
     _write_two_kinds(times, "fprop", str, lambda line: line.replace("Synthetic GPU", "Other GPU"))
     model = tmp_path / "fprop.ubj"
-    with pytest.raises(SystemExit, match="several GPUs"):
-        main(["train", str(times), "--pass", "fprop", "--pool", "--out", str(model)])
+    _refused(["train", str(times), "--pass", "fprop", "--pool", "--out", str(model)],
+             "several GPUs", capsys)  # fmt: skip
     main(["train", str(times), "--pass", "fprop", "--gpu", "Other GPU", "--out", str(model)])
     assert "on 160 configs of 4 layers" in capsys.readouterr().out
     assert LatencyModel.load(model).flags == ()
@@ -344,3 +357,188 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(
     print("after the pipe broke")  # standard output now goes nowhere, without an error
     sys.stdout.flush()
     assert capfd.readouterr() == ("", "")
+
+
+def test_sm_count_below_one_is_refused_as_argparse_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (B2): --sm-count 0 crashed in XGBoost with its native backtrace after
+    NumPy's warnings of a division by zero, and -5 trained a model of -5 SMs."""
+    times = tmp_path / "times.csv"
+    _write_times(times, "wgrad")
+    for count, argv in (("0", ["evaluate"]), ("-5", ["train", "--out", str(tmp_path / "m.ubj")])):
+        with pytest.raises(SystemExit) as caught:
+            main([*argv, str(times), "--pass", "wgrad", "--sm-count", count])
+        assert caught.value.code == 2
+        assert (
+            f"argument --sm-count: must be a positive int, got {count}" in capsys.readouterr().err
+        )
+    assert not (tmp_path / "m.ubj").exists()
+
+
+def test_a_path_that_cannot_be_read_is_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regressions (B4, P10): a directory given for a CSV gave IsADirectoryError's traceback
+    (status 1), and `pick` on one said there was no model there."""
+    folder = tmp_path / "dir.csv"
+    folder.mkdir()
+    times = tmp_path / "times.csv"
+    _write_times(times, "wgrad")
+    model = str(tmp_path / "m.ubj")
+    for argv in (
+        ["train", str(folder), "--pass", "wgrad", "--out", model],
+        ["evaluate", str(folder), "--pass", "wgrad"],
+        ["evaluate", str(times), "--pass", "wgrad", "--held-out", str(folder)],
+        ["compare", "--from", str(folder)],
+        ["compare", "--shapes", "8x64x8x8", "--exclude", str(folder)],
+    ):
+        _refused(argv, rf"^spio-perfmodel: error: {folder}: Is a directory$", capsys)
+    missing = tmp_path / "missing.csv"
+    _refused(["evaluate", str(missing), "--pass", "wgrad"],
+             f"{missing}: No such file or directory", capsys)  # fmt: skip
+    _refused(["pick", str(folder), "8x64x8x8"], f"{folder} is a directory, not a latency model",
+             capsys)  # fmt: skip
+
+
+def test_train_refuses_an_out_it_cannot_write_before_reading_any_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regressions (B5, N1): --out in a missing directory failed after the training (minutes
+    on the whole data) with XGBoost's native backtrace; any suffix but .json and .ubj wrote
+    UBJSON with a warning. The times file here does not exist: --out is refused first."""
+    unread = str(tmp_path / "not_read.csv")
+    (tmp_path / "dir.ubj").mkdir()
+    for out, message in (
+        (tmp_path / "nodir" / "x.json", f"--out {tmp_path}/nodir/x.json: directory "
+                                          f"{tmp_path}/nodir does not exist"),
+        (tmp_path / "dir.ubj", f"--out {tmp_path}/dir.ubj: is a directory"),
+        (tmp_path / "x.txt", r"--out .*x\.txt: a model file's name ends in \.json .* got '\.txt'"),
+    ):  # fmt: skip
+        _refused(["train", unread, "--pass", "wgrad", "--out", str(out)], message, capsys)
+
+
+def test_an_empty_selection_names_the_option_and_what_the_files_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (P1): every empty selection said "no fprop rows for GPU [] in [...]", a
+    header-only file and a wrong --kernel alike."""
+    times = tmp_path / "times.csv"
+    _write_times(times, "wgrad")
+    argv = ["evaluate", str(times), "--pass", "wgrad"]
+    _refused(["evaluate", str(times), "--pass", "fprop"],
+             rf"no fprop rows in {times}; the rows there are of the passes wgrad \(160 rows\)$",
+             capsys)  # fmt: skip
+    _refused([*argv, "--gpu", "H200"], r"no wgrad rows of --gpu H200 in .*; the wgrad rows "
+             r"there are of the GPUs Synthetic GPU \(160 rows\)$", capsys)  # fmt: skip
+    _refused([*argv, "--kernel", "deadbeef"], r"no wgrad rows of --kernel deadbeef in .*; the "
+             r"wgrad rows there are of the kernels \(unknown\) \(160 rows\)$", capsys)  # fmt: skip
+    _refused([*argv, "--launch", "launcher"], r"no wgrad rows of --launch launcher in .*; the "
+             r"wgrad rows there are of the launches tile \(160 rows\)$", capsys)  # fmt: skip
+    header_only = tmp_path / "header.csv"
+    header_only.write_text(times.read_text().splitlines()[0] + "\n")
+    _refused(["evaluate", str(header_only), "--pass", "wgrad"], rf"no rows in {header_only}$",
+             capsys)  # fmt: skip
+
+
+def test_rows_left_out_are_counted_by_reason_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (P3): malformed rows were called rows "the kernel no longer accepts", three
+    examples went to standard output, and how many of each kind was not said."""
+    times = tmp_path / "times.csv"
+    _write_times(times, "wgrad")
+    lines = times.read_text().splitlines()
+    bad = [line.rsplit(",", 1)[0] + ",abc" for line in lines[1:4]]
+    times.write_text("\n".join([*lines, *bad, lines[1].rsplit(",", 1)[0] + ",-1"]) + "\n")
+    main(["train", str(times), "--pass", "wgrad", "--out", str(tmp_path / "m.ubj")])
+    out, err = capsys.readouterr()
+    assert "left out" not in out
+    assert err.splitlines() == [
+        "left out 4 rows (malformed, or configs the kernel no longer accepts):",
+        f"  3 x ValueError: could not convert string to float: 'abc' (first at {times}:162)",
+        "  1 x ValueError: median_us must be a positive finite number, got -1.0 (first at "
+        f"{times}:165)",
+    ]
+
+
+def test_a_layer_without_pad_keeps_its_output_size_and_is_named_back(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Regressions (P4, N3, N5): --r 1 --s 1 failed with the default --pad 1 ("padding top
+    must be 0 to 0, got 1", naming no option), --r 5 --s 5 silently chose for padding 1, the
+    choice did not say which layer it was for, and shapes in capitals were refused."""
+    from spio.perfmodel._shipped import shipped_model_path
+
+    model = str(shipped_model_path("fprop", "NVIDIA H200"))
+    for argv, layer in (
+        (["128X64X64X64", "--r", "1", "--s", "1"], "128x64x64x64 1x1 pad 0 0 0 0: "),
+        (["8x64x16x16", "--r", "5", "--s", "5"], "8x64x16x16 5x5 pad 2 2 2 2: "),
+        (["8x64x16x16"], "8x64x16x16: "),
+        (["8x64x16x16", "--r", "5", "--s", "3", "--pad", "2", "1"], "8x64x16x16 5x3 pad 2 2 1 1: "),
+    ):
+        main(["pick", model, *argv])
+        assert capsys.readouterr().out.startswith(f"{layer}FpropConfig(")
+    _refused(["pick", model, "128x64x64x64", "--r", "1", "--s", "1", "--pad", "1"],
+             "layer 128x64x64x64 with --r 1 --s 1 --pad 1: padding top must be 0 to 0, got 1",
+             capsys)  # fmt: skip
+    _refused(["pick", model, "8x64x16x16", "--pad", "1", "1", "1"],
+             "--pad takes 1, 2 or 4 ints, got 3", capsys)  # fmt: skip
+    _refused(["pick", model, "0x64x16x16"], "layer 0x64x16x16 with --r 3 --s 3: n must be",
+             capsys)  # fmt: skip
+
+
+def test_compare_refuses_options_it_would_leave_unused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (P6): a --model of a pass --passes left out was loaded and never used (the
+    run timed the shipped choice), and campaign options beside --shapes, or timing options
+    beside --from, were ignored."""
+    times, model = tmp_path / "times.csv", tmp_path / "wgrad.ubj"
+    _write_times(times, "wgrad", LAYERS[:2])
+    main(["train", str(times), "--pass", "wgrad", "--out", str(model)])
+    monkeypatch.setattr(cli, "compare", _no_timing)
+    _refused(["compare", "--shapes", "8x64x8x8", "--passes", "fprop", "--model", str(model)],
+             "--model gives a wgrad model, but --passes fprop times no wgrad: add wgrad to "
+             "--passes", capsys)  # fmt: skip
+    _refused(["compare", "--shapes", "8x64x8x8", "--layers", "4", "--seed", "0"],
+             "--shapes names the layers; --layers, --seed sample a campaign's", capsys)  # fmt: skip
+    _refused(["compare", "--r", "5", "--pad", "2"],
+             "--r, --pad shape the layers of --shapes; a campaign samples its own",
+             capsys)  # fmt: skip
+    _refused(["compare", "--from", str(times), "--out", "x.csv", "--loop"],
+             "--from reports on earlier runs and times nothing; --loop, --out would time",
+             capsys)  # fmt: skip
+
+
+def _no_timing(*args: object, **kwargs: object) -> list[object]:
+    raise AssertionError("compare timed layers with options it should have refused")
+
+
+def test_tunings_says_when_its_directory_cannot_be_kept_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (N10): with SPIO_JIT_CACHE_DIR naming a file, `tunings` said "0 tunings
+    kept" while every tuning failed to be stored, silently."""
+    cache = tmp_path / "cache"
+    cache.write_text("a file, not a directory")
+    monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(cache))
+    monkeypatch.delenv("SPIO_JIT_DISABLE_CACHE", raising=False)
+    with pytest.raises(SystemExit) as caught:
+        main(["tunings"])
+    assert caught.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == f"0 tunings kept in {cache}/autotune-v2\n"
+    assert err.startswith(f"spio-perfmodel: error: {cache} is a file, not a directory: autotuning")
+    monkeypatch.setenv("SPIO_JIT_CACHE_DIR", str(tmp_path / "new" / "cache"))
+    main(["tunings"])  # a directory to be made is fine
+    assert capsys.readouterr().out.startswith("0 tunings kept in ")
+
+
+def test_folds_beside_held_out_are_refused_before_the_files_are_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (N11): every file was read first (seconds on a campaign's)."""
+    unread = str(tmp_path / "not_read.csv")
+    _refused(["evaluate", unread, "--pass", "fprop", "--held-out", unread, "--folds", "3"],
+             "--folds splits the rows into folds; --held-out names", capsys)  # fmt: skip

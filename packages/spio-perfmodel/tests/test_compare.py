@@ -137,3 +137,51 @@ def test_a_file_compare_did_not_write_is_refused_by_name_and_line(tmp_path: Path
     path.write_text(f"{header}\n{line.rsplit(',', 3)[0]}\n")
     with pytest.raises(ValueError, match=r"c\.csv:2: a row of 10 cells is needed"):
         _compare.read_csv([path])
+
+
+@pytest.mark.parametrize(
+    ("column", "cell", "message"),
+    [
+        ("chosen_us", "0", "chosen_us must be a positive finite number, got '0'"),
+        ("chosen_us", "-3", "chosen_us must be a positive finite number, got '-3'"),
+        ("heuristic_us", "inf", "heuristic_us must be a positive finite number, got 'inf'"),
+        ("chosen_us", "nan", "chosen_us must be a positive finite number, got 'nan'"),
+        ("cudnn_us", "fast", "cudnn_us must be a positive finite number, got 'fast'"),
+        ("shipped_us", "0", "shipped_us must be a positive finite number, got '0'"),
+        ("pass", "bogus", r"pass must be one of \['dgrad', 'fprop', 'wgrad'\], got 'bogus'"),
+    ],
+)
+def test_a_bad_cell_of_a_compare_csv_is_refused_by_file_and_line(
+    tmp_path: Path, column: str, cell: str, message: str
+) -> None:
+    """Regression (B6): a 0 divided by zero (a traceback), a negative or infinite time said
+    only "math domain error", and a NaN or an unknown pass reported speed-ups of nan and a
+    pass of its own."""
+    row = _compare.Comparison(LAYER, "wgrad", "h", "c", "model", 12.0, 9.0, 30.0, "s", 10.0)
+    path = _compare.write_csv([row, row], tmp_path / "c.csv")
+    header, *lines = path.read_text().splitlines()
+    cells = lines[1].split(",")
+    cells[header.split(",").index(column)] = cell
+    path.write_text("\n".join([header, lines[0], ",".join(cells)]) + "\n")
+    with pytest.raises(ValueError, match=rf"c\.csv:3: {message}"):
+        _compare.read_csv([path])
+
+
+def test_a_compare_csv_of_the_header_alone_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "empty.csv"
+    path.write_text(",".join(_compare.CSV_COLUMNS) + "\n")
+    with pytest.raises(ValueError, match=r"empty\.csv: the header alone, no rows"):
+        _compare.read_csv([path])
+
+
+def test_a_compare_csv_from_before_the_shipped_columns_reads_without_them(
+    tmp_path: Path,
+) -> None:
+    """Regression (N6): the 8-column files compare wrote before it timed the shipped choice
+    (most of docs/assets/benchmarks') were refused."""
+    row = _compare.Comparison(LAYER, "fprop", "h", "c", "model", 12.0, 9.0, 30.0)
+    path = _compare.write_csv([row], tmp_path / "old.csv")
+    header, line = path.read_text().splitlines()
+    assert line.endswith(",,")  # no shipped choice: the last two cells empty
+    path.write_text(f"{header.rsplit(',', 2)[0]}\n{line[:-2]}\n", encoding="utf-8-sig")
+    assert _compare.read_csv([path]) == [row]  # (with a byte-order mark, as a spreadsheet saves)

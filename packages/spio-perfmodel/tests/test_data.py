@@ -69,7 +69,7 @@ def test_rows_the_kernel_no_longer_accepts_are_listed_not_dropped(tmp_path: Path
         f"{path}:4",
         f"{path}:5",
     ]
-    assert "median_us must be positive" in table.skipped[1]
+    assert "median_us must be a positive finite number, got -1.0" in table.skipped[1]
     assert "pass must be one of" in table.skipped[2]
 
 
@@ -153,3 +153,37 @@ def test_what_names_no_layer_is_refused_with_the_form_it_takes(text: str) -> Non
 def test_a_named_layer_out_of_scope_is_refused_by_the_params() -> None:
     with pytest.raises(ValueError, match="float32"):
         parse_layer_key("8x64x16x16 float32")
+
+
+_FPROP_HEADER = (
+    "gpu,shape,pass_name,block_q,block_g,warp_g,warp_q16,block_p,prefetch,mma_k,median_us\n"
+)
+
+
+@pytest.mark.parametrize("time", ["inf", "1e400", "nan", "0"])
+def test_a_time_that_is_not_a_positive_finite_number_is_left_out_with_its_line(
+    tmp_path: Path, time: str
+) -> None:
+    """Regression (B3): inf (and a number past a float's range) passed `> 0` and reached
+    XGBoost's labels, which failed with its native backtrace."""
+    path = tmp_path / "times.csv"
+    path.write_text(
+        f"{_FPROP_HEADER}H200,8x64x16x16,fprop,32,8,2,2,16,2,16,5.0\n"
+        f"H200,8x64x16x16,fprop,16,8,2,1,16,2,16,{time}\n"
+    )
+    table = read_config_times(path)
+    assert len(table.rows) == 1
+    (skipped,) = table.skipped
+    assert skipped.startswith(f"{path}:3: ValueError: median_us must be a positive finite number")
+
+
+def test_a_file_with_a_byte_order_mark_reads_as_one_without(tmp_path: Path) -> None:
+    """Regression (P8): a spreadsheet's UTF-8 byte-order mark went into the first column's
+    name, and the file was refused as lacking the gpu column."""
+    text = f"{_FPROP_HEADER}H200,8x64x16x16,fprop,32,8,2,2,16,2,16,5.0\n"
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    plain.write_text(text, encoding="utf-8")
+    marked.write_text(text, encoding="utf-8-sig")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert read_config_times(marked).rows == read_config_times(plain).rows
+    assert len(read_config_times(marked).rows) == 1

@@ -106,3 +106,24 @@ def test_config_feature_is_the_configs_column_of_its_feature_row() -> None:
     assert config_feature("fprop", layer, config, "waves", GpuLimits()) == pytest.approx(384 / 792)
     with pytest.raises(ValueError, match=r"name must be one of .* got 'wave'"):
         config_feature("fprop", layer, config, "wave", GpuLimits())
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        ({"sm_count": 0}, ValueError, "GpuLimits.sm_count must be >= 1, got 0"),
+        ({"sm_count": -5}, ValueError, "GpuLimits.sm_count must be >= 1, got -5"),
+        ({"max_threads_per_sm": 0}, ValueError, "max_threads_per_sm must be >= 1, got 0"),
+        ({"reserved_shared_per_block": -1}, ValueError, "must be >= 0, got -1"),
+        ({"sm_count": 13.5}, TypeError, r"sm_count must be an int, got 13\.5 \(float\)"),
+        ({"sm_count": True}, TypeError, "sm_count must be an int, got True"),
+        ({"tma": 1}, TypeError, "GpuLimits.tma must be a bool, got 1"),
+    ],
+)
+def test_gpu_limits_out_of_range_are_refused(
+    fields: dict[str, object], error: type[Exception], message: str
+) -> None:
+    """Regression (B2): 0 SMs divided by zero in the waves and reached XGBoost as inf."""
+    with pytest.raises(error, match=message):
+        GpuLimits(**fields)  # type: ignore[arg-type]
+    assert GpuLimits(reserved_shared_per_block=0).reserved_shared_per_block == 0

@@ -29,6 +29,11 @@ from spio.perfmodel._passes import heuristic_tile
 FAST = TrainingOptions(rounds=150, threads=2)
 
 
+def _sorted(layers: list[Conv2dGw8Params]) -> list[Conv2dGw8Params]:
+    """layers in the order an evaluation reports them: sorted, whatever order their rows had."""
+    return sorted(layers, key=dataclasses.astuple)
+
+
 @pytest.mark.parametrize("pass_name", ["fprop", "wgrad"])
 def test_picks_for_unseen_layers_are_near_the_best(pass_name: str) -> None:
     rows = synthetic_rows(pass_name, LAYERS, per_layer=120)
@@ -42,7 +47,7 @@ def test_held_out_layers_are_scored_by_a_model_that_never_saw_them() -> None:
     training = synthetic_rows("fprop", LAYERS[:8], per_layer=120)
     held_out = synthetic_rows("fprop", LAYERS[8:], per_layer=120, seed=1)
     evaluation = evaluate_held_out(training, held_out, options=FAST)
-    assert [result.params for result in evaluation.layers] == LAYERS[8:]
+    assert [result.params for result in evaluation.layers] == _sorted(LAYERS[8:])
     assert evaluation.median_regret < 0.05, evaluation.report()
     # A held-out layer's rows among the training rows are left out of training: the
     # model, and so every pick, is the one trained without them.
@@ -320,7 +325,7 @@ def test_held_out_layers_of_both_launches_are_scored_as_launched() -> None:
     ]
     launched = _launched([row for row in tiles if row.params in launched_layers] + defaults)
     evaluation = evaluate(tiles + launched, folds=3, options=FAST)
-    assert [result.params for result in evaluation.layers] == launched_layers
+    assert [result.params for result in evaluation.layers] == _sorted(launched_layers)
     assert len(evaluation.default_regrets()) == len(launched_layers)
     assert evaluation.median_regret < 0.05, evaluation.report()
     # Scored on launched times: the best of each layer is its fastest launched row.
@@ -443,8 +448,105 @@ def test_held_out_layers_of_pooled_rows_are_scored_on_the_models_gpu() -> None:
     own = synthetic_rows("fprop", LAYERS[:6], per_layer=40)
     other = _on_other_gpu(synthetic_rows("fprop", LAYERS, per_layer=40, seed=1), 1.5)
     evaluation = evaluate(own + other, folds=3, options=FAST, gpu=GPU)
-    assert [result.params for result in evaluation.layers] == LAYERS[:6]
+    assert [result.params for result in evaluation.layers] == _sorted(LAYERS[:6])
     for result in evaluation.layers:
         assert result.best_us == min(r.median_us for r in own if r.params == result.params)
     with pytest.raises(ValueError, match="name the model's"):
         evaluate(own + other, folds=3, options=FAST)
+
+
+def test_evaluate_gives_the_same_folds_and_numbers_for_rows_in_any_order() -> None:
+    """Regression (B1 of the CLI audit): the layers were numbered in the order their rows came,
+    and GroupKFold breaks ties between layers of as many rows by that number, so the files'
+    order moved the folds: choose_config's p95 regret by 2.5 points on one H200 seed."""
+    from spio.perfmodel._evaluate import fold_groups
+
+    rows = synthetic_rows("fprop", LAYERS[:6], per_layer=30)
+    shuffled = random.Random(3).sample(rows, len(rows))
+    by_layer = {row.params: group for row, group in zip(rows, fold_groups(rows), strict=True)}
+    assert [by_layer[row.params] for row in shuffled] == list(fold_groups(shuffled))
+    assert fold_groups(rows, seed=1).tolist() != fold_groups(rows).tolist()  # seeded
+    first = evaluate(rows, folds=3, options=FAST)
+    again = evaluate(shuffled, folds=3, options=FAST)
+    assert again.layers == first.layers
+    assert [result.params for result in first.layers] == _sorted(LAYERS[:6])
+    assert again.report() == first.report()
+
+
+def test_the_report_keeps_its_columns_for_long_layer_names() -> None:
+    """Regression (N2): a layer's name longer than the column (a 7 x 7 bfloat16 one with its
+    padding) pushed its row's numbers out of line."""
+    from spio.perfmodel._evaluate import Evaluation, LayerResult
+
+    long = Conv2dGw8Params.make(256, 512, 16, 16, r=7, s=7, padding=3, dtype="bfloat16")
+    results = [
+        LayerResult(layer, 40, 10.0, None, 11.0, None, 11.0, 10.0) for layer in (LAYERS[0], long)
+    ]
+    lines = Evaluation("fprop", tuple(results)).report().splitlines()
+    header, rows = lines[1], lines[2:4]
+    assert rows[1].startswith("256x512x16x16 7x7 pad 3 3 3 3 bfloat16 ")
+    end = header.index("configs") + len("configs")
+    assert all(row[end - 2 : end] == "40" for row in rows), lines
+
+
+def test_a_model_file_with_gpu_limits_out_of_range_is_refused(tmp_path: Path) -> None:
+    """Regression (B2): a model trained with --sm-count -5 was written, then used."""
+    with pytest.raises(ValueError, match=r"GpuLimits\.sm_count must be >= 1, got -5"):
+        LatencyModel.train(synthetic_rows("fprop", LAYERS[:2], per_layer=20),
+                           GpuLimits(sm_count=-5), options=FAST)  # fmt: skip
+    model = LatencyModel.train(synthetic_rows("fprop", LAYERS[:2], per_layer=20), options=FAST)
+    path = model.save(tmp_path / "fprop.json")
+    document = json.loads(path.read_text())
+    attributes = document["learner"]["attributes"]
+    meta = json.loads(attributes["spio_perfmodel"])
+    meta["limits"]["sm_count"] = 0
+    attributes["spio_perfmodel"] = json.dumps(meta)
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=r"fprop\.json holds GPU limits out of range: .*sm_count"):
+        LatencyModel.load(path)
+
+
+def test_save_writes_only_json_or_ubj_and_replaces_the_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regressions (B5, N1, N7): a name of another suffix got UBJSON with XGBoost's warning;
+    a missing directory failed after training with XGBoost's native backtrace; a save cut
+    off left a part of a model at the final name."""
+    import xgboost
+
+    model = LatencyModel.train(synthetic_rows("fprop", LAYERS[:2], per_layer=20), options=FAST)
+    with pytest.raises(ValueError, match=r"x\.txt: a model file's name ends in \.json .* or "
+                       r"\.ubj .*, got '\.txt'"):  # fmt: skip
+        model.save(tmp_path / "x.txt")
+    with pytest.raises(ValueError, match=r"x\.json: directory .*nodir does not exist"):
+        model.save(tmp_path / "nodir" / "x.json")
+    (tmp_path / "dir.ubj").mkdir()
+    with pytest.raises(ValueError, match=r"dir\.ubj: is a directory"):
+        model.save(tmp_path / "dir.ubj")
+    path = model.save(tmp_path / "fprop.ubj")
+    saved = path.read_bytes()
+
+    def cut_off(booster: Any, name: str) -> None:
+        Path(name).write_bytes(saved[:100])  # a part written, then the write fails
+        raise xgboost.core.XGBoostError("[10:00:00] io.cc:12: disk full\nStack trace:\n  [bt] 0")
+
+    monkeypatch.setattr(xgboost.Booster, "save_model", cut_off)
+    with pytest.raises(ValueError, match=r"fprop\.ubj: disk full$"):
+        model.save(path)
+    assert path.read_bytes() == saved  # the model before, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.ubj", "fprop.ubj"]
+
+
+def test_the_model_api_names_an_argument_of_the_wrong_type() -> None:
+    """Regression (P7): another pass's config, or a shape given as text, gave AttributeErrors
+    from inside the features."""
+    from spio.kernels.conv2d_gw8 import FpropConfig
+
+    model = LatencyModel.train(synthetic_rows("wgrad", LAYERS[:2], per_layer=20), options=FAST)
+    with pytest.raises(TypeError, match="a wgrad model scores WgradConfigs, got FpropConfig"):
+        model.predict_us(LAYERS[0], [FpropConfig()])
+    with pytest.raises(TypeError, match="a wgrad model scores WgradConfigs, got FpropConfig"):
+        model.best_config(LAYERS[0], [FpropConfig()])
+    for call in (model.best_config, lambda params: model.top_configs(params, 2)):
+        with pytest.raises(TypeError, match="params must be a Conv2dGw8Params, got str"):
+            call("128x64x64x64")

@@ -145,6 +145,8 @@ def test_the_command_times_the_rows_of_the_named_kernel(
     assert "timed 6 configs of 2 layer-passes again" in capsys.readouterr().out
     new = read_config_times(out / "conv2d_gw8_configs_fprop.csv").select("fprop").rows
     assert len(new) == 6
-    with pytest.raises(SystemExit, match="no fprop rows"):
+    with pytest.raises(SystemExit) as caught:
         main(["retime", str(times), "--pass", "fprop", "--kernel", "ffffffffffff", "--out",
               str(out)])  # fmt: skip
+    assert caught.value.code == 2
+    assert "no fprop rows of --kernel ffffffffffff" in capsys.readouterr().err

@@ -686,7 +686,9 @@ def test_a_placed_default_is_timed_but_its_tile_is_sampled_and_written() -> None
     assert _configs_to_time(whole, params, "wgrad", placed)[0] == placed
 
 
-def test_main_without_a_gpu_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_main_without_a_gpu_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     import torch
 
     def no_gpu() -> str:
@@ -695,12 +697,16 @@ def test_main_without_a_gpu_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "get_device_name", no_gpu)
     from spio.kernels.conv2d_gw8 import bench
 
-    with pytest.raises(SystemExit, match="the conv2d_gw8 benchmark needs a CUDA GPU"):
-        bench.main(["--shapes", "2x64x8x8"])
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as caught:
+        bench.main(["--shapes", "2x64x8x8", "--out", str(out), "--no-plots"])
+    assert caught.value.code == 2  # as argparse's errors and the matmul benchmark's
+    assert "error: the conv2d_gw8 benchmark needs a CUDA GPU" in capsys.readouterr().err
+    assert not out.exists()  # a refused run leaves no empty folder
 
 
 def test_main_without_matplotlib_says_so_before_timing(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import importlib.util
 
@@ -713,8 +719,10 @@ def test_main_without_matplotlib_says_so_before_timing(
         lambda name, *rest: None if name == "matplotlib" else real_find_spec(name, *rest),
     )
     monkeypatch.setattr(bench, "copy_bandwidth_gbs", _no_timing)
-    with pytest.raises(SystemExit, match=r"plots need matplotlib.*--no-plots"):
+    with pytest.raises(SystemExit) as caught:
         bench.main(["--shapes", "2x64x8x8", "--out", str(tmp_path)])
+    assert caught.value.code == 2
+    assert "plots need matplotlib" in capsys.readouterr().err
 
 
 def _no_timing(*_args: object) -> float:

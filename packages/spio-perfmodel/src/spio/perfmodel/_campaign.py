@@ -6,13 +6,16 @@ the benchmark's standard layers always in. Each layer's passes are timed on a sa
 their configs (`spio.kernels.bench --all-configs --sample-configs K`), because every config
 compiles separately per layer: the full spaces of a few dozen layers would take hours of GPU
 time, a sample of 40 a few minutes. The rows go to the benchmark's per-pass config-times
-CSVs in one directory; a layer already there is skipped, so an interrupted campaign resumes.
+CSVs in one directory; a layer's pass already there is skipped, so an interrupted campaign
+resumes (a layer cut off between its passes is timed for the passes it lacks only: rows
+timed twice would count twice in training).
 Beside them, CAMPAIGN_TABLE keeps the benchmark's table of every layer timed: the default
 config of each pass against cuDNN, whether Spio is faster everywhere.
 """
 
 from __future__ import annotations
 
+import bisect
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,7 +69,8 @@ def campaign_layers(
     batches, channels, sides: the batch sizes, channel counts (multiples of 8, the group
     width) and image sides (H = W) to sample from, for a campaign aimed at large batches or
     at NETWORK_CHANNELS and NETWORK_SIDES, say; a layer whose activations would pass
-    MAX_ACTIVATION_BYTES is not sampled.
+    MAX_ACTIVATION_BYTES is not sampled. ValueError, before any draw, where the values
+    admit no layer within MAX_ACTIVATION_BYTES or fewer distinct layers than count.
     """
     if count < 1:
         raise ValueError(f"count must be at least 1, got {count}")
@@ -77,13 +81,15 @@ def campaign_layers(
         raise ValueError(f"channels must be positive multiples of 8, got {list(channels)}")
     rng = random.Random(seed)
     layers = dict.fromkeys(STANDARD_LAYERS[:count])
+    if len(layers) < count:
+        _check_enough_layers(count, list(layers), batches, channels, sides)
     attempts = 0
     while len(layers) < count:
         attempts += 1
         if attempts > 1000 * count:
             raise ValueError(f"could not sample {count} distinct layers")
         n, c, side = rng.choice(list(batches)), rng.choice(list(channels)), rng.choice(list(sides))
-        if n * c * side * side * 2 > MAX_ACTIVATION_BYTES:
+        if not _fits(n, c, side):
             continue
         extent = rng.choice(FILTERS)
         extent = min(extent, side)  # a filter no larger than the image
@@ -93,6 +99,54 @@ def campaign_layers(
         )
         layers[layer] = None
     return list(layers)
+
+
+def _fits(n: int, c: int, side: int) -> bool:
+    """Whether a layer of n x c x side x side has its activations within MAX_ACTIVATION_BYTES
+    (2 bytes an element: float16 and bfloat16)."""
+    return n * c * side * side * 2 <= MAX_ACTIVATION_BYTES
+
+
+def _check_enough_layers(
+    count: int,
+    standard: Sequence[Conv2dGw8Params],
+    batches: Sequence[int],
+    channels: Sequence[int],
+    sides: Sequence[int],
+) -> None:
+    """ValueError where fewer than count distinct layers can be drawn from the values (each
+    batch, channel count and side within MAX_ACTIVATION_BYTES, with each of FILTERS' extents
+    that the side holds, in both dtypes) beside the standard ones: said at once, where the
+    draws would go on until their limit without a reason."""
+    batches = sorted(set(batches))
+    samplable = 0
+    for c in set(channels):
+        for side in set(sides):
+            # The batch sizes up to the largest that fits (_fits, solved for n).
+            fitting = bisect.bisect_right(batches, MAX_ACTIVATION_BYTES // (c * side * side * 2))
+            samplable += fitting * len({min(extent, side) for extent in FILTERS}) * 2
+    budget = f"{MAX_ACTIVATION_BYTES // 2**20} MiB"
+    if samplable == 0:
+        n, c, side = batches[0], min(channels), min(sides)
+        smallest = n * c * side * side * 2 / 2**20
+        raise ValueError(
+            f"no layer of these batches, channels and sides fits within {budget} of "
+            f"activations: the smallest, {n}x{c}x{side}x{side}, has {smallest:.0f} MiB"
+        )
+    # A standard layer (3 x 3, float16) that a draw can give too counts once.
+    also_drawn = [
+        p
+        for p in standard
+        if p.n in batches and p.c in channels and p.h in sides and _fits(p.n, p.c, p.h)
+    ]
+    possible = samplable + len(standard) - len(also_drawn)
+    if possible < count:
+        raise ValueError(
+            f"only {possible} distinct layers, the {len(standard)} standard ones among them, "
+            f"can come from these batches, channels and sides (within {budget} of activations, "
+            f"filters of {sorted(set(FILTERS))} up to the side, float16 and bfloat16); "
+            f"asked for {count}"
+        )
 
 
 def _is_positive_int(value: object) -> bool:
@@ -106,14 +160,20 @@ def config_times_path(out_dir: Path, pass_name: str) -> Path:
     return out_dir / CONFIGS_CSV_NAME.format(pass_name=pass_name)
 
 
-def layers_done(out_dir: Path, passes: Sequence[str]) -> set[Conv2dGw8Params]:
-    """Layers with rows of every pass in out_dir's config-times CSVs."""
-    done: set[Conv2dGw8Params] | None = None
+def passes_done(out_dir: Path, passes: Sequence[str]) -> dict[str, set[Conv2dGw8Params]]:
+    """The layers with rows of each pass in out_dir's config-times CSVs."""
+    done = {}
     for pass_name in passes:
         path = config_times_path(out_dir, pass_name)
         have = set(read_config_times(path).select(pass_name).by_layer()) if path.exists() else set()
-        done = have if done is None else done & have
-    return done or set()
+        done[pass_name] = have
+    return done
+
+
+def layers_done(out_dir: Path, passes: Sequence[str]) -> set[Conv2dGw8Params]:
+    """Layers with rows of every pass in out_dir's config-times CSVs."""
+    done = passes_done(out_dir, passes).values()
+    return set.intersection(*done) if done else set()
 
 
 def collect(
@@ -125,7 +185,8 @@ def collect(
     as_launched: bool = False,
 ) -> list[Conv2dGw8Params]:
     """Time each layer's passes on a sample of configs_per_layer configs (plus the default)
-    with the benchmark, into out_dir; return the layers timed now (not those already there).
+    with the benchmark, into out_dir; return the layers timed now, those with a pass that
+    was not there (a layer's passes already there are not timed again).
 
     Needs a GPU, torch and the benchmark's dependencies (spio-kernels[bench]). graph times
     replays of CUDA graphs (the GPU's time; the benchmark's --cuda-graph). as_launched times
@@ -139,16 +200,20 @@ def collect(
     spio.jit.device_info(0)  # (a clear ValueError where there is no GPU, before torch's)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    done = layers_done(out, passes)
-    todo = [layer for layer in layers if layer not in done]
-    # One benchmark run per filter, padding and dtype: it takes those once for all shapes.
-    groups: dict[tuple[int, int, tuple[int, ...], str], list[Conv2dGw8Params]] = {}
+    done = passes_done(out, passes)
+    missing = {layer: tuple(p for p in passes if layer not in done[p]) for layer in layers}
+    todo = [layer for layer in layers if missing[layer]]
+    # One benchmark run per filter, padding, dtype and passes to time: it takes those once
+    # for all shapes.
+    groups: dict[tuple[int, int, tuple[int, ...], str, tuple[str, ...]], list[Conv2dGw8Params]]
+    groups = {}
     for layer in todo:
-        groups.setdefault((layer.r, layer.s, layer.padding, layer.dtype), []).append(layer)
-    for (r, s, padding, dtype), group in groups.items():
+        key = (layer.r, layer.s, layer.padding, layer.dtype, missing[layer])
+        groups.setdefault(key, []).append(layer)
+    for (r, s, padding, dtype, group_passes), group in groups.items():
         argv = ["--shapes", *(f"{p.n}x{p.c}x{p.h}x{p.w}" for p in group)]
         argv += ["--r", str(r), "--s", str(s), "--pad", *(str(v) for v in padding)]
-        argv += ["--dtype", dtype, "--passes", *passes, "--all-configs"]
+        argv += ["--dtype", dtype, "--passes", *group_passes, "--all-configs"]
         # (No plots: a PNG per sampled layer and pass says nothing about a campaign.)
         argv += ["--sample-configs", str(configs_per_layer), "--out", str(out), "--no-plots"]
         if graph:

@@ -40,14 +40,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 
 import spio.perfmodel
-from spio.kernels.conv2d_gw8.bench_results import LAUNCHES
-from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.kernels.conv2d_gw8.bench_results import LAUNCHES, padding_option
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params, Dtype
 
 from ._autotune import AUTOTUNE_CANDIDATES
 from ._campaign import BATCHES, CHANNELS, SIDES, campaign_layers, collect
@@ -55,48 +56,115 @@ from ._compare import compare, read_csv, report, write_csv
 from ._data import LatencyTable, layer_key, read_config_times
 from ._evaluate import evaluate, evaluate_held_out, seeds_report
 from ._features import GpuLimits
-from ._model import LatencyModel, training_options
+from ._model import LatencyModel, check_model_path, training_options
 from ._passes import PASSES
 from ._retime import retime
 from ._select import tune_config
 from ._selection_mode import SELECTIONS, selection_mode_set
 from ._shipped import shipped_models
-from ._tunings import forget_tunings, kept_tunings, tunings_dir
+from ._tunings import forget_tunings, kept_tunings, tunings_dir, unusable_reason
 
 
 def _rows(
     args: argparse.Namespace, files: Sequence[str] | None = None, training: bool = True
 ) -> LatencyTable:
     """The rows of files (default args.times) that args' pass, GPU, kernel and launch select;
-    training: they train a model (which a note on rows of both launches is about)."""
+    training: they train a model (which a note on rows of both launches is about).
+    ValueError where they select none, naming the option that left none and what the files
+    hold."""
     files = args.times if files is None else files
     table = read_config_times(files)
     if table.skipped:
-        print(f"left out {len(table.skipped)} rows the kernel no longer accepts, e.g.:")
-        for line in table.skipped[:3]:
-            print(f"  {line}")
+        _report_left_out(table.skipped)
     gpus = sorted({row.gpu for row in table.rows if row.pass_name == args.pass_name})
     if args.gpu is None and len(gpus) > 1:
-        raise SystemExit(f"the files hold several GPUs {gpus}; choose one with --gpu")
+        raise ValueError(f"the files hold several GPUs {gpus}; choose one with --gpu")
     if args.pool and args.gpu is None:
-        raise SystemExit("--pool learns from other GPUs' rows for the GPU --gpu names; give --gpu")
+        raise ValueError("--pool learns from other GPUs' rows for the GPU --gpu names; give --gpu")
     # With --pool every GPU's rows stay; the model is --gpu's.
-    selected = table.select(
-        args.pass_name, None if args.pool else args.gpu, args.kernel, args.launch
-    )
+    filters = {
+        "pass_name": args.pass_name,
+        "gpu": None if args.pool else args.gpu,
+        "kernel": args.kernel,
+        "launch": args.launch,
+    }
+    selected = table.select(**filters)
     if not selected.rows:
-        raise SystemExit(f"no {args.pass_name} rows for GPU {args.gpu or gpus} in {files}")
+        raise ValueError(_why_no_rows(table, filters, files))
     kernels = Counter(row.kernel or "(unknown)" for row in selected.rows)
     if len(kernels) > 1:
-        listed = ", ".join(f"{kernel} ({count} rows)" for kernel, count in kernels.items())
-        raise SystemExit(f"the rows come from several versions of the kernels: {listed}; "
-                         "choose one with --kernel")  # fmt: skip
+        raise ValueError(f"the rows come from several versions of the kernels: "
+                         f"{_listed(kernels)}; choose one with --kernel")  # fmt: skip
     launches = Counter(row.launch for row in selected.rows)
     if training and len(launches) > 1:
-        listed = ", ".join(f"{launch} ({count} rows)" for launch, count in launches.items())
-        print(f"rows of both launches, {listed}: the model learns the launch as a feature and "
-              "predicts tiles as launched (--launch chooses one)")  # fmt: skip
+        print(f"rows of both launches, {_listed(launches)}: the model learns the launch as a "
+              "feature and predicts tiles as launched (--launch chooses one)")  # fmt: skip
     return selected
+
+
+#: The options that select rows (_rows), in the order they apply: the ConfigTime attribute
+#: each compares, the option, and what its values are called.
+_ROW_FILTERS = (
+    ("pass_name", "--pass", "passes"),
+    ("gpu", "--gpu", "GPUs"),
+    ("kernel", "--kernel", "kernels"),
+    ("launch", "--launch", "launches"),
+)
+
+
+def _why_no_rows(table: LatencyTable, filters: dict[str, str | None], files: Sequence[str]) -> str:
+    """Why table holds no rows of filters: the first option that leaves none, and what the
+    rows before it hold (each value with its count)."""
+    named = ", ".join(str(path) for path in files)
+    if not table.rows:
+        left_out = f": all {len(table.skipped)} were left out (above)" if table.skipped else ""
+        return f"no rows in {named}{left_out}"
+    pass_name = filters["pass_name"]
+    given: dict[str, str] = {}
+    before = table.rows
+    for attribute, option, values in _ROW_FILTERS:
+        value = filters[attribute]
+        if value is None:
+            continue
+        given[attribute] = value
+        after = table.select(**given).rows
+        if not after:
+            held = _listed(Counter(getattr(row, attribute) or "(unknown)" for row in before))
+            if attribute == "pass_name":
+                return f"no {pass_name} rows in {named}; the rows there are of the {values} {held}"
+            return (
+                f"no {pass_name} rows of {option} {value} in {named}; the {pass_name} rows "
+                f"there are of the {values} {held}"
+            )
+        before = after
+    return f"no {pass_name} rows in {named}"  # (not reached: some option left none)
+
+
+def _listed(counts: Counter[str]) -> str:
+    """Values with their counts of rows, most first: "tile (160 rows), launcher (40 rows)"."""
+    return ", ".join(f"{value} ({count} rows)" for value, count in counts.most_common())
+
+
+#: Where a row left out by read_config_times was, and why: "path:line: reason".
+_LEFT_OUT = re.compile(r"^(.*?:\d+): (.*)$")
+#: The reasons for leaving rows out that a command lists (the rest are counted).
+_REASONS_SHOWN = 8
+
+
+def _report_left_out(skipped: Sequence[str]) -> None:
+    """Say on stderr how many rows were left out, and a count per reason with the first
+    row of each."""
+    places: dict[str, list[str]] = {}
+    for entry in skipped:
+        match = _LEFT_OUT.match(entry)
+        where, reason = match.groups() if match else ("", entry)
+        places.setdefault(reason, []).append(where)
+    print(f"left out {len(skipped)} rows (malformed, or configs the kernel no longer accepts):",
+          file=sys.stderr)  # fmt: skip
+    for reason, wheres in list(places.items())[:_REASONS_SHOWN]:
+        print(f"  {len(wheres)} x {reason} (first at {wheres[0]})", file=sys.stderr)
+    if len(places) > _REASONS_SHOWN:
+        print(f"  and {len(places) - _REASONS_SHOWN} other reasons", file=sys.stderr)
 
 
 def _limits(args: argparse.Namespace) -> GpuLimits:
@@ -104,11 +172,12 @@ def _limits(args: argparse.Namespace) -> GpuLimits:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
+    # (Said before the files are read: a campaign's files take seconds.)
+    if args.held_out and args.folds is not None:
+        raise ValueError("--folds splits the rows into folds; --held-out names the layers "
+                         "to score instead: give one of them")  # fmt: skip
     rows = _rows(args).rows
     limits = _limits(args)
-    if args.held_out and args.folds is not None:
-        raise SystemExit("--folds splits the rows into folds; --held-out names the layers "
-                         "to score instead: give one of them")  # fmt: skip
     held_out = _rows(args, args.held_out, training=False).rows if args.held_out else ()
     defaults = training_options(args.pass_name)
     evaluations = []
@@ -129,6 +198,11 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> None:
+    # Before the rows are read and the trees trained: minutes on the whole data.
+    try:
+        check_model_path(args.out)
+    except ValueError as error:
+        raise ValueError(f"--out {error}") from None
     table = _rows(args)
     model = LatencyModel.train(list(table.rows), _limits(args), gpu=args.gpu)
     path = model.save(args.out)
@@ -138,22 +212,37 @@ def _train(args: argparse.Namespace) -> None:
 
 
 def _layer(args: argparse.Namespace, shape: str) -> Conv2dGw8Params:
-    """The layer N x C x H x W of shape with args' filter, padding and dtype."""
+    """The layer N x C x H x W of shape with args' filter, padding and dtype (the options'
+    defaults where not given: 3 x 3, the padding that keeps the output's size, float16)."""
     try:
-        n, c, h, w = (int(v) for v in shape.split("x"))
+        n, c, h, w = (int(v) for v in shape.lower().split("x"))
     except ValueError:
         raise ValueError(f"a layer is N x C x H x W, e.g. 128x64x64x64; got {shape!r}") from None
-    return Conv2dGw8Params.make(n, c, h, w, r=args.r, s=args.s, padding=args.pad, dtype=args.dtype)
+    r = DEFAULT_FILTER if args.r is None else args.r
+    s = DEFAULT_FILTER if args.s is None else args.s
+    dtype = args.dtype or DEFAULT_DTYPE
+    try:
+        padding = padding_option(args.pad, r, s)
+        return Conv2dGw8Params.make(n, c, h, w, r=r, s=s, padding=padding, dtype=dtype)
+    except (TypeError, ValueError) as error:
+        pad = "" if args.pad is None else f" --pad {' '.join(map(str, args.pad))}"
+        raise ValueError(f"layer {shape} with --r {r} --s {s}{pad}: {error}") from None
 
 
 def _pick(args: argparse.Namespace) -> None:
     model = LatencyModel.load(args.model)
     params = _layer(args, args.shape)
-    start = time.perf_counter()
-    config = model.best_config(params)
-    elapsed_ms = 1e3 * (time.perf_counter() - start)
+    # The first choice of a process builds what every later one reuses (the space's
+    # columns, XGBoost's buffers): the second is what a choice costs.
+    times_ms = []
+    for _ in range(2):
+        start = time.perf_counter()
+        config = model.best_config(params)
+        times_ms.append(1e3 * (time.perf_counter() - start))
     predicted = float(model.predict_us(params, [config])[0])
-    print(f"{config} (predicted {predicted:.1f} us on {model.gpu}; chosen in {elapsed_ms:.1f} ms)")
+    first, then = times_ms
+    print(f"{layer_key(params)}: {config} (predicted {predicted:.1f} us on {model.gpu}; "
+          f"chosen in {then:.1f} ms, the process's first choice in {first:.1f} ms)")  # fmt: skip
 
 
 def _tune(args: argparse.Namespace) -> None:
@@ -169,9 +258,15 @@ def _tunings(args: argparse.Namespace) -> None:
     if directory is None:
         print("no tunings are kept: spio-jit's cache is turned off (SPIO_JIT_DISABLE_CACHE)")
     elif args.forget:
-        print(f"forgot {forget_tunings()} tunings in {directory}")
+        print(f"forgot {forget_tunings()} tunings in {directory.absolute()}")
     else:
-        print(f"{len(kept_tunings())} tunings kept in {directory}")
+        print(f"{len(kept_tunings())} tunings kept in {directory.absolute()}")
+        problem = unusable_reason(directory)
+        if problem is not None:
+            raise ValueError(
+                f"{problem}: autotuning keeps no choice, and times every layer again in every "
+                "process (SPIO_JIT_CACHE_DIR names the directory)"
+            )
 
 
 def _sampled_layers(args: argparse.Namespace) -> list[Conv2dGw8Params]:
@@ -203,6 +298,7 @@ def _retime(args: argparse.Namespace) -> None:
 
 
 def _compare(args: argparse.Namespace) -> None:
+    _check_compare_options(args)
     if args.from_csv:
         print(report(read_csv(args.from_csv)))
         return
@@ -210,16 +306,66 @@ def _compare(args: argparse.Namespace) -> None:
     if args.shapes:
         candidates = list(dict.fromkeys(_layer(args, shape) for shape in args.shapes))
     else:
-        candidates = _sampled_layers(args)
+        candidates = campaign_layers(
+            COMPARE_LAYERS if args.layers is None else args.layers,
+            COMPARE_SEED if args.seed is None else args.seed,
+            BATCHES,
+            args.channels or CHANNELS,
+            args.sides or SIDES,
+        )
     layers = [layer for layer in candidates if layer not in seen]
     if not layers:
         raise ValueError(f"every one of the {len(candidates)} layers is in the --exclude files")
-    models = _models_by_pass(args.model)
+    passes = args.passes or sorted(PASSES)
+    models = _models_by_pass(args.model or [])
+    for pass_name in models:
+        if pass_name not in passes:
+            raise ValueError(
+                f"--model gives a {pass_name} model, but --passes {' '.join(passes)} times no "
+                f"{pass_name}: add {pass_name} to --passes, or leave the model out"
+            )
     with selection_mode_set(args.selection):
-        comparisons = compare(layers, args.passes, graph=not args.loop, models=models)
+        comparisons = compare(layers, passes, graph=not args.loop, models=models)
     print(report(comparisons))
     if args.out:
         print(f"wrote {write_csv(comparisons, args.out)}")
+
+
+#: compare's options by attribute: those that sample a campaign, those that shape the
+#: layers of --shapes, and those that time (all of which --from, timing nothing, leaves).
+_CAMPAIGN_OPTIONS = {"layers": "--layers", "seed": "--seed", "channels": "--channels",
+                     "sides": "--sides"}  # fmt: skip
+_LAYER_OPTIONS = {"r": "--r", "s": "--s", "pad": "--pad", "dtype": "--dtype"}
+_TIMING_OPTIONS = {
+    **_CAMPAIGN_OPTIONS, "shapes": "--shapes", **_LAYER_OPTIONS, "exclude": "--exclude",
+    "passes": "--passes", "loop": "--loop", "model": "--model", "selection": "--selection",
+    "out": "--out",
+}  # fmt: skip
+
+
+def _check_compare_options(args: argparse.Namespace) -> None:
+    """ValueError for options given together that one of them would leave unused (their
+    defaults are None: given or not shows)."""
+
+    def given(options: dict[str, str]) -> str:
+        # (`is not False`: --seed 0 is given, and 0 == False.)
+        return ", ".join(
+            option
+            for attribute, option in options.items()
+            if getattr(args, attribute) is not None and getattr(args, attribute) is not False
+        )
+
+    if args.from_csv:
+        if timing := given(_TIMING_OPTIONS):
+            raise ValueError(f"--from reports on earlier runs and times nothing; {timing} "
+                             "would time layers: give them without --from")  # fmt: skip
+    elif args.shapes:
+        if campaign := given(_CAMPAIGN_OPTIONS):
+            raise ValueError(f"--shapes names the layers; {campaign} sample a campaign's "
+                             "instead: give one or the other")  # fmt: skip
+    elif layer := given(_LAYER_OPTIONS):
+        raise ValueError(f"{layer} shape the layers of --shapes; a campaign samples its own "
+                         "filters, padding and dtypes")  # fmt: skip
 
 
 def _models_by_pass(paths: list[str]) -> dict[str, LatencyModel]:
@@ -262,7 +408,7 @@ def _parser() -> argparse.ArgumentParser:
             "that tells them apart (other_gpu)",
         )  # fmt: skip
         sub.add_argument(
-            "--sm-count", type=int, default=GpuLimits().sm_count,
+            "--sm-count", type=_positive, default=GpuLimits().sm_count,
             help="the GPU's streaming multiprocessors (default %(default)s, the H100's and H200's)",
         )  # fmt: skip
         sub.add_argument(
@@ -291,7 +437,11 @@ def _parser() -> argparse.ArgumentParser:
                 "the summary moves with the seed (the report's table is the first seed's)",
             )  # fmt: skip
         else:
-            sub.add_argument("--out", required=True, help="model file to write (.json)")
+            sub.add_argument(
+                "--out", required=True,
+                help="model file to write: .ubj (XGBoost's binary UBJSON, as the shipped "
+                "models) or .json",
+            )  # fmt: skip
     pick = commands.add_parser("pick", help="the config a model predicts fastest for a layer")
     pick.add_argument("model", help="a model file that train wrote (.json or .ubj)")
     pick.add_argument("shape", help="N x C x H x W, e.g. 128x64x64x64")
@@ -334,16 +484,25 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
     sub.set_defaults(pool=False)
     sub = commands.add_parser("compare", help="time chosen against heuristic configs (GPU)")
-    sub.add_argument("--layers", type=_positive, default=16, help="layers in the campaign")
-    sub.add_argument("--seed", type=int, default=1)
-    _add_sample_options(sub)
+    # (The campaign's and layers' options default to None, resolved in _compare: given
+    # where they do not apply, they are refused, not ignored.)
+    sub.add_argument(
+        "--layers", type=_positive,
+        help=f"layers in the campaign (default {COMPARE_LAYERS})",
+    )  # fmt: skip
+    sub.add_argument(
+        "--seed", type=int, help=f"which layers the campaign samples (default {COMPARE_SEED})"
+    )
+    _add_sample_options(sub, defaults=False)
     sub.add_argument(
         "--shapes", nargs="+", metavar="NxCxHxW",
         help="these layers instead of a campaign's (with --r, --s, --pad and --dtype)",
     )  # fmt: skip
     _add_layer_options(sub)
-    sub.add_argument("--exclude", nargs="+", default=[], help="config-times CSVs to leave out")
-    sub.add_argument("--passes", nargs="+", default=sorted(PASSES), choices=sorted(PASSES))
+    sub.add_argument("--exclude", nargs="+", help="config-times CSVs to leave out")
+    sub.add_argument(
+        "--passes", nargs="+", choices=sorted(PASSES), help="passes to time (default: all)"
+    )
     sub.add_argument("--loop", action="store_true", help="loop timing, not CUDA graphs")
     sub.add_argument("--out", help="CSV file to write")
     sub.add_argument(
@@ -351,8 +510,9 @@ def _parser() -> argparse.ArgumentParser:
         help="time nothing: report on these --out files of earlier runs, their layers pooled",
     )  # fmt: skip
     sub.add_argument(
-        "--model", nargs="+", default=[],
-        help="model files (spio-perfmodel train) that choose instead of the shipped ones",
+        "--model", nargs="+",
+        help="model files (spio-perfmodel train) that choose instead of the shipped ones, "
+        "one per pass of --passes",
     )  # fmt: skip
     sub.add_argument(
         "--selection", choices=SELECTIONS,
@@ -374,26 +534,42 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: A layer's filter rows and columns, and its dtype, where the command line gives none (its
+#: padding: the filter's same_padding).
+DEFAULT_FILTER = 3
+DEFAULT_DTYPE: Dtype = "float16"
+#: compare's campaign where the command line names none.
+COMPARE_LAYERS = 16
+COMPARE_SEED = 1
+
+
 def _add_layer_options(parser: argparse.ArgumentParser) -> None:
-    """The filter, padding and dtype of layers given as N x C x H x W."""
-    parser.add_argument("--r", type=int, default=3, help="filter rows (default 3)")
-    parser.add_argument("--s", type=int, default=3, help="filter columns (default 3)")
-    parser.add_argument("--pad", type=int, default=1, help="zero padding per side (default 1)")
+    """The filter, padding and dtype of layers given as N x C x H x W (defaults: None,
+    DEFAULT_FILTER and DEFAULT_DTYPE in _layer, so a command can tell them given)."""
+    parser.add_argument("--r", type=int, help=f"filter rows (default {DEFAULT_FILTER})")
+    parser.add_argument("--s", type=int, help=f"filter columns (default {DEFAULT_FILTER})")
     parser.add_argument(
-        "--dtype", default="float16", choices=("float16", "bfloat16"),
-        help="activations' and weights' type (default float16)",
+        "--pad", type=int, nargs="+", metavar="P",
+        help="zero padding: 1, 2 or 4 ints (every side; vertical and horizontal; top, bottom, "
+        "left and right; default: the output as large as the input, 1 for 3 x 3, 0 for 1 x 1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--dtype", choices=("float16", "bfloat16"),
+        help=f"activations' and weights' type (default {DEFAULT_DTYPE})",
     )  # fmt: skip
 
 
-def _add_sample_options(parser: argparse.ArgumentParser) -> None:
+def _add_sample_options(parser: argparse.ArgumentParser, defaults: bool = True) -> None:
     """The channel counts and image sides a campaign samples from (_campaign's
-    NETWORK_CHANNELS and NETWORK_SIDES are those the shipped models never timed)."""
+    NETWORK_CHANNELS and NETWORK_SIDES are those the shipped models never timed); without
+    defaults, None where not given (the command resolves them)."""
     parser.add_argument(
-        "--channels", nargs="+", type=_channel_count, default=list(CHANNELS),
+        "--channels", nargs="+", type=_channel_count,
+        default=list(CHANNELS) if defaults else None,
         help="channel counts to sample, multiples of 8 (default: 64 to 1024, powers of two)",
     )  # fmt: skip
     parser.add_argument(
-        "--sides", nargs="+", type=_positive, default=list(SIDES),
+        "--sides", nargs="+", type=_positive, default=list(SIDES) if defaults else None,
         help="image sides (H = W) to sample (default: 7 to 112)",
     )  # fmt: skip
 
@@ -406,7 +582,10 @@ def _channel_count(text: str) -> int:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive int, got {text}")
     return value
@@ -429,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "tunings": _tunings,
         }
         commands[args.command](args)
-    except (ValueError, FileNotFoundError) as error:
+    except ValueError as error:
         print(f"spio-perfmodel: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     except ModuleNotFoundError as error:
@@ -446,6 +625,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         # interpreter's final flush from raising again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None
+    except OSError as error:
+        # A path that is missing, a directory or unreadable: one line, as for bad input.
+        # (After BrokenPipeError, which is an OSError too.)
+        where = f"{error.filename}: {error.strerror}" if error.filename else str(error)
+        print(f"spio-perfmodel: error: {where}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 #: The optional dependencies some commands import, and the extra that installs each:

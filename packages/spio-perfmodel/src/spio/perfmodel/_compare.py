@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spio.kernels.conv2d_gw8.bench_results import replacing
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._data import layer_key, parse_layer_key
 from ._model import LatencyModel
+from ._passes import PASSES
 from ._select import choose_config, heuristic_config
 from ._selection_mode import selection_mode
 
@@ -134,6 +136,9 @@ CSV_COLUMNS = (
     "layer", "pass", "heuristic", "chosen", "source", "heuristic_us", "chosen_us", "cudnn_us",
     "shipped", "shipped_us",
 )  # fmt: skip
+#: The columns of the files compare wrote before the shipped choice was timed beside the
+#: others: read as rows without one.
+_CSV_COLUMNS_BEFORE_SHIPPED = CSV_COLUMNS[:-2]
 
 
 #: Resamples of the layers for the interval of a geometric-mean speed-up, and its coverage.
@@ -212,10 +217,11 @@ def report(comparisons: Sequence[Comparison]) -> str:
 
 
 def write_csv(comparisons: Sequence[Comparison], path: str | Path) -> Path:
-    """Write one row per comparison: the layer, the pass, both configs, the times."""
+    """Write one row per comparison: the layer, the pass, both configs, the times (the file
+    replaced whole)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as file:
+    with replacing(path) as temporary, temporary.open("w", newline="") as file:
         writer = csv.writer(file)
         writer.writerow(CSV_COLUMNS)
         for row in comparisons:
@@ -231,41 +237,72 @@ def write_csv(comparisons: Sequence[Comparison], path: str | Path) -> Path:
 def read_csv(paths: Iterable[str | Path]) -> list[Comparison]:
     """The comparisons write_csv wrote to paths, in order: several runs' layers pooled for one
     report (compare times one filter size per run; its verdict is over all of them). Configs
-    come back as the text the CSV holds.
+    come back as the text the CSV holds. Files of before the shipped choice's columns read
+    as rows without one.
 
     Raises:
-        ValueError: naming the file and line, for a file of other columns or a row that
-            names no layer or holds no times.
+        OSError: a path that cannot be read (missing, a directory).
+        ValueError: naming the file and line, for a file of other columns or no rows, or a
+            row that names no layer or pass, or holds a time that is not a positive finite
+            number.
     """
-    comparisons = []
+    comparisons: list[Comparison] = []
     for path in paths:
-        with Path(path).open(newline="") as file:
+        # (utf-8-sig: a file a spreadsheet saved starts with a byte-order mark.)
+        with Path(path).open(newline="", encoding="utf-8-sig") as file:
             reader = csv.DictReader(file)
-            if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+            columns = tuple(reader.fieldnames or ())
+            if columns not in (CSV_COLUMNS, _CSV_COLUMNS_BEFORE_SHIPPED):
                 raise ValueError(
                     f"{path}: not a CSV of spio-perfmodel compare --out; its columns are "
                     f"{reader.fieldnames}, compare writes {list(CSV_COLUMNS)}"
                 )
+            before = len(comparisons)
             for line, row in enumerate(reader, start=2):
                 try:
-                    # (DictReader fills a short row's cells with None, a long one's under None.)
-                    if None in row or None in row.values():
-                        raise ValueError(f"a row of {len(CSV_COLUMNS)} cells is needed")
-                    shipped = row["shipped_us"]
-                    comparisons.append(
-                        Comparison(
-                            parse_layer_key(row["layer"]),
-                            row["pass"],
-                            row["heuristic"],
-                            row["chosen"],
-                            row["source"],
-                            float(row["heuristic_us"]),
-                            float(row["chosen_us"]),
-                            float(row["cudnn_us"]),
-                            row["shipped"] or None,
-                            float(shipped) if shipped else None,
-                        )
-                    )
+                    comparisons.append(_comparison(row, len(columns)))
                 except ValueError as error:
                     raise ValueError(f"{path}:{line}: {error}") from None
+            if len(comparisons) == before:
+                raise ValueError(
+                    f"{path}: the header alone, no rows (compare --out writes a row per layer "
+                    "and pass)"
+                )
     return comparisons
+
+
+def _comparison(row: dict[str, str], cells: int) -> Comparison:
+    """The comparison of one row of a compare CSV of `cells` columns; ValueError saying
+    what is wrong with it."""
+    # (DictReader fills a short row's cells with None, a long one's under None.)
+    if None in row or None in row.values():
+        raise ValueError(f"a row of {cells} cells is needed")
+    if row["pass"] not in PASSES:
+        raise ValueError(f"pass must be one of {sorted(PASSES)}, got {row['pass']!r}")
+    shipped = row.get("shipped") or None
+    shipped_us = row.get("shipped_us")
+    return Comparison(
+        parse_layer_key(row["layer"]),
+        row["pass"],
+        row["heuristic"],
+        row["chosen"],
+        row["source"],
+        _time(row, "heuristic_us"),
+        _time(row, "chosen_us"),
+        _time(row, "cudnn_us"),
+        shipped,
+        _time(row, "shipped_us") if shipped_us else None,
+    )
+
+
+def _time(row: dict[str, str], column: str) -> float:
+    """The microseconds in row's column; ValueError unless a positive finite number (the
+    report divides by them and takes their logarithms)."""
+    text = row[column]
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{column} must be a positive finite number, got {text!r}")
+    return value

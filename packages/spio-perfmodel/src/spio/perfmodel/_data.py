@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,8 +143,9 @@ def _row(record: dict[str, str]) -> ConfigTime:
     config = spec.config_type(**fields)
     spec.check_config(params, config)
     median_us = float(record["median_us"])
-    if not median_us > 0:
-        raise ValueError(f"median_us must be positive, got {median_us}")
+    # (Not `> 0` alone: inf, and a number past a float's range, would reach XGBoost's labels.)
+    if not (math.isfinite(median_us) and median_us > 0):
+        raise ValueError(f"median_us must be a positive finite number, got {median_us}")
     if record["launch"] not in LAUNCHES:
         raise ValueError(f"launch must be one of {LAUNCHES}, got {record['launch']!r}")
     return ConfigTime(
@@ -162,7 +164,8 @@ def read_config_times(paths: str | Path | Sequence[str | Path]) -> LatencyTable:
     """Read config-times CSVs (see the module doc) into a LatencyTable.
 
     Raises:
-        FileNotFoundError: a path does not exist.
+        OSError: a path does not exist (FileNotFoundError), is a directory
+            (IsADirectoryError) or cannot be read.
         ValueError: a file lacks the columns every row needs (gpu, shape, pass_name,
             median_us and the tile's fields: _REQUIRED_COLUMNS), naming the file; the
             benchmark's table of contenders (conv2d_gw8_bench.csv, a campaign's
@@ -188,7 +191,9 @@ _REQUIRED_COLUMNS = ("gpu", "shape", "pass_name", "median_us", "block_q", "block
 def _read_one(path: Path) -> tuple[list[ConfigTime], list[str]]:
     rows: list[ConfigTime] = []
     skipped: list[str] = []
-    with path.open(newline="", encoding="utf-8") as f:
+    # utf-8-sig: a file a spreadsheet saved starts with a byte-order mark, which would be
+    # read into the first column's name.
+    with path.open(newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         missing = set(_REQUIRED_COLUMNS) - set(reader.fieldnames or ())
         if missing:

@@ -1,23 +1,23 @@
 """How well a latency model chooses configs for layers it has not seen.
 
-The layers are split into folds (scikit-learn's GroupKFold, a layer never in two folds); for
-each fold a model trained on the other layers picks the config it predicts fastest among the
-fold's measured configs (evaluate_held_out: one model, and layers the caller holds out, such
-as a campaign of widths the others never sampled). The regret of a layer is the picked
-config's measured time over the fastest measured one, minus 1. Beside it stand the regret of
-what choose_config would run among those configs (the model's pick only where it is
-predicted MIN_PREDICTED_GAIN faster than the default, else the default), and the regret of
-the spec's `default_config` for the GPU's SM count, where the data holds its time, and the
-regret of autotuning's pick: the fastest of the model's `shortlist` best-predicted configs
-among the fold's and the default (tune_config times them on the device). (A launch without a
-config runs `default_config_on`, which for fprop and dgrad may shorten the walk after asking
-the device for its occupancy; a campaign times that one, and where it differs the spec's
-default may be missing from the data.) The best is the best measured: with sampled configs,
-the regret against the whole space's best is larger or equal. TARGETS.md asks for a median
-regret within 2% and a p95 within 8% over held-out layers. (On a GPU with TMA, choose_config
-also keeps wgrad's heuristic tile with TMA rows over a pick without them,
-_give_way._unless_tma_tile: a gain of the producer warps those tiles run with, which rows
-timed without them cannot show.)
+The layers are split into folds (scikit-learn's GroupKFold, a layer never in two folds; which
+fold a layer falls in depends on the set of rows alone, not on their order or the files':
+fold_groups); for each fold a model trained on the other layers picks the config it predicts
+fastest among the fold's measured configs (evaluate_held_out: one model, and layers the caller
+holds out, such as a campaign of widths the others never sampled). The regret of a layer is the
+picked config's measured time over the fastest measured one, minus 1. Beside it stand the
+regret of what choose_config would run among those configs (the model's pick only where it is
+predicted MIN_PREDICTED_GAIN faster than the default, else the default), and the regret of the
+spec's `default_config` for the GPU's SM count, where the data holds its time, and the regret
+of autotuning's pick: the fastest of the model's `shortlist` best-predicted configs among the
+fold's and the default (tune_config times them on the device). (A launch without a config runs
+`default_config_on`, which for fprop and dgrad may shorten the walk after asking the device for
+its occupancy; a campaign times that one, and where it differs the spec's default may be
+missing from the data.) The best is the best measured: with sampled configs, the regret against
+the whole space's best is larger or equal. TARGETS.md asks for a median regret within 2% and a
+p95 within 8% over held-out layers. (On a GPU with TMA, choose_config also keeps wgrad's
+heuristic tile with TMA rows over a pick without them, _give_way._unless_tma_tile: a gain of
+the producer warps those tiles run with, which rows timed without them cannot show.)
 
 Rows of both launches (_data.ConfigTime.launch) train models with the launch as a feature,
 which predict tiles as launched: the held-out layers are then scored on their launched rows
@@ -30,6 +30,7 @@ them left out of training.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,9 +42,13 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from ._autotune import AUTOTUNE_CANDIDATES
 from ._data import ConfigTime, by_layer, layer_key, measured_times
 from ._features import GpuLimits
-from ._model import LatencyModel, TrainingOptions
+from ._model import LatencyModel, TrainingOptions, row_order
 from ._passes import heuristic_tile
 from ._select import MIN_PREDICTED_GAIN, predicted_gain
+
+#: The seed of the shuffle that numbers the layers for the folds (fold_groups). The same
+#: for every training seed: `--seeds` compares seeds on the same folds.
+FOLD_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -139,14 +144,17 @@ class Evaluation:
     def report(self) -> str:
         """A plain-text table of the layers and the summary."""
         lines = [f"{self.pass_name}: {len(self.layers)} held-out layers"]
+        # As wide as the longest layer's name (a 7 x 7 bfloat16 layer's with its padding is
+        # 40 characters), so the columns stay in line.
+        width = max([24, *(len(r.layer) for r in self.layers)])
         lines.append(
-            f"{'layer':<24} {'configs':>7} {'best us':>9} {'model':>8} {'chosen':>8} "
+            f"{'layer':<{width}} {'configs':>7} {'best us':>9} {'model':>8} {'chosen':>8} "
             f"{'tuned':>8} {'default':>8}"
         )
         for r in self.layers:
             default = "-" if r.default_regret is None else f"{100 * r.default_regret:.1f}%"
             lines.append(
-                f"{r.layer:<24} {r.configs:>7} {r.best_us:>9.2f} {100 * r.regret:>7.1f}% "
+                f"{r.layer:<{width}} {r.configs:>7} {r.best_us:>9.2f} {100 * r.regret:>7.1f}% "
                 f"{100 * r.chosen_regret:>7.1f}% {100 * r.tuned_regret:>7.1f}% {default:>8}"
             )
         lines.append(
@@ -181,25 +189,31 @@ def evaluate(
     options: TrainingOptions | None = None,
     shortlist: int = AUTOTUNE_CANDIDATES,
     gpu: str | None = None,
+    fold_seed: int = FOLD_SEED,
 ) -> Evaluation:
     """Cross-validate a model on rows of one pass and GPU, by layer (see the module doc):
     the GPU `gpu` where the rows have several (LatencyModel.train).
 
     folds is the number of layer folds (at most the number of layers; as many as layers is
     leave-one-layer-out); shortlist, how many best-predicted configs autotuning's pick is
-    the fastest of. Raises ValueError with fewer than two layers, or a shortlist below 1.
+    the fastest of; fold_seed, which layers share a fold (fold_groups). The same rows in
+    any order give the same evaluation, its layers in their sorted order. Raises
+    ValueError with fewer than two layers, or a shortlist below 1.
     """
     _check_shortlist(shortlist)
     from sklearn.model_selection import GroupKFold
 
     limits = limits or GpuLimits()
-    layers = list(dict.fromkeys(row.params for row in rows))
+    # In a canonical order, the folds' rows and each layer's configs (whose order breaks
+    # ties between equal predictions) are the same whatever order the rows came in.
+    rows = sorted(rows, key=row_order)
+    layers = sorted({row.params for row in rows}, key=dataclasses.astuple)
     if len(layers) < 2:
         raise ValueError(f"held-out evaluation needs rows of at least 2 layers, got {len(layers)}")
     if folds < 2:
         raise ValueError(f"folds must be at least 2, got {folds}")
     index = {params: i for i, params in enumerate(layers)}
-    groups = np.array([index[row.params] for row in rows])
+    groups = fold_groups(rows, fold_seed)
     # The launch the results are of: a model of both launches predicts launched tiles.
     launch = "launcher" if any(row.launch == "launcher" for row in rows) else "tile"
     gpus = {row.gpu for row in rows}
@@ -228,8 +242,10 @@ def evaluate_held_out(
     that rows never sampled, say, to ask how far the model carries to them.
 
     Rows of a held-out layer are left out of training wherever they are, so the score is
-    of layers the model never saw. held_out's rows must be of rows' pass; raises ValueError
-    when held_out is empty, when no training rows are left, or for a shortlist below 1.
+    of layers the model never saw. As with evaluate, the order of the rows does not matter:
+    the results come in the held-out layers' sorted order. held_out's rows must be of rows'
+    pass; raises ValueError when held_out is empty, when no training rows are left, or for a
+    shortlist below 1.
     """
     _check_shortlist(shortlist)
     if not held_out:
@@ -243,6 +259,7 @@ def evaluate_held_out(
         raise ValueError("every training row is of a held-out layer: no rows are left to train on")
     limits = limits or GpuLimits()
     model = LatencyModel.train(training, limits, options, gpu)
+    held_out = sorted(held_out, key=row_order)
     results = _scored(model, held_out, limits, shortlist, model.launch, model.gpu)
     if not results:
         raise ValueError(
@@ -250,6 +267,21 @@ def evaluate_held_out(
             "model predicts"
         )
     return Evaluation(held_out[0].pass_name, tuple(results), shortlist)
+
+
+def fold_groups(rows: Sequence[ConfigTime], seed: int = FOLD_SEED) -> np.ndarray:
+    """Each row's group for GroupKFold: its layer's number in a shuffle, seeded, of the rows'
+    layers in their sorted order (dataclasses.astuple). GroupKFold puts the largest groups
+    first into the emptiest folds and breaks ties between groups of as many rows (a
+    campaign's layers, as a rule) by their number: numbered in the order the rows came, the
+    folds, and with them the regrets, moved with the order of the files (choose_config's
+    p95 regret by up to 2.5 points on one seed's H200 wgrad rows). Numbered in their sorted
+    order, the folds would take each width's batch sizes in turn; the seeded shuffle draws
+    the folds as the files' order did, but from the rows alone."""
+    layers = sorted({row.params for row in rows}, key=dataclasses.astuple)
+    numbers = np.random.default_rng(seed).permutation(len(layers))
+    number = dict(zip(layers, numbers.tolist(), strict=True))
+    return np.array([number[row.params] for row in rows])
 
 
 def seeds_report(evaluations: Sequence[Evaluation], seeds: Sequence[int]) -> str:

@@ -16,6 +16,7 @@ teach it the layers and tiles, the flags what sets the kinds of rows apart.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,23 @@ class GpuLimits:
     #: (wgrad_tma_tile.tma_tile); no feature depends on it. (Models saved before it were all
     #: trained on H100s and H200s.)
     tma: bool = True
+
+    def __post_init__(self) -> None:
+        # Limits come from the command line and from model files: a count below 1 (0 SMs)
+        # would divide by zero in the waves, or train a model of a GPU that cannot exist.
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name == "tma":
+                if not isinstance(value, bool):
+                    raise TypeError(f"GpuLimits.tma must be a bool, got {value!r}")
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(
+                    f"GpuLimits.{field.name} must be an int, got {value!r} ({type(value).__name__})"
+                )
+            low = 0 if field.name == "reserved_shared_per_block" else 1
+            if value < low:
+                raise ValueError(f"GpuLimits.{field.name} must be >= {low}, got {value}")
 
     @classmethod
     def of_device(cls, device: int = 0) -> GpuLimits:

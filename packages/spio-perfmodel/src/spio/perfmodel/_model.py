@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import zlib
 from collections.abc import Sequence
@@ -34,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+from spio.kernels.conv2d_gw8.bench_results import replacing
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params, check_params
 
 from ._data import ConfigTime, by_layer
 from ._features import (
@@ -91,6 +93,9 @@ FORMAT_VERSION = 4
 FLOOR_US = 2.0
 FLOOR_BANDWIDTH = 3.5e6
 _META_KEY = "spio_perfmodel"
+#: The names a model file may have: XGBoost writes its JSON for .json, its binary UBJSON for
+#: .ubj (smaller, and ten times faster to load), and UBJSON with a warning for any other.
+MODEL_SUFFIXES = (".json", ".ubj")
 #: Where an XGBoost error message says it was raised: "[15:09:23] /path/to/c_api.cc:1532: ".
 _XGBOOST_PREFIX = re.compile(r"^\[[0-9:]+\] \S+:[0-9]+: ")
 
@@ -221,7 +226,7 @@ class LatencyModel:
         # XGBoost's row and column samples follow the row order: in a canonical order the
         # model depends on the rows alone, not on the order of the files they came from
         # (in another order, about half of a model's picks move among near-equal tiles).
-        rows = sorted(rows, key=_row_order)
+        rows = sorted(rows, key=row_order)
         launches = {row.launch for row in rows}
         differs = {"launched": len(launches) > 1, "other_gpu": len(gpus) > 1}
         flags = tuple(flag for flag in FLAG_FEATURES if differs[flag])
@@ -246,7 +251,10 @@ class LatencyModel:
         return cls(booster, pass_name, gpu, limits, kernel, measured, timed, launch, flags)
 
     def predict_us(self, params: Conv2dGw8Params, configs: Sequence[Any]) -> np.ndarray:
-        """Predicted latency in microseconds of each config on the layer params."""
+        """Predicted latency in microseconds of each config on the layer params. TypeError for
+        params that are no Conv2dGw8Params, or a config of another pass's type."""
+        check_params(params)
+        self._check_configs(configs)
         if not configs:
             return np.zeros(0)
         features = feature_matrix(self.pass_name, params, configs, self.limits, self._flags)
@@ -256,7 +264,8 @@ class LatencyModel:
     def best_config(self, params: Conv2dGw8Params, configs: Sequence[Any] | None = None) -> Any:
         """The config with the lowest predicted latency on params: among configs, else the
         pass's whole config space for params (scored as arrays, _space). ValueError where
-        there is none."""
+        there is none; TypeError as predict_us."""
+        check_params(params)
         if configs is not None:
             if not configs:
                 raise ValueError(f"no {self.pass_name} config fits {params}")
@@ -272,7 +281,10 @@ class LatencyModel:
         One scoring does both: the baseline's row (the space's own where the space holds it,
         as the heuristic's config always is) rides through the screens beside the others, so
         the whole model scores it in the same call as the last candidates (a call of its own
-        cost as much as the choice's last stage, 0.5 ms, on two cores)."""
+        cost as much as the choice's last stage, 0.5 ms, on two cores). TypeError as
+        predict_us."""
+        check_params(params)
+        self._check_configs([baseline])
         space, features = self._space_features(params)
         row = space.index_of(baseline)
         if row is None:
@@ -297,7 +309,8 @@ class LatencyModel:
         latency, lowest first (all of them where the space is smaller; the first is
         best_config's). The whole model scores every config (no screening: a screen keeps the
         best pick, not necessarily the next ones). ValueError where no config fits or count
-        is not an int >= 1."""
+        is not an int >= 1; TypeError for params that are no Conv2dGw8Params."""
+        check_params(params)
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"count must be an int >= 1, got {count!r}")
         space, features = self._space_features(params)
@@ -311,6 +324,17 @@ class LatencyModel:
         if len(space) == 0:
             raise ValueError(f"no {self.pass_name} config fits {params}")
         return space, columns_matrix(self.pass_name, params, space, self.limits, self._flags)
+
+    def _check_configs(self, configs: Sequence[Any]) -> None:
+        """TypeError unless every config is of the model's pass's config type (whose fields
+        its features read)."""
+        config_type = kernel_pass(self.pass_name).config_type
+        for config in configs:
+            if not isinstance(config, config_type):
+                raise TypeError(
+                    f"a {self.pass_name} model scores {config_type.__name__}s, got "
+                    f"{type(config).__name__}: {config!r}"
+                )
 
     @property
     def _flags(self) -> dict[str, float]:
@@ -354,9 +378,15 @@ class LatencyModel:
         return last or candidates > 2 * keep
 
     def save(self, path: str | Path) -> Path:
-        """Write the model to path: XGBoost's binary UBJSON where the name ends in .ubj
-        (smaller, and ten times faster to load), else its JSON."""
-        path = Path(path)
+        """Write the model to path: XGBoost's JSON where the name ends in .json, its binary
+        UBJSON where it ends in .ubj (smaller, and ten times faster to load). The file is
+        replaced whole: a save cut off leaves the file there before, never a part of one.
+
+        Raises:
+            ValueError: path is no place for a model file (check_model_path), or XGBoost
+                could not write it (its message's first line).
+        """
+        path = check_model_path(path)
         meta = {
             "format": FORMAT_VERSION,
             "pass": self.pass_name,
@@ -375,7 +405,13 @@ class LatencyModel:
             "launch": self.launch,
         }
         self._booster.set_attr(**{_META_KEY: json.dumps(meta)})
-        self._booster.save_model(str(path))
+        import xgboost
+
+        try:
+            with replacing(path) as temporary:
+                self._booster.save_model(str(temporary))
+        except xgboost.core.XGBoostError as error:
+            raise ValueError(f"{path}: {_first_line(str(error))}") from None
         return path
 
     @classmethod
@@ -383,13 +419,16 @@ class LatencyModel:
         """Read a model written by save.
 
         Raises:
-            FileNotFoundError: no file at path.
-            ValueError: not a Spio latency model, another format version, or features that
-                differ from this version's for its pass (retrain it).
+            FileNotFoundError: nothing at path.
+            ValueError: a directory at path, not a Spio latency model, another format
+                version, GPU limits out of range, or features that differ from this
+                version's for its pass (retrain it).
         """
         import xgboost
 
         path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{path} is a directory, not a latency model file")
         if not path.is_file():
             raise FileNotFoundError(f"no latency model at {path}")
         booster = xgboost.Booster()
@@ -430,7 +469,10 @@ class LatencyModel:
                 _layer_from_dict(layer): frozenset(fingerprints)
                 for layer, fingerprints in meta["timed"]
             }
-            limits = GpuLimits(**meta["limits"])
+            try:
+                limits = GpuLimits(**meta["limits"])
+            except ValueError as error:
+                raise ValueError(f"{path} holds GPU limits out of range: {error}") from None
             # (Files from before the launch key were all trained on tiles.)
             launch = meta.get("launch", "tile")
             return cls(
@@ -465,6 +507,28 @@ PASS_TRAINING: dict[str, TrainingOptions] = {
 }
 
 
+def check_model_path(path: str | Path) -> Path:
+    """path as a Path where save can write a model: a name ending in one of MODEL_SUFFIXES,
+    in a directory that exists, and no directory itself. ValueError naming path and what
+    is wrong, so a command can refuse it before minutes of training."""
+    path = Path(path)
+    if path.suffix not in MODEL_SUFFIXES:
+        given = repr(path.suffix) if path.suffix else "no suffix"
+        raise ValueError(
+            f"{path}: a model file's name ends in .json (XGBoost's JSON) or .ubj (its binary "
+            f"UBJSON), got {given}"
+        )
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory; give the name of the model file to write")
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise ValueError(f"{path}: directory {parent} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{path}: directory {parent} is not writable")
+    return path
+
+
 def _first_line(message: str) -> str:
     """The first line of an XGBoost error message, without its "[hh:mm:ss] file:line: "."""
     first = message.strip().partition("\n")[0]
@@ -486,7 +550,7 @@ def _fastest(rows: Sequence[ConfigTime]) -> Any:
     return min(times, key=lambda config: sum(times[config]) / len(times[config]))
 
 
-def _row_order(row: ConfigTime) -> tuple[Any, ...]:
+def row_order(row: ConfigTime) -> tuple[Any, ...]:
     """A sort key that orders any rows the same way whatever order they came in: the layer,
     GPU, launch and timing, then the config and its time."""
     return (

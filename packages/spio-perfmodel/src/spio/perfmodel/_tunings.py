@@ -107,6 +107,18 @@ def store_tuning(key: dict[str, Any], config: Any, reason: str) -> None:
                 os.unlink(temp)
 
 
+def unusable_reason(directory: Path) -> str | None:
+    """Why tunings cannot be kept in directory (made where missing), or None where they can:
+    the nearest of it and its parents that exists is a file, or cannot be written to. A
+    failed store is silent (store_tuning), so `spio-perfmodel tunings` asks this."""
+    existing = next(path for path in (directory, *directory.parents) if path.exists())
+    if not existing.is_dir():
+        return f"{existing.absolute()} is a file, not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing.absolute()} is not writable"
+    return None
+
+
 def kept_tunings() -> list[Path]:
     """The files of every kept tuning (none where spio-jit's cache is turned off)."""
     directory = tunings_dir()

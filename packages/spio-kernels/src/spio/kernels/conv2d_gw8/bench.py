@@ -1,7 +1,7 @@
 """Benchmark grouped conv2d gw8 against cuDNN and the device's copy bandwidth.
 
     python -m spio.kernels.bench conv2d_gw8 [--shapes 128x64x64x64 ...] [--passes fprop]
-        [--dtype float16] [--r 3] [--s 3] [--pad 1] [--all-configs [--sample-configs K]]
+        [--dtype float16] [--r 3] [--s 3] [--pad P ...] [--all-configs [--sample-configs K]]
         [--no-pdl] [--cuda-graph] [--nondeterministic] [--out DIR]
     python -m spio.kernels.bench conv2d_gw8 --layer 64x64x64 --batch-sweep 1 2 4 ... 512
         --out DIR
@@ -39,7 +39,9 @@ tile as a launch that chose it runs it on this GPU (`launched_configs`,
 improvements) and writes each tile's row with that time and launch "launcher".
 
 Shapes: --shapes takes N x C x H x W; --batch-sweep N ... runs the one layer --layer C x H x W
-(default 64x64x64) at each batch size instead.
+(default 64x64x64) at each batch size instead. --pad takes 1, 2 or 4 ints (every side;
+vertical and horizontal; top, bottom, left and right); without it the padding keeps the
+output as large as the input (`bench_results.same_padding`: 1 for --r 3 --s 3, 0 for 1 x 1).
 
 Outputs: a table on stdout. With --out DIR (created if missing) also
 - DIR/conv2d_gw8_bench.csv and DIR/conv2d_gw8_bench.json: one row per shape x pass x
@@ -63,17 +65,19 @@ import argparse
 import dataclasses
 import importlib.util
 import random
+import sys
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..timing import copy_bandwidth_gbs, time_us
 from . import dgrad_spec, placement, wgrad_spec
 from .bench_results import (
     BenchRow,
     contender_rows,
+    padding_option,
     shape_text,
     upgrade_config_times,
     write_bandwidth_plots,
@@ -88,7 +92,7 @@ from .fprop import compile_request as fprop_request
 from .fprop import conv2d_gw8_fprop, get_kernel
 from .fprop import default_config_on as fprop_default_on
 from .fprop_spec import FpropConfig, config_space
-from .params import Conv2dGw8Params, normalize_padding
+from .params import Conv2dGw8Params
 from .wgrad import atomic_config_on, conv2d_gw8_wgrad, get_wgrad_kernels
 from .wgrad import compile_request as wgrad_request
 from .wgrad import default_config_on as wgrad_default_on
@@ -329,7 +333,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     parser.add_argument("--r", type=int, default=3)
     parser.add_argument("--s", type=int, default=3)
-    parser.add_argument("--pad", type=int, nargs="+", default=[1])
+    parser.add_argument(
+        "--pad",
+        type=int,
+        nargs="+",
+        default=None,
+        help="zero padding: 1, 2 or 4 ints (default: the output as large as the input, "
+        "1 for 3 x 3 filters, 0 for 1 x 1)",
+    )
     parser.add_argument("--launches", type=int, default=20)
     parser.add_argument("--repetitions", type=int, default=9)
     parser.add_argument(
@@ -371,7 +382,10 @@ def build_parser() -> argparse.ArgumentParser:
         "faster, but the last bits of the result vary from run to run",
     )
     parser.add_argument(
-        "--out", type=Path, default=None, help="write CSV, JSON and PNG plots into this directory"
+        "--out",
+        type=Path,
+        default=None,
+        help="write CSV, JSON and PNG plots into this directory (created if missing)",
     )
     parser.add_argument(
         "--no-plots",
@@ -410,9 +424,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error(f"--sample-configs must be >= 1, got {args.sample_configs}")
     if args.as_launched and not args.all_configs:
         parser.error("--as-launched goes with --all-configs (it changes how the tiles are timed)")
-    padding = tuple(args.pad) if len(args.pad) > 1 else args.pad[0]
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a directory to write the results into")
     try:
-        args.padding = normalize_padding(padding)
+        args.padding = padding_option(args.pad, args.r, args.s)
         for text in args.shapes:
             _dims(text, 4, "a shape")
             parse_shape(text, args.r, args.s, args.padding, args.dtype)
@@ -502,17 +517,23 @@ def launched_configs(pass_: str, params: Conv2dGw8Params, configs: Sequence[Any]
     return dict(zip(tiles, placed, strict=True))
 
 
+def _fail(message: str) -> NoReturn:
+    """Stop the run with message on stderr and status 2, as argparse's errors and the matmul
+    benchmark's do: what the run was given cannot run here."""
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark from the command line, print the table and write --out files."""
     args = parse_args(argv)
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        if not args.no_plots and importlib.util.find_spec("matplotlib") is None:
-            # Said before timing: the plots are drawn last, after minutes on the GPU.
-            raise SystemExit(
-                'error: the plots need matplotlib: pip install "spio-kernels[bench]", or pass '
-                "--no-plots"
-            )
+    if (
+        args.out is not None
+        and not args.no_plots
+        and importlib.util.find_spec("matplotlib") is None
+    ):
+        # Said before timing: the plots are drawn last, after minutes on the GPU.
+        _fail('the plots need matplotlib: pip install "spio-kernels[bench]", or pass --no-plots')
 
     import torch
 
@@ -520,7 +541,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         gpu = torch.cuda.get_device_name()
     except (AssertionError, RuntimeError):
         # (torch without CUDA asserts; with CUDA and no GPU it raises RuntimeError.)
-        raise SystemExit("error: the conv2d_gw8 benchmark needs a CUDA GPU") from None
+        _fail("the conv2d_gw8 benchmark needs a CUDA GPU")
+    if args.out is not None:
+        # (Made once the run can go ahead: a run refused above leaves no empty folder.)
+        try:
+            args.out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            _fail(f"--out {args.out}: {error.strerror}")
     torch.backends.cudnn.benchmark = True
     padding = args.padding
     run: dict[str, Any] = {

@@ -8,16 +8,19 @@ backend, so the rows and writers work on a machine without a display or matplotl
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import json
+import os
 import re
-from collections.abc import Iterable, Sequence
+import secrets
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .params import GROUP_WIDTH, Conv2dGw8Params
+from .params import GROUP_WIDTH, Conv2dGw8Params, normalize_padding
 from .sources_digest import sources_digest
 
 if TYPE_CHECKING:
@@ -90,6 +93,48 @@ def parse_padding(value: str | Sequence[int]) -> tuple[int, int, int, int]:
     parts = value.split() if isinstance(value, str) else value
     top, bottom, left, right = (int(v) for v in parts)
     return (top, bottom, left, right)
+
+
+def same_padding(r: int, s: int) -> tuple[int, int, int, int]:
+    """The padding (top, bottom, left, right) that keeps an R x S filter's output as large
+    as its input: r // 2 rows above and below for an odd r (an even r pads one row fewer
+    above), and s // 2 columns likewise. What the command lines take where no padding is
+    given: 1 for 3 x 3, 0 for 1 x 1, 3 for 7 x 7, as every campaign samples them."""
+    return ((r - 1) // 2, r // 2, (s - 1) // 2, s // 2)
+
+
+def padding_option(
+    values: Sequence[int] | None, r: int, s: int, option: str = "--pad"
+) -> tuple[int, int, int, int]:
+    """The padding a command line's `option` gives for an R x S filter: 1, 2 or 4 ints (every
+    side; vertical and horizontal; top, bottom, left and right), or same_padding(r, s) where
+    it was not given (None). ValueError naming the option for another number of ints; the
+    range is Conv2dGw8Params' to check."""
+    if values is None:
+        return same_padding(r, s)
+    if len(values) not in (1, 2, 4):
+        raise ValueError(f"{option} takes 1, 2 or 4 ints, got {len(values)}")
+    return normalize_padding(values[0] if len(values) == 1 else tuple(values))
+
+
+@contextlib.contextmanager
+def replacing(path: str | Path) -> Iterator[Path]:
+    """A path beside `path`, with its suffix, for the block to write a whole new file at; it
+    replaces `path` when the block ends without an error (os.replace, so readers see the
+    old file or the new one, never a part), and is removed otherwise. A run cut off while
+    writing leaves the old file; its name is of this process and random, so two writers
+    never share it.
+
+        with replacing(table) as temporary:
+            temporary.write_text(...)
+    """
+    path = Path(path)
+    temporary = path.with_name(f".{path.stem}.{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 #: Column names of the CSV and keys of each JSON row, in order.
@@ -193,9 +238,11 @@ def _from_record(record: dict[str, Any]) -> BenchRow:
 
 
 def write_csv(rows: Iterable[BenchRow], path: str | Path) -> Path:
-    """Write the rows as CSV with a header of COLUMNS; padding as "top bottom left right"."""
+    """Write the rows as CSV with a header of COLUMNS; padding as "top bottom left right".
+    The file is replaced whole (`replacing`): a campaign's table of every layer so far
+    outlives a run stopped while writing it."""
     path = Path(path)
-    with path.open("w", newline="") as f:
+    with replacing(path) as temporary, temporary.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(COLUMNS)
         for row in rows:
@@ -278,13 +325,11 @@ def upgrade_config_times(path: str | Path, config: Any) -> None:
             "format that is not an older one of these): use a new --out directory"
         )
     at = {column: index for index, column in enumerate(existing)}
-    upgraded = path.with_name(path.name + ".upgrading")
-    with upgraded.open("w", newline="", encoding="utf-8") as f:
+    with replacing(path) as upgraded, upgraded.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)
         for row in rows:
             writer.writerow([row[at[c]] if c in at else str(defaults[c]) for c in header])
-    upgraded.replace(path)
 
 
 def write_config_times(

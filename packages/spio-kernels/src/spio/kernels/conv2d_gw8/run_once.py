@@ -12,10 +12,12 @@ For example, Nsight Compute on fprop's default config, and racecheck on a wgrad 
         python -m spio.kernels.conv2d_gw8.run_once wgrad 3x64x20x18 --config block_n=2
 
 The config is the pass's default on the device (`default_config_on`) with the --config
-fields replaced; a config the layer cannot run is refused with the rule it breaks. Inputs
-are random (torch), the launches are synchronized at the end, and one line names the pass,
-the layer and the config that ran. A wgrad config with atomic_sums=1 runs with
-deterministic=False, as that config needs.
+fields replaced; a config the layer cannot run is refused with the rule it breaks, and a
+field or value the pass's configs do not have before any GPU is looked for. Without
+--padding the output is as large as the input (`bench_results.same_padding`: 1 for 3 x 3
+filters, 0 for 1 x 1). Inputs are random (torch), the launches are synchronized at the
+end, and one line names the pass, the layer and the config that ran. A wgrad config with
+atomic_sums=1 runs with deterministic=False, as that config needs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .bench_results import padding_option
 from .params import Conv2dGw8Params
 
 PASSES = ("fprop", "dgrad", "wgrad")
@@ -39,7 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--r", type=int, default=3, help="filter rows (default 3)")
     parser.add_argument("--s", type=int, default=3, help="filter columns (default 3)")
     parser.add_argument(
-        "--padding", type=int, nargs="+", default=[1], help="1, 2 or 4 ints (default 1)"
+        "--padding",
+        "--pad",
+        type=int,
+        nargs="+",
+        default=None,
+        help="1, 2 or 4 ints (default: the output as large as the input, 1 for 3 x 3)",
     )
     parser.add_argument("--dtype", choices=("float16", "bfloat16"), default="float16")
     parser.add_argument(
@@ -62,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _shape(text: str) -> tuple[int, int, int, int]:
     try:
-        n, c, h, w = (int(v) for v in text.split("x"))
+        n, c, h, w = (int(v) for v in text.lower().split("x"))
     except ValueError:
         message = f"a layer is N x C x H x W, e.g. 2x64x20x18; got {text!r}"
         raise argparse.ArgumentTypeError(message) from None
@@ -71,35 +79,47 @@ def _shape(text: str) -> tuple[int, int, int, int]:
 
 def layer(args: argparse.Namespace) -> Conv2dGw8Params:
     """The layer of the parsed arguments (ValueError names what is out of scope)."""
-    if len(args.padding) not in (1, 2, 4):
-        raise ValueError(f"--padding takes 1, 2 or 4 ints, got {len(args.padding)}")
-    padding: Any = args.padding[0] if len(args.padding) == 1 else tuple(args.padding)
+    padding = padding_option(args.padding, args.r, args.s, "--padding")
     n, c, h, w = args.shape
     has_bias = args.bias and args.pass_name != "dgrad"
     return Conv2dGw8Params.make(n, c, h, w, args.r, args.s, padding, args.dtype, has_bias)
 
 
-def with_fields(config: Any, assignments: Sequence[str]) -> Any:
-    """config with the FIELD=VALUE assignments applied (ints; bools as 0/1 or true/false).
-    ValueError names an unknown field or a value of the wrong kind."""
-    fields = {field.name: field for field in dataclasses.fields(config)}
-    changes: dict[str, Any] = {}
+def field_values(config_type: type, assignments: Sequence[str]) -> dict[str, Any]:
+    """The FIELD=VALUE assignments as {field: value} for config_type's fields (ints; bools
+    as 0/1 or true/false). ValueError names an unknown field or a value of the wrong kind.
+    It needs no config, and so no device: whether the values go together is the config's
+    to check."""
+    fields = {field.name: field for field in dataclasses.fields(config_type)}
+    values: dict[str, Any] = {}
     for assignment in assignments:
         name, sep, text = assignment.partition("=")
         if not sep or name not in fields:
             raise ValueError(
                 f"--config takes FIELD=VALUE with FIELD one of {sorted(fields)}, got {assignment!r}"
             )
-        if isinstance(getattr(config, name), bool):
+        # (The specs' annotations are strings: `from __future__ import annotations`.)
+        if fields[name].type in (bool, "bool"):
             if text.lower() not in ("0", "1", "false", "true"):
                 raise ValueError(f"{name} is 0/1 or false/true, got {text!r}")
-            changes[name] = text.lower() in ("1", "true")
+            values[name] = text.lower() in ("1", "true")
         else:
             try:
-                changes[name] = int(text)
+                values[name] = int(text)
             except ValueError:
                 raise ValueError(f"{name} is an int, got {text!r}") from None
-    return dataclasses.replace(config, **changes)
+    return values
+
+
+def with_fields(config: Any, assignments: Sequence[str]) -> Any:
+    """config with the FIELD=VALUE assignments applied (field_values)."""
+    return dataclasses.replace(config, **field_values(type(config), assignments))
+
+
+def _config_type(pass_name: str) -> type:
+    from . import FpropConfig, WgradConfig
+
+    return WgradConfig if pass_name == "wgrad" else FpropConfig
 
 
 def _pass_config(pass_name: str, params: Conv2dGw8Params, assignments: Sequence[str]) -> Any:
@@ -168,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.launches < 1:
         parser.error(f"--launches must be at least 1, got {args.launches}")
     try:
+        # The layer and the fields first: a mistake in them is said without a GPU.
+        layer(args)
+        field_values(_config_type(args.pass_name), args.config)
         print(run(args), flush=True)
     except ValueError as error:
         parser.error(str(error))
