@@ -553,6 +553,23 @@ def test_compiling_gives_no_warning_about_the_layer_checks_cache() -> None:
     assert not [w for w in caught if "lru_cache" in str(w.message)]
 
 
+@pytest.mark.parametrize(
+    ("images", "kernel", "padding"),
+    [(8192, 3, 1), (8191, 7, 6)],
+    ids=["the input", "the output alone"],
+)
+def test_a_layer_of_2_31_elements_or_more_is_refused(
+    images: int, kernel: int, padding: int
+) -> None:
+    # 8192 x 64 x 64 x 64 is 2**31 elements. 8191 images are 2**18 fewer, but a 7 x 7 kernel
+    # with 6 rows and columns of padding a side makes the output 70 x 70. (On the meta
+    # device, so no memory is taken: the check runs before any pass.)
+    x = torch.empty(images, 64, 64, 64, dtype=torch.float16, device="meta")
+    weight = torch.empty(64, 8, kernel, kernel, dtype=torch.float16, device="meta")
+    with pytest.raises(ValueError, match=r"too large: .*fewer than 2\*\*31 elements"):
+        spio_f.conv2d_gw8(x, weight, padding=padding)
+
+
 def test_flop_counter_counts_every_pass() -> None:
     # FlopCounterMode counted none of Spio's passes.
     case = CASES[0]

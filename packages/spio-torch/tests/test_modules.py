@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import torch
+from devices import DEVICES
 from torch import nn
 from torch.nn.utils import prune
 
@@ -409,6 +410,31 @@ def test_fx_symbolic_trace_records_the_module_as_one_call() -> None:
     assert calls == [spio_f.conv2d_gw8]  # (nn.ReLU stays a call of the module)
     x = torch.randn(2, 16, 6, 6, dtype=torch.bfloat16)
     assert torch.equal(traced(x), model(x))
+
+
+@pytest.mark.parametrize("image_size", ["static", "dynamic"])
+@pytest.mark.parametrize("strict", [False, True], ids=["non-strict", "strict"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_export_takes_an_unbounded_batch_and_image_size(
+    device: str, strict: bool, image_size: str
+) -> None:
+    # Strict export (Dynamo) failed on an unbounded batch: the 2**31-element limit was checked
+    # where `type(n) is int`, which Dynamo answers True for a traced size, so it became a
+    # guard that the batch's declared range broke.
+    from torch.export import Dim, export
+
+    model = nn.Sequential(Conv2dGw8(16, 3, padding=1, dtype=torch.float16), nn.ReLU())
+    model = model.to(device, memory_format=torch.channels_last)
+    example = torch.randn(2, 16, 6, 6, dtype=torch.float16, device=device)
+    dims = {0: Dim("batch")}
+    shapes = [(5, 16, 6, 6), (1, 16, 6, 6), (0, 16, 6, 6)]
+    if image_size == "dynamic":
+        dims |= {2: Dim("height", min=1), 3: Dim("width", min=1)}
+        shapes += [(1, 16, 1, 1), (3, 16, 9, 4)]
+    exported = export(model, (example,), dynamic_shapes=(dims,), strict=strict)
+    for shape in shapes:
+        x = torch.randn(*shape, dtype=torch.float16, device=device)
+        torch.testing.assert_close(exported.module()(x), model(x), atol=0, rtol=0)
 
 
 # ---- nn.Conv2d's signature, input and repr ---------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import torch
 from spio.kernels.conv2d_gw8.params import MAX_ELEMENTS, MAX_KERNEL_SIZE
 from spio.kernels.matmul.params import VECTOR
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ._transforms import refuse_tangents
 
@@ -230,10 +231,13 @@ def _layer_output(
             f"a {r} x {s} kernel gives an empty output ({p} x {q}): the input plus its padding "
             "must be at least as large as the kernel"
         )
-    # Only for sizes known here: a traced size would turn the limit into a guard on a dynamic
-    # batch (torch.export refuses one without a bound), and the real call checks it again.
-    sized = all(type(v) is int for v in (n, c, h, w, p, q))
-    if sized and (n * c * h * w > MAX_ELEMENTS or n * c * p * q > MAX_ELEMENTS):
+    # Only where the sizes decide it without a guard: a traced size would turn the limit into
+    # a guard on a dynamic batch (torch.export refuses one without a bound), and the real call
+    # checks it again. (Not `type(n) is int`: Dynamo, which strict export runs, answers it
+    # True for a symbolic size.)
+    if statically_known_true(n * c * h * w > MAX_ELEMENTS) or statically_known_true(
+        n * c * p * q > MAX_ELEMENTS
+    ):
         raise ValueError(
             f"input of {n} x {c} x {h} x {w} (output {n} x {c} x {p} x {q}) is too large: the "
             "kernels' offsets are 32-bit, so each must have fewer than 2**31 elements; split "
