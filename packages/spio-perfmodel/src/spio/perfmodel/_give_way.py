@@ -26,6 +26,7 @@ from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 
 from ._choice import ConfigChoice
 from ._features import GpuLimits, config_feature
+from ._passes import kernel_pass
 
 #: Computes the heuristic's config (compiling it): called only where a rule needs it.
 Heuristic = Callable[[], Any]
@@ -120,17 +121,16 @@ def _unless_narrow_strips(
     they predict fastest there load and multiply the overhang.
     """
     import spio.jit
-    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_spec
+    from spio.kernels.conv2d_gw8 import fprop_spec
     from spio.kernels.conv2d_gw8.pass_params import fprop_kernel_params
 
-    spec = dgrad_spec if pass_name == "dgrad" else fprop_spec
     kernel_params = fprop_kernel_params(pass_name, params)
     narrowed = fprop_spec.strip_columns(kernel_params.q, 2 * fprop_spec.TILE_Q)
     if choice.source == "measured" or narrowed == 2 * fprop_spec.TILE_Q:
         return choice
     if choice.config.block_q <= narrowed:
         return choice
-    tile = spec.default_config(params, spio.jit.device_info(device).sm_count)
+    tile = kernel_pass(pass_name).default_config(params, spio.jit.device_info(device).sm_count)
     if tile.block_q != narrowed:
         return choice
     why = (
@@ -413,13 +413,12 @@ def _unless_untimed_fprop_groups(
     cuDNN (256x480x28x28 0.90x and 0.84x).
     """
     import spio.jit
-    from spio.kernels.conv2d_gw8 import dgrad_spec, fprop_spec
+    from spio.kernels.conv2d_gw8 import fprop_spec
     from spio.kernels.conv2d_gw8.params import LINE_GROUPS
 
     if params.groups % LINE_GROUPS == 0:
         return choice  # the ladder's tiles of such layers keep widths of the space
-    spec = dgrad_spec if pass_name == "dgrad" else fprop_spec
-    tile = spec.default_config(params, spio.jit.device_info(device).sm_count)
+    tile = kernel_pass(pass_name).default_config(params, spio.jit.device_info(device).sm_count)
     why = f"the heuristic's tile takes {tile.block_g} groups a block"
     return _unless_untimed_value(choice, tile, heuristic, "block_g", fprop_spec.BLOCK_G_VALUES, why)
 
