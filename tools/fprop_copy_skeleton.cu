@@ -11,6 +11,7 @@
 //   SPIN     cycles each warp spins after each row's barrier (work on the walk's path);
 //   STAGE    rows leave through two staging rows, one step late (fprop's output staging);
 //   WEIGHTS  the block first copies 9 KB (fprop's weights of 8 groups, 3 x 3) from L2;
+//   PERSIST  each block walks PERSIST chunks, grid-stride (blocks at work hold neighbours);
 //   PC       copy_rows_pc instead: a fifth warp's first lane loads each row by bulk copy into
 //            any free ring slot (full and empty mbarriers), and the four walking warps wait only
 //            for their row, with no block barrier a row.
@@ -29,6 +30,9 @@
 #endif
 #ifndef WEIGHTS
 #define WEIGHTS 0
+#endif
+#ifndef PERSIST
+#define PERSIST 1
 #endif
 
 constexpr int kPix = 128;  // bytes of a pixel: 64 fp16 channels
@@ -112,7 +116,10 @@ extern "C" __global__ void __launch_bounds__(kWalkers)
     extern __shared__ __align__(128) unsigned char smem[];
     unsigned char* stage = smem + kRing * kSlotBytes;     // STAGE: two staging rows
     unsigned char* smem_weights = stage + 2 * kRowBytes;  // WEIGHTS
-    const Walk walk(blockIdx.x);
+    // PERSIST: the block walks chunks b, b + grid, b + 2 grid, ... as one walk of kSteps steps,
+    // so the blocks at work at any time hold neighbouring chunks.
+    constexpr int kSteps = PERSIST * Walk::rows();
+    const auto walk_at = [&](int s) { return Walk(blockIdx.x + (s / Walk::rows()) * gridDim.x); };
 
     spio::arch::allow_next_grid_launch();
     spio::arch::wait_for_previous_grids();
@@ -122,43 +129,44 @@ extern "C" __global__ void __launch_bounds__(kWalkers)
         }
         spio::arch::cp_async_commit_group();
     }
-    const auto load = [&](int j) {
-        const int y = walk.row(j);
+    const auto load = [&](int s) {
+        const Walk walk = walk_at(s);
+        const int y = walk.row(s % Walk::rows());
         const bool inside = 0 <= y && y < kImageRows;
-        unsigned char* slot = smem + (j % kRing) * kSlotBytes + walk.slot_offset();
+        unsigned char* slot = smem + (s % kRing) * kSlotBytes + walk.slot_offset();
         const unsigned char* from = walk.source(src, inside ? y : 0);
         for (int i = threadIdx.x; i < (walk.xb - walk.xa) * kPix / 16; i += kWalkers) {
             spio::arch::cp_async_cg_16(slot + 16 * i, from + 16 * i, inside ? 16 : 0);
         }
     };
-    for (int j = 0; j < kPrefetch; ++j) {
-        load(j);
+    for (int s = 0; s < kPrefetch; ++s) {
+        load(s);
         spio::arch::cp_async_commit_group();
     }
-    int staged = -1;  // STAGE: the image row in staging row (step - 1) % 2
-    for (int j = 0; j < Walk::rows(); ++j) {
-        if (j + kPrefetch < Walk::rows()) load(j + kPrefetch);
+    unsigned char* staged = nullptr;  // STAGE: where staging row (step - 1) % 2 goes
+    for (int s = 0; s < kSteps; ++s) {
+        if (s + kPrefetch < kSteps) load(s + kPrefetch);
         spio::arch::cp_async_commit_group();
         spio::arch::cp_async_wait_group<kPrefetch>();
         __syncthreads();
         spin();
-        const int y = walk.row(j);
-        const unsigned char* row = smem + (j % kRing) * kSlotBytes + kHaloCols * kPix;
+        const Walk walk = walk_at(s);
+        const int j = s % Walk::rows();
+        unsigned char* to = Walk::writes(j) ? walk.destination(dst, walk.row(j)) : nullptr;
+        const unsigned char* row = smem + (s % kRing) * kSlotBytes + kHaloCols * kPix;
         if (STAGE) {
-            if (staged >= 0) {
-                copy_row<kWalkers>(walk.destination(dst, staged), stage + ((j + 1) % 2) * kRowBytes,
-                                   kRowBytes);
+            if (staged != nullptr) {
+                copy_row<kWalkers>(staged, stage + ((s + 1) % 2) * kRowBytes, kRowBytes);
             }
-            staged = Walk::writes(j) ? y : -1;
-            if (staged >= 0) copy_row<kWalkers>(stage + (j % 2) * kRowBytes, row, kRowBytes);
-        } else if (Walk::writes(j)) {
-            copy_row<kWalkers>(walk.destination(dst, y), row, kRowBytes);
+            staged = to;
+            if (staged != nullptr) copy_row<kWalkers>(stage + (s % 2) * kRowBytes, row, kRowBytes);
+        } else if (to != nullptr) {
+            copy_row<kWalkers>(to, row, kRowBytes);
         }
     }
-    if (STAGE && staged >= 0) {
+    if (STAGE && staged != nullptr) {
         __syncthreads();
-        copy_row<kWalkers>(walk.destination(dst, staged),
-                           stage + ((Walk::rows() - 1) % 2) * kRowBytes, kRowBytes);
+        copy_row<kWalkers>(staged, stage + ((kSteps - 1) % 2) * kRowBytes, kRowBytes);
     }
     spio::arch::cp_async_wait_all();
 }

@@ -52,6 +52,17 @@ VARIANTS: dict[str, dict[str, int]] = {
     "spin 500": {"SPIN": 500},
     "loading warp": {"PC": 1},
     "loading warp, odd chunks upward": {"PC": 1, "ALT": 1},
+    "8-row chunks": {"CHUNK_ROWS": 8},
+    "4-row chunks": {"CHUNK_ROWS": 4},
+    "2 chunks a block, grid-stride": {"PERSIST": 2},
+    "8-row chunks, 4 a block, grid-stride": {"CHUNK_ROWS": 8, "PERSIST": 4},
+    "4-row chunks, 8 a block, grid-stride": {"CHUNK_ROWS": 4, "PERSIST": 8},
+    "4-row chunks, 8 a block, grid-stride, staged, weights": {
+        "CHUNK_ROWS": 4,
+        "PERSIST": 8,
+        "STAGE": 1,
+        "WEIGHTS": 1,
+    },
 }
 
 IMAGE_SIDE = 64
@@ -61,7 +72,7 @@ WALKERS = 128  # threads that walk the rows (copy_rows_pc adds a loading warp)
 
 
 #: The macros a variant may set (fprop_copy_skeleton.cu's header says what each does).
-MACROS = (*TILE, "ALT", "SPIN", "STAGE", "WEIGHTS", "PC")
+MACROS = (*TILE, "ALT", "SPIN", "STAGE", "WEIGHTS", "PC", "PERSIST")
 
 
 def compile_skeleton(macros: dict[str, int], arch: str) -> Any:
@@ -95,6 +106,17 @@ def shared_bytes(macros: dict[str, int]) -> int:
     """Shared memory the variant's walk uses: its ring, two staging rows and the weights."""
     slot = (macros["BLOCK_Q"] + 2 * macros["HALO_COLS"]) * PIXEL_BYTES
     return (macros["PREFETCH"] + 2) * slot + 2 * macros["BLOCK_Q"] * PIXEL_BYTES + WEIGHT_BYTES
+
+
+def grid_blocks(images: int, macros: dict[str, int], name: str) -> int:
+    """The variant's blocks: one a chunk (a strip's rows of an image), or one a PERSIST chunks
+    (the loading warp's walk takes one); SystemExit naming the variant where PERSIST does not
+    divide the chunks."""
+    chunks = images * (IMAGE_SIDE // macros["BLOCK_Q"]) * (IMAGE_SIDE // macros["CHUNK_ROWS"])
+    persist = 1 if macros.get("PC") else macros.get("PERSIST", 1)
+    if persist < 1 or chunks % persist != 0:
+        raise SystemExit(f"{name}: PERSIST = {persist} does not divide the {chunks} chunks")
+    return chunks // persist
 
 
 def check_copies(run: Callable[[], object], dst: Any, src: Any, what: str) -> None:
@@ -154,7 +176,7 @@ def main() -> None:
             )
         kernel_name, threads = kernel_and_threads(macros)
         kernel = compile_skeleton(macros, arch).load(device=0).get_kernel(kernel_name)
-        grid = args.n * (IMAGE_SIDE // macros["BLOCK_Q"]) * (IMAGE_SIDE // macros["CHUNK_ROWS"])
+        grid = grid_blocks(args.n, macros, name)
 
         def run(kernel: Any = kernel, grid: int = grid, threads: int = threads) -> None:
             kernel.launch(grid, threads, (dst, src, weights), shared, None, True)
