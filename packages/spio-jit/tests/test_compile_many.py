@@ -334,3 +334,62 @@ def test_workers_exit_when_the_caller_is_killed(tmp_path: Path, signum: int) -> 
         for pid in [caller.pid, *children]:
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+_UNGUARDED_SCRIPT = textwrap.dedent(
+    """
+    import spio.jit as jit
+    from jit_testkit import SAXPY_SOURCE
+
+    # No `if __name__ == "__main__":` guard: each spawned worker runs these lines again.
+    requests = [jit.CompileRequest(SAXPY_SOURCE, arch="sm_80", defines={"V": i}) for i in range(4)]
+    try:
+        jit.compile_many(requests, workers=2, progress=False)
+    except jit.CompileManyError as error:
+        print("ERROR", error.errors[0])
+    """
+)
+
+
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> None:
+    """Regression: the variants failed with "out of memory, or killed from outside", where
+    every worker had died on multiprocessing's refusal to start a pool while it imported the
+    unguarded script."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(_UNGUARDED_SCRIPT)
+    env = {
+        **os.environ,
+        "SPIO_JIT_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+    }
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    errors = [line for line in result.stdout.splitlines() if line.startswith("ERROR ")]
+    assert errors, (result.stdout, result.stderr)
+    assert "they exited with status 1 as they started" in errors[0]
+    assert 'guard the call with `if __name__ == "__main__":`' in errors[0]
+    assert "out of memory" not in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("exit_codes", "expected"),
+    [
+        ([1, -signal.SIGTERM], 'guard the call with `if __name__ == "__main__":`'),
+        ([1, 1], "they exited with status 1 as they started"),
+        ([-signal.SIGKILL, -signal.SIGTERM], "(killed by SIGKILL, killed by SIGTERM): out of"),
+        ([1, -signal.SIGKILL], "(exit status 1, killed by SIGKILL): out of memory"),
+        ([], "(their exit statuses unknown): out of memory, or killed from outside"),
+    ],
+)
+def test_variants_no_worker_started_say_why_from_the_exit_codes(
+    exit_codes: list[int], expected: str
+) -> None:
+    from spio.jit import _pool
+
+    message = _pool._not_started(exit_codes)
+    assert message.startswith(
+        "not compiled: worker processes kept dying before they started this variant, in 2 "
+        "fresh pools"
+    )
+    assert expected in message

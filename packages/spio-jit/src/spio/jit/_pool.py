@@ -15,7 +15,10 @@ therefore reports which variant it starts, before it unpickles it, and after a b
 variants are sorted out: one whose worker died by itself (not by the pool's SIGTERM to the
 survivors) is a suspect and is compiled once more, alone in a fresh pool, so that only a
 variant that kills its worker twice fails, naming how; every other unfinished variant goes
-to a fresh pool.
+to a fresh pool. Variants that no worker started in two fresh pools fail with the workers'
+exit statuses; where the workers exited with status 1 as they started (a script that calls
+compile_many unguarded at import time, which every spawned worker imports), the error says
+to guard the call.
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ _PARENT_POLL_S = 0.5
 # Fresh pools after which variants that no worker started are given up on.
 _MAX_ROUNDS_WITHOUT_PROGRESS = 2
 _NOT_STARTED = (
-    "not compiled: worker processes kept dying before they started this variant (out of "
-    f"memory, or killed from outside), in {_MAX_ROUNDS_WITHOUT_PROGRESS} fresh pools"
+    "not compiled: worker processes kept dying before they started this variant, in "
+    f"{_MAX_ROUNDS_WITHOUT_PROGRESS} fresh pools"
 )
 
 # A variant: (the caller's key, its prepared request).
@@ -115,9 +118,10 @@ def _death(exitcode: int | None) -> str:
 
 def _round(
     variants: list[Variant], pool_size: int, cache_enabled: bool, finish: Finish
-) -> tuple[list[tuple[int, str]], list[int]]:
+) -> tuple[list[tuple[int, str]], list[int], list[int | None]]:
     """Compile variants in one pool. Return, if the pool broke, the indices of the variants
-    whose worker died on them (with how it died) and of those left unfinished otherwise."""
+    whose worker died on them (with how it died) and of those left unfinished otherwise; and
+    the exit codes of the pool's workers."""
     context = multiprocessing.get_context("spawn")
     started = context.SimpleQueue()
     executor = futures.ProcessPoolExecutor(
@@ -162,7 +166,8 @@ def _round(
     executor.shutdown(wait=True)
     _read_starts(started, started_by)
     started.close()
-    return _sort_out(broken, started_by, processes)
+    died, unfinished = _sort_out(broken, started_by, processes)
+    return died, unfinished, [process.exitcode for process in processes.values()]
 
 
 def _read_starts(started: Any, started_by: dict[int, int]) -> None:
@@ -189,6 +194,24 @@ def _sort_out(
     return died, unfinished
 
 
+def _not_started(exit_codes: list[int | None]) -> str:
+    """Why the variants no worker started failed, from the last pool's workers' exit codes."""
+    # Those the pool ended itself (SIGTERM to the survivors, once one worker had died).
+    own = [code for code in exit_codes if code != -signal.SIGTERM]
+    if own and all(code == 1 for code in own):
+        # A spawned worker first imports the caller's main module. A script that calls
+        # compile_many at import time calls it again there, and multiprocessing refuses to
+        # start a pool from a process still starting up: RuntimeError, exit status 1.
+        return (
+            f"{_NOT_STARTED}: they exited with status 1 as they started, from a Python error "
+            "that each printed to stderr. The usual cause is a script that calls compile_many "
+            "when it is imported: workers are spawned, and each imports the main module, so "
+            'guard the call with `if __name__ == "__main__":`'
+        )
+    deaths = sorted({_death(code) for code in exit_codes}) or ["their exit statuses unknown"]
+    return f"{_NOT_STARTED} ({', '.join(deaths)}): out of memory, or killed from outside"
+
+
 def compile_in_pool(
     variants: list[Variant], pool_size: int, cache_enabled: bool, finish: Finish
 ) -> None:
@@ -198,17 +221,19 @@ def compile_in_pool(
     suspects: list[tuple[Variant, str]] = []
     rounds_without_progress = 0
     while queue:
-        died, unfinished = _round(queue, min(pool_size, len(queue)), cache_enabled, finish)
+        died, unfinished, exit_codes = _round(
+            queue, min(pool_size, len(queue)), cache_enabled, finish
+        )
         suspects += [(queue[index], death) for index, death in died]
         progressed = len(unfinished) < len(queue)
         queue = [queue[index] for index in unfinished]
         rounds_without_progress = 0 if progressed else rounds_without_progress + 1
         if queue and rounds_without_progress == _MAX_ROUNDS_WITHOUT_PROGRESS:
             for key, prepared in queue:
-                finish(key, prepared, SpioJitError(_NOT_STARTED))
+                finish(key, prepared, SpioJitError(_not_started(exit_codes)))
             break
     for (key, prepared), death in suspects:
-        died, unfinished = _round([(key, prepared)], 1, cache_enabled, finish)
+        died, unfinished, _ = _round([(key, prepared)], 1, cache_enabled, finish)
         if died or unfinished:
             again = died[0][1] if died else "it ended without a result"
             finish(
