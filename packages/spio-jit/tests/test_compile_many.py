@@ -97,6 +97,16 @@ def test_compile_many_error_pickles() -> None:
     assert str(copy) == str(caught.value)
 
 
+def _script_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a script run in a subprocess: a cache of its own under tmp_path, and
+    this process's import path with the test kit on it."""
+    return {
+        **os.environ,
+        "SPIO_JIT_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+    }
+
+
 _INTERRUPTED_SCRIPT = textwrap.dedent(
     """
     import faulthandler
@@ -132,11 +142,7 @@ _INTERRUPTED_SCRIPT = textwrap.dedent(
 def test_ctrl_c_stops_the_pool_without_hanging(tmp_path: Path, delay_s: float) -> None:
     script = tmp_path / "interrupted.py"
     script.write_text(_INTERRUPTED_SCRIPT)
-    env = {
-        **os.environ,
-        "SPIO_JIT_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
-    }
+    env = _script_env(tmp_path)
     process = subprocess.Popen(
         [sys.executable, str(script)],
         stdout=subprocess.PIPE,
@@ -310,11 +316,7 @@ def test_workers_exit_when_the_caller_is_killed(tmp_path: Path, signum: int) -> 
     left its workers and the resource tracker running forever, about 130 MB each."""
     script = tmp_path / "caller.py"
     script.write_text(_ORPHAN_SCRIPT)
-    env = {
-        **os.environ,
-        "SPIO_JIT_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
-    }
+    env = _script_env(tmp_path)
     caller = subprocess.Popen([sys.executable, str(script)], env=env)
     children: set[int] = set()
     try:
@@ -357,11 +359,7 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> Non
     unguarded script."""
     script = tmp_path / "unguarded.py"
     script.write_text(_UNGUARDED_SCRIPT)
-    env = {
-        **os.environ,
-        "SPIO_JIT_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
-    }
+    env = _script_env(tmp_path)
     result = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
     )
