@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any
 
 # The architectures the CPU tier compiles for.
@@ -148,3 +149,11 @@ class WorkerKiller(str):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_kill_this_process, ())
+
+
+def sleep_through_sigterm(ready: Any) -> None:
+    """A spawned process that ignores SIGTERM, tells `ready` (an Event) and sleeps: a worker
+    that SIGTERM does not end."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    ready.set()
+    time.sleep(120)

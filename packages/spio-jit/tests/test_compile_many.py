@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import signal
@@ -10,9 +11,16 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from jit_testkit import SAXPY_SOURCE, TENSOR_CORE_SOURCE, TILE_HEADERS, WorkerKiller
+from jit_testkit import (
+    SAXPY_SOURCE,
+    TENSOR_CORE_SOURCE,
+    TILE_HEADERS,
+    WorkerKiller,
+    sleep_through_sigterm,
+)
 
 import spio.jit as jit
 from spio.jit import CompileRequest
@@ -391,3 +399,31 @@ def test_variants_no_worker_started_say_why_from_the_exit_codes(
         "fresh pools"
     )
     assert expected in message
+
+
+def test_a_stopped_pool_returns_once_every_worker_has_exited(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: after Ctrl-C, a worker could still run when compile_many had returned (the
+    pool's shutdown joins its workers only while its manager thread runs); now each is
+    joined, and killed where SIGTERM did not end it."""
+    from spio.jit import _pool
+
+    monkeypatch.setattr(_pool, "_JOIN_S", 0.5)
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    worker = context.Process(target=sleep_through_sigterm, args=(ready,))
+    worker.start()
+    try:
+        assert ready.wait(60)
+
+        # A pool whose manager thread had ended: its shutdown joins nothing.
+        ended_pool = SimpleNamespace(
+            _processes={worker.pid: worker}, shutdown=lambda wait=True, cancel_futures=False: None
+        )
+        _pool._stop(ended_pool, [])  # type: ignore[arg-type]
+        assert not worker.is_alive()
+        assert worker.exitcode == -signal.SIGKILL
+    finally:
+        if worker.is_alive():
+            worker.kill()

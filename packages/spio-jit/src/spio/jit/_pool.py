@@ -42,6 +42,8 @@ from spio.jit._errors import SpioJitError
 _POLL_S = 0.2
 # How often a worker checks that its parent still runs.
 _PARENT_POLL_S = 0.5
+# How long a stopped worker is waited for after SIGTERM, and again after SIGKILL.
+_JOIN_S = 5.0
 # Fresh pools after which variants that no worker started are given up on.
 _MAX_ROUNDS_WITHOUT_PROGRESS = 2
 _NOT_STARTED = (
@@ -92,16 +94,26 @@ def _worker(index: int, pickled: bytes, cache_enabled: bool) -> CompiledCode | B
 
 
 def _stop(executor: futures.ProcessPoolExecutor, pending: Iterable[futures.Future[Any]]) -> None:
-    """Cancel queued work and end the workers now, without waiting for running compiles."""
+    """Cancel queued work and end the workers now, without waiting for running compiles;
+    return once every worker has exited."""
     for future in pending:
         future.cancel()
+    processes = list((getattr(executor, "_processes", None) or {}).values())
     terminate = getattr(executor, "terminate_workers", None)  # Python 3.14+
     if terminate is not None:
         terminate()
     else:
-        for process in list((getattr(executor, "_processes", None) or {}).values()):
+        for process in processes:
             process.terminate()
     executor.shutdown(wait=True, cancel_futures=True)
+    # The shutdown joins the workers only where the pool's manager thread still runs; one
+    # that had seen a worker die and ended leaves the SIGTERMed workers to exit in their own
+    # time, still counted alive by the caller (a loaded machine saw one).
+    for process in processes:
+        process.join(_JOIN_S)
+        if process.is_alive():
+            process.kill()
+            process.join(_JOIN_S)
 
 
 def _death(exitcode: int | None) -> str:
