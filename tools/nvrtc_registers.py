@@ -24,6 +24,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hopper_occupancy import blocks_per_sm
+
 import spio.jit
 from spio.kernels.conv2d_gw8 import (
     Conv2dGw8Params,
@@ -56,11 +58,6 @@ _REPORT = re.compile(
     r".*?\n.*?Used (\d+) registers",
     re.S,
 )
-#: Hopper's register file and limits, as the CUDA occupancy calculator counts them.
-SM_REGISTERS = 65536
-REGISTER_UNIT = 256
-SM_THREADS = 2048
-SM_BLOCKS = 32
 
 
 def layer_params(n: int, c: int, side: int, filter_side: int) -> Conv2dGw8Params:
@@ -104,14 +101,9 @@ def write(out: Path, per_layer: int, seed: int) -> None:
         key: {"threads": threads[key], "kernels": kernel_reports(code.log)}
         for key, code in codes.items()
     }
-    out.write_text(json.dumps({"nvrtc": spio.jit.nvrtc_info().build, "configs": kernels}))
-    print(f"{len(kernels)} configs compiled with NVRTC {spio.jit.nvrtc_info().build}: {out}")
-
-
-def blocks_per_sm(registers: int, threads: int) -> int:
-    """The blocks of `threads` an SM holds by its registers and threads alone."""
-    per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
-    return min(SM_REGISTERS // (per_warp * (threads // 32)), SM_THREADS // threads, SM_BLOCKS)
+    build = spio.jit.nvrtc_info().build
+    out.write_text(json.dumps({"nvrtc": build, "configs": kernels}))
+    print(f"{len(kernels)} configs compiled with NVRTC {build}: {out}")
 
 
 def main_kernel(kernels: dict[str, dict[str, int]]) -> dict[str, int]:

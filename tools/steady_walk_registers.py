@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hopper_occupancy import blocks_per_sm
 from relabel_timings import accepted_row
 
 import spio.jit
@@ -40,13 +41,6 @@ DATA = Path(__file__).resolve().parent.parent / "packages/spio-perfmodel/data/nv
 BEFORE_STEADY = {"fprop": "5b198f8d8c7f", "dgrad": "5570a02c1209"}
 MACRO_LINE = "#define CONV2D_GW8_STEADY_WALK 1"
 
-#: Hopper's per-SM limits that bound resident blocks (CUDA occupancy calculator's figures).
-SM_REGISTERS = 65536
-REGISTER_UNIT = 256  # registers are allocated to a warp in units of 256
-SM_THREADS = 2048
-SM_BLOCKS = 32
-SM_SHARED = 228 * 1024
-BLOCK_RESERVED_SHARED = 1024
 
 _REGISTERS = re.compile(r"Used (\d+) registers")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores")
@@ -111,15 +105,6 @@ def moved_configs(pass_name: str) -> Iterator[MovedConfig]:
 def _spec(moved: MovedConfig) -> Any:
     """The spec module of moved's pass (its types header and launch geometry)."""
     return dgrad_spec if moved.pass_name == "dgrad" else fprop_spec
-
-
-def blocks_per_sm(registers: int, threads: int, shared_mem: int) -> int:
-    """The blocks of a kernel that fit on a Hopper SM at once."""
-    warps = -(-threads // 32)
-    per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
-    by_registers = SM_REGISTERS // (per_warp * warps)
-    by_shared = SM_SHARED // (shared_mem + BLOCK_RESERVED_SHARED)
-    return min(by_registers, by_shared, SM_THREADS // threads, SM_BLOCKS)
 
 
 def builds(configs: list[MovedConfig]) -> dict[tuple[int, bool], Build]:

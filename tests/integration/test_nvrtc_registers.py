@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
-from tool_module import load_tool
+from tool_module import ROOT, load_tool
 
+sys.path.insert(0, str(ROOT / "tools"))  # the tools import their siblings
 tool = load_tool("nvrtc_registers")
 
 _LOG = """ptxas info    : Compiling entry function 'conv2d_gw8_fprop' for 'sm_90'
