@@ -2,8 +2,9 @@
 
 `Conv2dGw8` (an nn.Conv2d with 8 channels per group, stride 1, run by Spio), `convert`
 (swap a model's eligible nn.Conv2d layers for it; it returns a `Conversion`: the names
-swapped, and the convs skipped with the reasons) and `Linear` (an nn.Linear on Spio's
-tensor-core matmul) import torch when first used, so that
+swapped, and the convs skipped with the reasons), `Linear` (an nn.Linear on Spio's
+tensor-core matmul) and `precompile` (compile a model's kernels side by side before its
+first step) import torch when first used, so that
 `import spio.torch` stays cheap for the command line; the functional operators live in
 `spio.functional`. `set_wgrad_deterministic(False)` trades the weight gradients' run-to-run
 bitwise reproducibility for speed.
@@ -25,15 +26,21 @@ _MODULES = {
     "convert": "_modules",
     "ineligible_because": "_modules",
     "Linear": "_linear_module",
+    "precompile": "_precompile",
+    "Precompiled": "_precompile",
+    "PrecompiledPass": "_precompile",
 }
 
 __all__ = [
     "Conv2dGw8",
     "Conversion",
     "Linear",
+    "Precompiled",
+    "PrecompiledPass",
     "__version__",
     "convert",
     "ineligible_because",
+    "precompile",
     "set_wgrad_deterministic",
     "wgrad_is_deterministic",
 ]

@@ -123,18 +123,18 @@ class LayerPlan:
         if launch is None:
             if pass_name in ("wgrad", "wgrad_bias"):
                 params = self.params if pass_name == "wgrad_bias" else self.grad_params
-                config = self._config("wgrad")
+                config = self.config("wgrad")
                 if atomic_sums:
                     reduced = rounded or params.has_bias
                     config = atomic_config_on(params, config, self.device, reduced)
                 launch = _LAUNCHES["wgrad"](params, config, self.device)
             else:
                 params = self.params if pass_name == "fprop" else self.grad_params
-                launch = _LAUNCHES[pass_name](params, self._config(pass_name), self.device)
+                launch = _LAUNCHES[pass_name](params, self.config(pass_name), self.device)
             self._launches[key] = launch
         return launch
 
-    def _config(self, pass_name: str) -> Any:
+    def config(self, pass_name: str) -> Any:
         """choose_config's config for pass_name (memoised there)."""
         params = self.params if pass_name == "fprop" else self.grad_params
         _check_not_capturing_a_tuning(pass_name, params)
