@@ -3,14 +3,14 @@
 Each of a model's Spio convolutions compiles its kernels with NVRTC at its first call at a
 shape: on the 2-core development machine 0.4-0.8 s a kernel, and a layer's three passes
 take a few kernels each (the chosen config's, and the heuristic's, whose registers the
-choice reads), one layer after another. A cold first step of a network of a dozen layer
-shapes spends most of a minute there, once per shape, machine and kernel version (spio-jit's
-disk cache keeps them).
+choice reads), one layer after another. So a cold first step of a network of a dozen layer
+shapes waits tens of seconds, once per shape, machine and kernel version (spio-jit's disk
+cache keeps the kernels).
 
 precompile runs the model's forward pass on fake tensors (torch's FakeTensorMode: shapes,
 dtypes, devices and strides, no values, no GPU memory, nothing launched), records the layers
-Spio's convolution is called on, and prepares every pass a training step will run on them,
-each in a thread of its own: the config choose_config picks, its kernels compiled and
+Spio's convolution is called on, and prepares every pass a training step will run on them
+in a pool of threads: the config choose_config picks, its kernels compiled and
 loaded (the layer's `_cuda_passes.LayerPlan`, which the calls then find ready). NVRTC
 releases the GIL, so the compiles run side by side on the host's cores.
 """
@@ -45,7 +45,8 @@ from ._layout import is_spio_layout
 #: of host memory while it runs.
 MAX_THREADS = 16
 
-#: What fn may do on real tensors only: read a value, or make a shape that depends on one.
+#: What a forward pass can do on real tensors only: read a value, or make a shape that
+#: depends on one.
 _NEEDS_VALUES = (
     DataDependentOutputException,
     DynamicOutputShapeException,
