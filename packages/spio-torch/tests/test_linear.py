@@ -291,7 +291,7 @@ def test_eager_products_plan_each_geometry_once(monkeypatch: pytest.MonkeyPatch)
         made.append(params)
         return lambda c, a, b, bias=None: launched.append((params, a, b, bias))
 
-    monkeypatch.setattr(_matmul, "_launch", fake_launch)
+    monkeypatch.setattr(_matmul, "product_launch", fake_launch)
     monkeypatch.setattr(_matmul, "_PLANS", {})
     storage = torch.zeros(16 * 32 + 8, dtype=torch.float16)
     x, shifted = storage[:512].view(16, 32), storage[1:513].view(16, 32)
@@ -326,7 +326,7 @@ def test_an_a_of_any_k_is_copied_into_the_layout_of_whole_rows(
         made.append(params)
         return lambda c, a, b, bias=None: launched.append((a, b))
 
-    monkeypatch.setattr(_matmul, "_launch", fake_launch)
+    monkeypatch.setattr(_matmul, "product_launch", fake_launch)
     monkeypatch.setattr(_matmul, "_PLANS", {})
     a = torch.randn(16, 26).half()[:, ::2]  # 16 x 13, strided
     b = torch.randn(13, 8).half()

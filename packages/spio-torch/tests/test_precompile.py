@@ -15,9 +15,10 @@ import torch
 from torch import nn
 
 import spio.torch
+from spio.kernels.matmul import MatmulParams
 from spio.perfmodel import set_selection_mode
 from spio.torch import _cuda_passes, _precompile, convert, set_wgrad_deterministic
-from spio.torch._precompile import LayerCall, record_calls
+from spio.torch._precompile_calls import LayerCall, ProductCall, Recorded, record_calls
 
 
 def _model() -> nn.Module:
@@ -41,7 +42,7 @@ def _batch(n: int) -> torch.Tensor:
 def test_each_layer_is_recorded_once_with_the_gradients_it_will_need() -> None:
     model = _model()
     model[3].weight.requires_grad_(False)  # a frozen layer: no weight gradient
-    calls = record_calls(model, [(_batch(4),), (_batch(4),), (_batch(2),)], backward=True)
+    calls = record_calls(model, [(_batch(4),), (_batch(4),), (_batch(2),)], backward=True).layers
     first = LayerCall(
         input_size=(4, 64, 12, 10),
         kernel_size=(3, 3),
@@ -81,7 +82,7 @@ def test_recording_leaves_the_model_as_it_was() -> None:
 
 
 def test_without_the_backward_the_forward_runs_without_gradients() -> None:
-    calls = record_calls(_model(), [(_batch(4),)], backward=False)
+    calls = record_calls(_model(), [(_batch(4),)], backward=False).layers
     assert [call.input_grad for call in calls] == [False, False]
     assert all(call.passes(backward=False) == [("fprop", False, False)] for call in calls)
 
@@ -143,26 +144,42 @@ def test_atomic_weight_gradients_are_prepared_where_the_backward_takes_them(
 
 
 class _Launches:
-    """LayerPlan.launch and LayerPlan.config stand-ins: record each launch prepared, with its
-    thread, taking `seconds`; raise `error` for the pass `failing`."""
+    """LayerPlan.launch, LayerPlan.config, product_launch and default_config_on stand-ins:
+    record each kernel prepared (a pass's plan params, name, atomic_sums and rounded; a
+    product's params and "mm"), with its thread, taking `seconds`; raise `error` for the
+    pass `failing`."""
 
-    def __init__(self, seconds: float = 0.0, failing: str = "", error: Exception | None = None):
-        self.seconds = seconds
-        self.failing = failing
-        self.error = error
-        self.prepared: list[tuple[Any, str, bool, bool]] = []
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.failing = ""
+        self.error: Exception | None = None
+        self.prepared: list[tuple[Any, ...]] = []
         self.threads: set[str] = set()
         self.lock = threading.Lock()
 
     def launch(
         self, plan: Any, pass_name: str, atomic_sums: bool = False, rounded: bool = False
     ) -> None:
+        self._prepare((plan.params, pass_name, atomic_sums, rounded))
+
+    def product(self, params: MatmulParams, device: int) -> None:
+        self._prepare((params, "mm"))
+
+    def _prepare(self, kernel: tuple[Any, ...]) -> None:
         time.sleep(self.seconds)
-        if pass_name == self.failing and self.error is not None:
+        if kernel[1] == self.failing and self.error is not None:
             raise self.error
         with self.lock:
-            self.prepared.append((plan.params, pass_name, atomic_sums, rounded))
+            self.prepared.append(kernel)
             self.threads.add(threading.current_thread().name)
+
+
+def _on_cuda(recorded: Recorded) -> Recorded:
+    cuda = torch.device("cuda", 0)
+    return Recorded(
+        [dataclasses.replace(call, device=cuda) for call in recorded.layers],
+        [dataclasses.replace(call, device=cuda) for call in recorded.products],
+    )
 
 
 @pytest.fixture
@@ -170,16 +187,13 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> _Launches:
     """Recorded calls on cuda:0 (a CUDA model's, on this machine without a GPU) and the
     launch stand-ins."""
     recorded = _precompile.record_calls
-
-    def on_cuda(*args: Any) -> list[LayerCall]:
-        calls = recorded(*args)
-        return [dataclasses.replace(call, device=torch.device("cuda", 0)) for call in calls]
-
     stand_in = _Launches()
-    monkeypatch.setattr(_precompile, "record_calls", on_cuda)
+    monkeypatch.setattr(_precompile, "record_calls", lambda *args: _on_cuda(recorded(*args)))
     # A function, so that the plan the launch is asked of comes in as its first argument.
     monkeypatch.setattr(_cuda_passes.LayerPlan, "launch", lambda *args: stand_in.launch(*args))
     monkeypatch.setattr(_cuda_passes.LayerPlan, "config", lambda plan, name: f"config of {name}")
+    monkeypatch.setattr(_precompile, "product_launch", stand_in.product)
+    monkeypatch.setattr(_precompile, "default_config_on", lambda params, device: "mm config")
     return stand_in
 
 
@@ -193,7 +207,7 @@ def test_every_pass_of_every_layer_is_prepared_side_by_side(launches: _Launches)
     launches.seconds = 0.05
     model = _model()
     result = spio.torch.precompile(model, _batch(4), (_batch(2),), threads=3)
-    layers = [call for n in (4, 2) for call in record_calls(model, [(_batch(n),)], True)]
+    layers = [call for n in (4, 2) for call in record_calls(model, [(_batch(n),)], True).layers]
     expected = [
         (_params(call), *launch)
         for call in layers
@@ -206,7 +220,10 @@ def test_every_pass_of_every_layer_is_prepared_side_by_side(launches: _Launches)
     assert result.passes[1].config == "config of wgrad"  # wgrad_bias runs wgrad's config
     assert result.layers == 4
     assert result.threads == 3
-    assert str(result).startswith("precompile: 10 passes of 4 layers ready in ")
+    assert result.products == 0
+    assert str(result).startswith(
+        "precompile: 10 kernels' passes (4 convolution layers, 0 matrix products) ready in "
+    )
 
 
 def test_inference_prepares_the_forward_passes_only(launches: _Launches) -> None:
@@ -237,7 +254,7 @@ def test_a_pass_that_fails_is_named_and_the_rest_not_started(launches: _Launches
     ]
     # One thread, 50 ms a pass: the second layer's dgrad failed, its wgrad, queued next, may
     # have started before the rest were cancelled; the batch of 2's layers never did.
-    prepared = [(p[0].n, p[1]) for p in launches.prepared]
+    prepared = [(kernel[0].n, kernel[1]) for kernel in launches.prepared]
     assert prepared[:3] == [(4, "fprop"), (4, "wgrad_bias"), (4, "fprop")]
     assert prepared[3:] in ([], [(4, "wgrad")])
 
@@ -245,7 +262,7 @@ def test_a_pass_that_fails_is_named_and_the_rest_not_started(launches: _Launches
 def test_a_model_on_the_cpu_has_nothing_to_prepare() -> None:
     result = spio.torch.precompile(_model(), _batch(4))
     assert result.passes == ()
-    assert str(result) == "precompile: no Spio convolution ran on a CUDA device"
+    assert str(result) == "precompile: no Spio operator ran on a CUDA device"
 
 
 class _ReadsValues(nn.Module):
@@ -258,6 +275,55 @@ class _ReadsValues(nn.Module):
 def test_a_forward_pass_that_reads_values_is_told_why() -> None:
     with pytest.raises(RuntimeError, match="fake tensors, which have shapes but no values"):
         spio.torch.precompile(_ReadsValues(), _batch(1))
+
+
+def _product(m: int, n: int, k: int, b_layout: str, a_layout: str, bias: bool) -> MatmulParams:
+    return MatmulParams(m, n, k, "float16", b_layout, a_layout, bias)  # type: ignore[arg-type]
+
+
+def test_a_linear_layer_records_its_product_and_prepares_its_gradients() -> None:
+    # x @ w.t() + bias: x 12 x 32 (rows x in), w 24 x 32 (out x in). Its gradients:
+    # grad_x = grad @ w (w read as it is, K x N) and grad_w = x.t() @ grad.
+    model = nn.Sequential(spio.torch.Linear(32, 24, dtype=torch.float16))
+    x = torch.empty(12, 32, dtype=torch.float16, requires_grad=True)
+    (call,) = record_calls(model, [(x,)], backward=True).products
+    assert call == ProductCall(
+        a_shape=(12, 32),
+        a_stride=(32, 1),
+        b_shape=(32, 24),
+        b_stride=(1, 32),
+        dtype=torch.float16,
+        has_bias=True,
+        device=torch.device("cpu"),
+        a_grad=True,
+        b_grad=True,
+    )
+    assert call.products(backward=True) == [
+        _product(12, 24, 32, "nk", "mk", True),
+        _product(12, 32, 24, "kn", "mk", False),
+        _product(32, 24, 12, "kn", "km", False),
+    ]
+    assert call.products(backward=False) == [_product(12, 24, 32, "nk", "mk", True)]
+    frozen = dataclasses.replace(call, a_grad=False, b_grad=False)
+    assert frozen.products(backward=True) == [_product(12, 24, 32, "nk", "mk", True)]
+
+
+def test_products_of_an_empty_batch_run_no_kernel() -> None:
+    call = ProductCall((0, 32), (32, 1), (32, 24), (1, 32), torch.float16, False,
+                       torch.device("cpu"), True, True)  # fmt: skip
+    # Each has a size of 0 (grad_w's sums run over 0 rows): the products make their zeros
+    # without a kernel.
+    assert call.products(backward=True) == []
+
+
+def test_products_are_prepared_beside_the_layers(launches: _Launches) -> None:
+    model = nn.Sequential(*_model(), nn.Flatten(), spio.torch.Linear(64 * 12 * 10, 16))
+    model.half()
+    result = spio.torch.precompile(model, _batch(4), threads=2)
+    mm = [kernel for kernel in launches.prepared if kernel[1] == "mm"]
+    assert len(mm) == 3
+    assert result.products == 3
+    assert [p.config for p in result.passes if p.pass_name == "mm"] == ["mm config"] * 3
 
 
 @pytest.mark.parametrize(

@@ -25,19 +25,24 @@ def test_a_precompiled_training_step_compiles_nothing(monkeypatch: pytest.Monkey
         nn.Conv2d(32, 32, 3, padding=1, groups=4),
         nn.ReLU(),
         nn.Conv2d(32, 32, 5, padding=2, groups=4, bias=False),
+        nn.Flatten(),
+        nn.Linear(32 * 13 * 11, 16),
     ).cuda()
     model = copy.deepcopy(reference).half()
     assert len(spio.torch.convert(model)) == 2
+    model[4] = spio.torch.Linear.from_linear(model[4])
     batches = [torch.randn(n, 32, 13, 11, device="cuda", dtype=torch.float16) for n in (3, 2)]
 
     result = spio.torch.precompile(model, *batches, threads=4)
 
     # Two layers at two batch sizes: fprop and wgrad_bias of the first (its input needs no
-    # gradient), fprop, dgrad and wgrad of the second.
+    # gradient), fprop, dgrad and wgrad of the second; the linear layer's product and its two
+    # gradients' at each.
     assert result.layers == 4
     assert [p.pass_name for p in result.passes[:5]] == [
         "fprop", "wgrad_bias", "fprop", "dgrad", "wgrad",
     ]  # fmt: skip
+    assert result.products == 6
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a kernel was compiled after precompile")

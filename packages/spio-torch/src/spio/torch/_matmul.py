@@ -67,10 +67,16 @@ def _layout(tensor: torch.Tensor, plain: str, transposed: str) -> tuple[torch.Te
     if layout is not None and tensor.data_ptr() % _ALIGNMENT == 0:
         return (tensor, layout) if layout == plain else (tensor.t(), layout)
     # A fresh allocation: contiguous() would hand back a misaligned contiguous view as is.
-    rows, cols = tensor.shape
-    if cols % VECTOR and not rows % VECTOR:
+    if _copy_layout(tensor.shape, plain, transposed) == transposed:
         return tensor.t().clone(memory_format=torch.contiguous_format), transposed
     return tensor.clone(memory_format=torch.contiguous_format), plain
+
+
+def _copy_layout(shape: Sequence[int], plain: str, transposed: str) -> str:
+    """The layout of an operand's copy (_layout): plain, or transposed where only that one's
+    rows are whole vectors."""
+    rows, cols = shape
+    return transposed if cols % VECTOR and not rows % VECTOR else plain
 
 
 def _bias_readable(bias: torch.Tensor) -> bool:
@@ -93,7 +99,10 @@ def _params(
 
 
 @functools.lru_cache(maxsize=4096)
-def _launch(params: MatmulParams, device: int) -> Any:
+def product_launch(params: MatmulParams, device: int) -> Any:
+    """The loaded kernel of the product params on CUDA device `device`, with the config
+    default_config_on picks (compiled and loaded once; spio.torch.precompile prepares it
+    ahead)."""
     return matmul_launch(params, default_config_on(params, device), device)
 
 
@@ -106,17 +115,37 @@ _MAX_PLANS = 4096
 _UNPLANNED = object()
 
 
+def product_params(
+    a_shape: Sequence[int],
+    a_stride: Sequence[int],
+    b_shape: Sequence[int],
+    b_stride: Sequence[int],
+    dtype: torch.dtype,
+    with_bias: bool,
+) -> MatmulParams | None:
+    """The MatmulParams of the kernel a @ b (+ bias) runs for operands of these shapes and
+    strides, from 16-byte boundaries: each operand read in place where it is dense
+    (_dense_layout), else copied (_copy_layout); None where a size is 0."""
+    m, k = a_shape
+    n = b_shape[1]
+    if 0 in (m, n, k):
+        return None
+    a_layout = _dense_layout(tuple(a_shape), tuple(a_stride), "mk", "km")
+    b_layout = _dense_layout(tuple(b_shape), tuple(b_stride), "kn", "nk")
+    a_layout = a_layout or _copy_layout(a_shape, "mk", "km")
+    b_layout = b_layout or _copy_layout(b_shape, "kn", "nk")
+    return _params(m, n, k, DTYPES[dtype], b_layout, a_layout, with_bias)
+
+
 def _plan(a: torch.Tensor, b: torch.Tensor, with_bias: bool) -> Any:
     """The launch of a @ b (+ bias) for operands of a's and b's shapes and strides, reading
     them in place; None where either needs a copy or a size is 0."""
-    a_layout = _dense_layout(a.shape, a.stride(), "mk", "km")
-    b_layout = _dense_layout(b.shape, b.stride(), "kn", "nk")
-    m, k = a.shape
-    n = b.shape[1]
-    if a_layout is None or b_layout is None or 0 in (m, n, k):
+    a_dense = _dense_layout(a.shape, a.stride(), "mk", "km")
+    b_dense = _dense_layout(b.shape, b.stride(), "kn", "nk")
+    params = product_params(a.shape, a.stride(), b.shape, b.stride(), a.dtype, with_bias)
+    if a_dense is None or b_dense is None or params is None:
         return None
-    params = _params(m, n, k, DTYPES[a.dtype], b_layout, a_layout, with_bias)
-    return _launch(params, a.get_device())
+    return product_launch(params, a.get_device())
 
 
 def mm_cuda(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -164,7 +193,7 @@ def _mm_copied(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None) -> t
     params = _params(m, n, k, DTYPES[a.dtype], b_layout, a_layout, bias is not None)
     c = torch.empty((m, n), device=a.device, dtype=a.dtype)
     vector = None if bias is None else _bias_vector(bias)
-    _launch(params, a.get_device())(c, a_matrix, b_matrix, bias=vector)
+    product_launch(params, a.get_device())(c, a_matrix, b_matrix, bias=vector)
     return c
 
 

@@ -3,171 +3,51 @@
 Each of a model's Spio convolutions compiles its kernels with NVRTC at its first call at a
 shape: on the 2-core development machine 0.4-0.8 s a kernel, and a layer's three passes
 take a few kernels each (the chosen config's, and the heuristic's, whose registers the
-choice reads), one layer after another. So a cold first step of a network of a dozen layer
-shapes waits tens of seconds, once per shape, machine and kernel version (spio-jit's disk
-cache keeps the kernels).
+choice reads), one layer after another; each geometry of a Spio matrix product (a linear
+layer's forward and its two gradients) compiles one. So a cold first step of a network of a
+dozen layer shapes waits tens of seconds, once per shape, machine and kernel version
+(spio-jit's disk cache keeps the kernels).
 
-precompile runs the model's forward pass on fake tensors (torch's FakeTensorMode: shapes,
-dtypes, devices and strides, no values, no GPU memory, nothing launched), records the layers
-Spio's convolution is called on, and prepares every pass a training step will run on them
-in a pool of threads: the config choose_config picks, its kernels compiled and
-loaded (the layer's `_cuda_passes.LayerPlan`, which the calls then find ready). NVRTC
-releases the GIL, so the compiles run side by side on the host's cores.
+precompile records the calls of Spio's operators the model makes on fake tensors
+(_precompile_calls) and prepares every kernel a training step will run for them in a pool
+of threads: a convolution's passes with the configs choose_config picks (the layer's
+`_cuda_passes.LayerPlan`, which the calls then find ready), and each product's kernel
+(`_matmul.product_launch`). NVRTC releases the GIL, so the compiles run side by side on the
+host's cores.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from itertools import chain
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+from spio.kernels.matmul import MatmulParams, default_config_on
 from spio.perfmodel import selection_mode
-from torch._subclasses.fake_tensor import (
-    DataDependentOutputException,
-    DynamicOutputShapeException,
-    FakeTensorMode,
-    UnsupportedFakeTensorException,
-)
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _conv2d_gw8  # noqa: F401  (defines spio::conv2d_gw8, which _Recorder looks for)
 from ._cuda_passes import LayerPlan, layer_plan
-from ._determinism import wgrad_is_deterministic
-from ._layout import is_spio_layout
+from ._matmul import product_launch
+from ._precompile_calls import LayerCall, Recorded, record_calls
 
 #: The most threads precompile starts by default: each NVRTC compile holds about 130 MB
 #: of host memory while it runs.
 MAX_THREADS = 16
 
-#: What a forward pass can do on real tensors only: read a value, or make a shape that
-#: depends on one.
-_NEEDS_VALUES = (
-    DataDependentOutputException,
-    DynamicOutputShapeException,
-    UnsupportedFakeTensorException,
-)
-
-
-@dataclass(frozen=True)
-class LayerCall:
-    """One recorded call of Spio's convolution: the layer (as layer_plan takes it) and what
-    its backward pass will compute, from which tensors require gradients."""
-
-    input_size: tuple[int, ...]
-    kernel_size: tuple[int, ...]
-    padding: tuple[int, ...]
-    dtype: torch.dtype
-    has_bias: bool
-    device: torch.device
-    input_grad: bool
-    weight_grad: bool
-    bias_grad: bool
-    #: Whether the weight is in Spio's layout (channels_last memory), where the weight
-    #: gradient is rounded to the weight's dtype in the kernels.
-    weight_channels_last: bool
-
-    @classmethod
-    def of(
-        cls,
-        input: torch.Tensor,
-        weight: torch.Tensor,
-        bias: torch.Tensor | None,
-        padding: list[int],
-    ) -> LayerCall:
-        """The call spio::conv2d_gw8(input, weight, bias, padding) makes."""
-        return cls(
-            input_size=tuple(input.shape),
-            kernel_size=tuple(weight.shape[2:]),
-            padding=tuple(padding),
-            dtype=input.dtype,
-            has_bias=bias is not None,
-            device=input.device,
-            input_grad=input.requires_grad,
-            weight_grad=weight.requires_grad,
-            bias_grad=bias is not None and bias.requires_grad,
-            weight_channels_last=is_spio_layout(weight),
-        )
-
-    def passes(self, backward: bool) -> list[tuple[str, bool, bool]]:
-        """The LayerPlan.launch arguments (pass, atomic_sums, rounded) of the passes a step
-        runs on this layer: fprop; with the backward, dgrad where the input requires a
-        gradient and wgrad (with the bias's sums where the bias requires one too) where the
-        weight does, as _eager's backward launches them."""
-        passes = [("fprop", False, False)]
-        if not backward:
-            return passes
-        if self.input_grad:
-            passes.append(("dgrad", False, False))
-        if self.weight_grad:
-            name = "wgrad_bias" if self.bias_grad else "wgrad"
-            passes.append((name, not wgrad_is_deterministic(), self.weight_channels_last))
-        return passes
-
-
-class _Recorder(TorchDispatchMode):
-    """Records each call of spio::conv2d_gw8 under it, once per distinct LayerCall."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: dict[LayerCall, None] = {}
-
-    def __torch_dispatch__(
-        self,
-        func: Any,
-        types: Any,
-        args: tuple[Any, ...] = (),
-        kwargs: Mapping[str, Any] | None = None,
-    ) -> Any:
-        kwargs = kwargs or {}
-        if func is torch.ops.spio.conv2d_gw8.default:
-            self.calls.setdefault(LayerCall.of(*args, **kwargs), None)
-        return func(*args, **kwargs)
-
-
-def record_calls(
-    model: torch.nn.Module, inputs: Sequence[tuple[Any, ...]], backward: bool
-) -> list[LayerCall]:
-    """The distinct calls of Spio's convolution that model makes on each input's arguments,
-    in order. The model runs on fake copies of its parameters and buffers
-    (torch.func.functional_call), so that nothing of its own changes (batch norm's count of
-    batches included, which torch would add to for real), with gradients enabled where
-    backward (the tensors that require gradients in training do here too), else disabled."""
-    recorder = _Recorder()
-    grad_mode = torch.enable_grad() if backward else torch.no_grad()
-    try:
-        with FakeTensorMode(allow_non_fake_inputs=True) as mode:
-            state = {
-                name: mode.from_tensor(tensor)
-                for name, tensor in chain(model.named_parameters(), model.named_buffers())
-            }
-            for args in inputs:
-                fake_args = tuple(
-                    mode.from_tensor(arg) if isinstance(arg, torch.Tensor) else arg for arg in args
-                )
-                with recorder, grad_mode:
-                    torch.func.functional_call(model, state, fake_args)
-    except _NEEDS_VALUES as error:
-        raise RuntimeError(
-            "precompile runs the model on fake tensors, which have shapes but no values, and "
-            f"its forward pass needed a value ({type(error).__name__}: {error}); precompile "
-            "prepares models whose forward pass does not read its tensors' values"
-        ) from error
-    return list(recorder.calls)
-
 
 @dataclass(frozen=True)
 class PrecompiledPass:
-    """A pass precompile prepared: `pass_name` ("fprop", "dgrad", "wgrad", or "wgrad_bias":
-    the weight and bias gradients from one walk) of the layer `params` on cuda:`device`,
-    with `config`, the config choose_config picked."""
+    """A kernel precompile prepared: `pass_name` ("fprop", "dgrad", "wgrad", "wgrad_bias": the
+    weight and bias gradients from one walk, or "mm": a matrix product) of `params` (the
+    layer's Conv2dGw8Params, or the product's MatmulParams) on cuda:`device`, with `config`,
+    the config it runs (choose_config's for a convolution, default_config_on's for a
+    product)."""
 
-    params: Conv2dGw8Params
+    params: Conv2dGw8Params | MatmulParams
     pass_name: str
     device: int
     config: Any
@@ -175,8 +55,8 @@ class PrecompiledPass:
 
 @dataclass(frozen=True)
 class Precompiled:
-    """What precompile prepared: each pass of each distinct layer, in the order the layers
-    were first called, how long it took and in how many threads."""
+    """What precompile prepared: each pass of each distinct layer and each distinct product,
+    in the order of their first calls, how long it took and in how many threads."""
 
     passes: tuple[PrecompiledPass, ...]
     seconds: float
@@ -184,15 +64,22 @@ class Precompiled:
 
     @property
     def layers(self) -> int:
-        """The number of distinct layers (shape, filter, padding, dtype, bias, device)."""
-        return len({(p.params, p.device) for p in self.passes if p.pass_name == "fprop"})
+        """The number of distinct convolution layers (shape, filter, padding, dtype, bias,
+        device)."""
+        return sum(p.pass_name == "fprop" for p in self.passes)
+
+    @property
+    def products(self) -> int:
+        """The number of distinct matrix products (forward and gradients alike)."""
+        return sum(p.pass_name == "mm" for p in self.passes)
 
     def __str__(self) -> str:
         if not self.passes:
-            return "precompile: no Spio convolution ran on a CUDA device"
+            return "precompile: no Spio operator ran on a CUDA device"
         return (
-            f"precompile: {len(self.passes)} passes of {self.layers} layers ready in "
-            f"{self.seconds:.1f} s ({self.threads} threads)"
+            f"precompile: {len(self.passes)} kernels' passes ({self.layers} convolution "
+            f"layers, {self.products} matrix products) ready in {self.seconds:.1f} s "
+            f"({self.threads} threads)"
         )
 
 
@@ -203,9 +90,9 @@ def precompile(
     threads: int | None = None,
     progress: bool = False,
 ) -> Precompiled:
-    """Compile and load, side by side, the kernels of every Spio convolution that model
-    calls on a CUDA device for each of inputs, and of their gradients; return what was
-    prepared.
+    """Compile and load, side by side, the kernels of every Spio convolution and matrix
+    product that model calls on a CUDA device for each of inputs, and of their gradients;
+    return what was prepared.
 
     The model runs once per input on fake tensors: nothing is computed or launched, no GPU
     memory is taken, and its parameters and buffers stay as they are (batch norm's running
@@ -225,24 +112,25 @@ def precompile(
     stay in spio-jit's disk cache).
 
     Args:
-        model: the model (an nn.Module) whose Spio convolutions to prepare.
+        model: the model (an nn.Module) whose Spio operators to prepare.
         inputs: one example call each: a tensor, model(tensor), or a tuple of model's
             positional arguments, model(*arguments).
-        backward: also prepare the gradients' passes (dgrad where a layer's input requires a
-            gradient, wgrad where its weight does), as a training step runs them; False for
+        backward: also prepare the gradients' kernels, as a training step runs them (a
+            convolution's dgrad where its input requires a gradient and wgrad where its
+            weight does; a product's grad @ b.t() and a.t() @ grad likewise); False for
             inference (the model then runs under torch.no_grad()).
-        threads: how many passes are prepared at once; None: the CPUs this process may use,
-            at most MAX_THREADS. With SPIO_CONFIG_SELECTION=autotune one at a time, whatever
-            threads says: each tuning times its candidates on the device (and compiles them
-            side by side itself).
-        progress: show a progress bar (tqdm) of the passes prepared.
+        threads: how many kernels are prepared at once; None: the CPUs this process may
+            use, at most MAX_THREADS. With SPIO_CONFIG_SELECTION=autotune one at a time,
+            whatever threads says: each tuning times its candidates on the device (and
+            compiles them side by side itself).
+        progress: show a progress bar (tqdm) of the kernels prepared.
 
     Raises:
         TypeError, ValueError: an argument out of range (named in the message).
         RuntimeError: the model's forward pass needed a tensor's value (fake tensors have
             none), or precompile was called while a CUDA graph is being captured.
-        Whatever preparing a pass raised (a spio.jit.CompileError, say), with a note naming
-            the layer and the pass.
+        Whatever preparing a kernel raised (a spio.jit.CompileError, say), with a note naming
+            the layer or product and the pass.
     """
     calls_args = _checked_arguments(model, inputs, backward, threads, progress)
     if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
@@ -251,24 +139,24 @@ def precompile(
             "call it before capturing"
         )
     start = time.perf_counter()
-    calls = record_calls(model, calls_args, backward)
-    tasks = [
-        _Task(plan, *launch)
-        for call, plan in _plans(call for call in calls if call.device.type == "cuda")
-        for launch in call.passes(backward)
-    ]
+    tasks = _tasks(record_calls(model, calls_args, backward), backward)
     count = _thread_count(threads, len(tasks))
     _prepare_all(tasks, count, progress)
-    passes = tuple(
-        PrecompiledPass(task.plan.params, task.pass_name, task.plan.device, task.config())
-        for task in tasks
-    )
+    passes = tuple(task.prepared() for task in tasks)
     return Precompiled(passes, time.perf_counter() - start, count)
 
 
+class _Task(Protocol):
+    """One kernel to prepare."""
+
+    def prepare(self) -> None: ...
+
+    def prepared(self) -> PrecompiledPass: ...
+
+
 @dataclass(frozen=True)
-class _Task:
-    """One pass of one layer to prepare: LayerPlan.launch's arguments."""
+class _LayerTask:
+    """One pass of one convolution layer: LayerPlan.launch's arguments."""
 
     plan: LayerPlan
     pass_name: str
@@ -278,17 +166,56 @@ class _Task:
     def prepare(self) -> None:
         self.plan.launch(self.pass_name, self.atomic_sums, self.rounded)
 
-    def config(self) -> Any:
-        """The config choose_config picked for the pass (wgrad's for "wgrad_bias")."""
-        return self.plan.config("wgrad" if self.pass_name == "wgrad_bias" else self.pass_name)
+    def prepared(self) -> PrecompiledPass:
+        # "wgrad_bias" runs wgrad's config.
+        config = self.plan.config("wgrad" if self.pass_name == "wgrad_bias" else self.pass_name)
+        return PrecompiledPass(self.plan.params, self.pass_name, self.plan.device, config)
 
     def __str__(self) -> str:
         return f"{self.pass_name} of {self.plan.params} on cuda:{self.plan.device}"
 
 
+@dataclass(frozen=True)
+class _ProductTask:
+    """One matrix product's kernel: product_launch's arguments."""
+
+    params: MatmulParams
+    device: int
+
+    def prepare(self) -> None:
+        product_launch(self.params, self.device)
+
+    def prepared(self) -> PrecompiledPass:
+        config = default_config_on(self.params, self.device)
+        return PrecompiledPass(self.params, "mm", self.device, config)
+
+    def __str__(self) -> str:
+        return f"the product {self.params} on cuda:{self.device}"
+
+
+def _tasks(recorded: Recorded, backward: bool) -> list[_Task]:
+    """The kernels of the recorded calls on CUDA devices, each once: the layers' passes
+    (validated first, so that a layer out of scope fails before any compile), then the
+    products."""
+    layers = [call for call in recorded.layers if call.device.type == "cuda"]
+    # (A layer called with and without its input requiring a gradient is two calls of one
+    # plan: dicts keep each kernel once.)
+    passes = {
+        _LayerTask(plan, *launch): None
+        for call, plan in _plans(layers)
+        for launch in call.passes(backward)
+    }
+    products = {
+        _ProductTask(params, _device_index(call.device)): None
+        for call in recorded.products
+        if call.device.type == "cuda"
+        for params in call.products(backward)
+    }
+    return [*passes, *products]
+
+
 def _plans(calls: Iterable[LayerCall]) -> list[tuple[LayerCall, LayerPlan]]:
-    """Each call with its layer's LayerPlan (validated here, so that a layer out of scope
-    fails before any compile)."""
+    """Each call with its layer's LayerPlan."""
     return [
         (
             call,
@@ -324,12 +251,12 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _prepare_all(tasks: list[_Task], threads: int, progress: bool) -> None:
+def _prepare_all(tasks: Sequence[_Task], threads: int, progress: bool) -> None:
     """Run every task's prepare in `threads` threads; raise the first error (noting its
     task) once the tasks already running have ended, the ones not started cancelled."""
     from tqdm.auto import tqdm
 
-    with tqdm(total=len(tasks), desc="spio precompile", unit="pass", disable=not progress) as bar:
+    with tqdm(total=len(tasks), desc="spio precompile", unit="kernel", disable=not progress) as bar:
         pool = ThreadPoolExecutor(threads, thread_name_prefix="spio-precompile")
         futures: dict[Future[None], _Task] = {pool.submit(task.prepare): task for task in tasks}
         try:
