@@ -348,3 +348,12 @@ def test_arguments_out_of_range_are_refused(
 def test_precompile_is_public_and_lazy() -> None:
     assert {"precompile", "Precompiled", "PrecompiledPass"} <= set(spio.torch.__all__)
     assert spio.torch.precompile is _precompile.precompile
+
+
+def test_under_autocast_the_layers_are_recorded_in_its_dtype() -> None:
+    # An fp32 model trained under autocast runs its convolutions in the region's dtype.
+    model = _model().float()
+    x = torch.empty(4, 64, 12, 10)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        calls = record_calls(model, [(x,)], backward=True).layers
+    assert [call.dtype for call in calls] == [torch.bfloat16, torch.bfloat16]
