@@ -39,22 +39,28 @@ def _batch(n: int) -> torch.Tensor:
     return torch.empty(n, 64, 12, 10, dtype=torch.float16)
 
 
-def test_each_layer_is_recorded_once_with_the_gradients_it_will_need() -> None:
-    model = _model()
-    model[3].weight.requires_grad_(False)  # a frozen layer: no weight gradient
-    calls = record_calls(model, [(_batch(4),), (_batch(4),), (_batch(2),)], backward=True).layers
-    first = LayerCall(
+def _call(**fields: Any) -> LayerCall:
+    """A recorded call of the first layer of _model on cuda:0 with fields replaced."""
+    base = LayerCall(
         input_size=(4, 64, 12, 10),
         kernel_size=(3, 3),
         padding=(1, 1, 1, 1),
         dtype=torch.float16,
         has_bias=True,
-        device=torch.device("cpu"),
-        input_grad=False,
+        device=torch.device("cuda", 0),
+        input_grad=True,
         weight_grad=True,
         bias_grad=True,
         weight_channels_last=True,
     )
+    return dataclasses.replace(base, **fields)
+
+
+def test_each_layer_is_recorded_once_with_the_gradients_it_will_need() -> None:
+    model = _model()
+    model[3].weight.requires_grad_(False)  # a frozen layer: no weight gradient
+    calls = record_calls(model, [(_batch(4),), (_batch(4),), (_batch(2),)], backward=True).layers
+    first = _call(device=torch.device("cpu"), input_grad=False)
     second = dataclasses.replace(
         first,
         kernel_size=(5, 5),
@@ -92,22 +98,6 @@ def nondeterministic_wgrad() -> Iterator[None]:
     set_wgrad_deterministic(False)
     yield
     set_wgrad_deterministic(True)
-
-
-def _call(**fields: Any) -> LayerCall:
-    base = LayerCall(
-        input_size=(4, 64, 12, 10),
-        kernel_size=(3, 3),
-        padding=(1, 1, 1, 1),
-        dtype=torch.float16,
-        has_bias=True,
-        device=torch.device("cuda", 0),
-        input_grad=True,
-        weight_grad=True,
-        bias_grad=True,
-        weight_channels_last=True,
-    )
-    return dataclasses.replace(base, **fields)
 
 
 _FPROP = ("fprop", False, False)
