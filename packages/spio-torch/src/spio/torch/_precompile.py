@@ -107,9 +107,10 @@ def precompile(
         )
 
     Call it as the step runs: under the same torch.autocast, after convert and .to(), on the
-    eager model (not a torch.compile'd one; of a DistributedDataParallel, its .module). Calls
-    at those shapes then find their kernels loaded, so their first step compiles nothing
-    (nor does a later process: the kernels stay in spio-jit's disk cache).
+    eager model (wrap it in torch.compile afterwards, if at all; of a DistributedDataParallel,
+    pass its .module). Calls at those shapes then find their kernels loaded, so their first
+    step compiles nothing (nor does a later process: the kernels stay in spio-jit's disk
+    cache).
 
     Args:
         model: the model (an nn.Module) whose Spio operators to prepare.
