@@ -55,7 +55,8 @@ def stand_in_compiles(gpu: str) -> None:
     from spio.torch._precompile_calls import Recorded
 
     stand_in(gpu)
-    _cuda_passes._LAUNCHES.update(
+    launches: dict[str, Any] = _cuda_passes._LAUNCHES  # (typed as its loaders' caches)
+    launches.update(
         fprop=lambda params, config, device: fprop.compile_fprop(params, config, "sm_90"),
         dgrad=lambda params, config, device: dgrad.compile_dgrad(params, config, "sm_90"),
         wgrad=lambda params, config, device: wgrad.compile_wgrad(params, config, "sm_90"),
