@@ -151,6 +151,25 @@ class WorkerKiller(str):
         return (_kill_this_process, ())
 
 
+#: The Event of a pool worker's task below (set_ready_event, its pool's initializer).
+_ready_event: Any = None
+
+
+def set_ready_event(ready: Any) -> None:
+    """A pool's initializer: the Event ignore_sigterm_in_a_task sets."""
+    global _ready_event
+    _ready_event = ready
+
+
+def ignore_sigterm_in_a_task() -> None:
+    """A pool worker's task that makes its worker ignore SIGTERM, sets the Event its pool's
+    initializer gave (set_ready_event) and sleeps: a worker that SIGTERM does not end, as
+    one whose SIGTERM handler hangs."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _ready_event.set()
+    time.sleep(120)
+
+
 def sleep_through_sigterm(ready: Any) -> None:
     """A spawned process that ignores SIGTERM, tells `ready` (an Event) and sleeps: a worker
     that SIGTERM does not end."""

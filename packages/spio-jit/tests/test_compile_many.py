@@ -9,7 +9,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from concurrent import futures
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,6 +21,8 @@ from jit_testkit import (
     TENSOR_CORE_SOURCE,
     TILE_HEADERS,
     WorkerKiller,
+    ignore_sigterm_in_a_task,
+    set_ready_event,
     sleep_through_sigterm,
 )
 
@@ -176,6 +180,9 @@ def test_ctrl_c_stops_the_pool_without_hanging(tmp_path: Path, delay_s: float) -
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+# The pool's manager thread must not fail either (InvalidStateError, where it set a stopped
+# pool's cancelled futures' exceptions).
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 def test_ctrl_c_inside_futures_wait_is_noticed_by_the_loop_not_raised_there(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -427,3 +434,34 @@ def test_a_stopped_pool_returns_once_every_worker_has_exited(
     finally:
         if worker.is_alive():
             worker.kill()
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_stopping_a_pool_whose_worker_outlives_sigterm_does_not_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression (CI, cu12): after Ctrl-C, compile_many hung for good. A worker hit by
+    SIGTERM inside NVRTC 12's initialization deadlocked in exit() (NVRTC's handler calls it,
+    and the C library's atexit lock was held), and the pool's shutdown joined it without a
+    timeout before any kill. Now the workers are joined, and killed, before the shutdown."""
+    from spio.jit import _pool
+
+    monkeypatch.setattr(_pool, "_JOIN_S", 0.5)
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    executor = futures.ProcessPoolExecutor(
+        1, mp_context=context, initializer=set_ready_event, initargs=(ready,)
+    )
+    work = executor.submit(ignore_sigterm_in_a_task)
+    processes = list(executor._processes.values())  # type: ignore[attr-defined]
+    try:
+        assert ready.wait(60)
+        stopper = threading.Thread(target=_pool._stop, args=(executor, [work]), daemon=True)
+        stopper.start()
+        stopper.join(30)
+        assert not stopper.is_alive(), "stopping the pool hung on a worker SIGTERM left alive"
+        assert all(not process.is_alive() for process in processes)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()

@@ -96,24 +96,33 @@ def _worker(index: int, pickled: bytes, cache_enabled: bool) -> CompiledCode | B
 def _stop(executor: futures.ProcessPoolExecutor, pending: Iterable[futures.Future[Any]]) -> None:
     """Cancel queued work and end the workers now, without waiting for running compiles;
     return once every worker has exited."""
-    for future in pending:
-        future.cancel()
     processes = list((getattr(executor, "_processes", None) or {}).values())
+    manager = getattr(executor, "_executor_manager_thread", None)
     terminate = getattr(executor, "terminate_workers", None)  # Python 3.14+
     if terminate is not None:
         terminate()
     else:
+        # The shutdown is flagged first, as 3.14's terminate_workers does: the manager
+        # thread then cancels the queued futures itself. (Futures cancelled here, a worker's
+        # death had it set an exception on them: InvalidStateError in 3.11's manager thread.)
+        executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
-    executor.shutdown(wait=True, cancel_futures=True)
-    # The shutdown joins the workers only where the pool's manager thread still runs; one
-    # that had seen a worker die and ended leaves the SIGTERMed workers to exit in their own
-    # time, still counted alive by the caller (a loaded machine saw one).
+    # Each worker is joined, and killed where SIGTERM has not ended it. A worker can outlive
+    # SIGTERM for good: NVRTC 12's handler calls exit(), which hung waiting on the C
+    # library's atexit lock where the signal came while NVRTC was registering an atexit
+    # function (CI, cu12, a Ctrl-C test). The manager thread joins the workers without a
+    # timeout (and, where it had ended, not at all, leaving the caller to count a SIGTERMed
+    # worker alive).
     for process in processes:
         process.join(_JOIN_S)
         if process.is_alive():
             process.kill()
             process.join(_JOIN_S)
+    if manager is not None:
+        manager.join(_JOIN_S)
+    for future in pending:
+        future.cancel()  # (those the pool had not reached; the others have their outcome)
 
 
 def _death(exitcode: int | None) -> str:
