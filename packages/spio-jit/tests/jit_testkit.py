@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 # The architectures the CPU tier compiles for.
@@ -149,6 +150,55 @@ class WorkerKiller(str):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_kill_this_process, ())
+
+
+class SigtermSleeper(str):
+    """A source that, unpickled in a worker for the first time (where the file `marker`
+    names is missing), makes the worker ignore SIGTERM and sleep a minute: a worker that
+    SIGTERM does not end, as one whose SIGTERM handler hangs (NVRTC 12's, in exit())."""
+
+    marker: str
+
+    def __new__(cls, marker: str) -> SigtermSleeper:
+        sleeper = super().__new__(cls, SAXPY_SOURCE)
+        sleeper.marker = marker
+        return sleeper
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_sleeper_source, (self.marker,))
+
+
+def _sleeper_source(marker: str) -> str:
+    """SAXPY_SOURCE, after, the first time (marker missing), ignoring SIGTERM, creating
+    marker and sleeping a minute."""
+    if not os.path.exists(marker):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        Path(marker).touch()
+        time.sleep(60)
+    return SAXPY_SOURCE
+
+
+class KillerAfter(str):
+    """A source that SIGKILLs the process that unpickles it once the file `marker` names
+    exists (within 60 s): a worker that dies while a SigtermSleeper of the same marker
+    sleeps."""
+
+    marker: str
+
+    def __new__(cls, marker: str) -> KillerAfter:
+        killer = super().__new__(cls, SAXPY_SOURCE)
+        killer.marker = marker
+        return killer
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_kill_after, (self.marker,))
+
+
+def _kill_after(marker: str) -> None:
+    deadline = time.monotonic() + 60
+    while not os.path.exists(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _kill_this_process()
 
 
 #: The Event of a pool worker's task below (set_ready_event, its pool's initializer).

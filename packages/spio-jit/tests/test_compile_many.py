@@ -20,6 +20,8 @@ from jit_testkit import (
     SAXPY_SOURCE,
     TENSOR_CORE_SOURCE,
     TILE_HEADERS,
+    KillerAfter,
+    SigtermSleeper,
     WorkerKiller,
     ignore_sigterm_in_a_task,
     set_ready_event,
@@ -465,3 +467,46 @@ def test_stopping_a_pool_whose_worker_outlives_sigterm_does_not_hang(
         for process in processes:
             if process.is_alive():
                 process.kill()
+
+
+def test_a_broken_pool_whose_worker_outlives_sigterm_does_not_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a pool broken by a worker's death SIGTERMs the workers left, and its
+    shutdown joined them without a timeout, so one that SIGTERM left alive (NVRTC 12's
+    handler deadlocked in exit()) hung compile_many. Now such a worker is killed, and its
+    variant compiled again in the next pool."""
+    from spio.jit import _pool
+
+    monkeypatch.setattr(_pool, "_JOIN_S", 0.5)
+    marker = tmp_path / "slept"
+    # One worker sleeps through SIGTERM; the other compiles "quick", whose result has the
+    # pool's manager thread watch both workers again (in Python 3.11 it watches only the
+    # workers there were when it last began waiting), then dies on "killer" once the
+    # sleeper sleeps.
+    requests = {
+        "sleeper": CompileRequest(SigtermSleeper(str(marker)), arch="sm_80"),
+        "quick": CompileRequest(SAXPY_SOURCE, arch="sm_80", defines={"Q": 1}),
+        "killer": CompileRequest(KillerAfter(str(marker)), arch="sm_80", defines={"K": 1}),
+    }
+    outcome: list[BaseException] = []
+
+    def compile_them() -> None:
+        try:
+            jit.compile_many(requests, workers=2, progress=False, cache=False)
+        except BaseException as error:
+            outcome.append(error)
+
+    runner = threading.Thread(target=compile_them, daemon=True)
+    runner.start()
+    runner.join(40)  # the sleeper sleeps 60 s: without the kill, compile_many waits it out
+    try:
+        assert not runner.is_alive(), "compile_many hung on a worker SIGTERM left alive"
+        assert marker.exists()
+        (error,) = outcome
+        assert isinstance(error, jit.CompileManyError)
+        assert set(error.results) == {"sleeper", "quick"}
+        assert set(error.errors) == {"killer"}
+    finally:
+        for child in multiprocessing.active_children():
+            child.kill()

@@ -108,21 +108,26 @@ def _stop(executor: futures.ProcessPoolExecutor, pending: Iterable[futures.Futur
         executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
-    # Each worker is joined, and killed where SIGTERM has not ended it. A worker can outlive
-    # SIGTERM for good: NVRTC 12's handler calls exit(), which hung waiting on the C
-    # library's atexit lock where the signal came while NVRTC was registering an atexit
-    # function (CI, cu12, a Ctrl-C test). The manager thread joins the workers without a
-    # timeout (and, where it had ended, not at all, leaving the caller to count a SIGTERMed
-    # worker alive).
+    # The manager thread joins the workers without a timeout (and, where it had ended, not
+    # at all, leaving the caller to count a SIGTERMed worker alive).
+    _reap(processes)
+    if manager is not None:
+        manager.join(_JOIN_S)
+    for future in pending:
+        future.cancel()  # (those the pool had not reached; the others have their outcome)
+
+
+def _reap(processes: Iterable[Any]) -> None:
+    """Join each SIGTERMed worker, and kill one SIGTERM has not ended within _JOIN_S.
+
+    A worker can outlive SIGTERM for good: NVRTC 12 handles SIGTERM while it compiles, with
+    a handler that calls exit(), which hung waiting on the C library's atexit lock where the
+    signal came while NVRTC was registering an atexit function (CI, cu12, a Ctrl-C test)."""
     for process in processes:
         process.join(_JOIN_S)
         if process.is_alive():
             process.kill()
             process.join(_JOIN_S)
-    if manager is not None:
-        manager.join(_JOIN_S)
-    for future in pending:
-        future.cancel()  # (those the pool had not reached; the others have their outcome)
 
 
 def _death(exitcode: int | None) -> str:
@@ -184,6 +189,10 @@ def _round(
         # Ctrl-C is live again here: a second one interrupts a stop that takes too long.
         _stop(executor, pending)
         raise
+    if broken:
+        # The broken pool's manager thread SIGTERMed the workers left and joins them
+        # without a timeout: one SIGTERM leaves alive would hang the shutdown.
+        _reap(processes.values())
     executor.shutdown(wait=True)
     _read_starts(started, started_by)
     started.close()
