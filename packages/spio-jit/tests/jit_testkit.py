@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 # The architectures the CPU tier compiles for.
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
@@ -152,22 +153,6 @@ class WorkerKiller(str):
         return (_kill_this_process, ())
 
 
-class SigtermSleeper(str):
-    """A source that, unpickled in a worker for the first time (where the file `marker`
-    names is missing), makes the worker ignore SIGTERM and sleep a minute: a worker that
-    SIGTERM does not end, as one whose SIGTERM handler hangs (NVRTC 12's, in exit())."""
-
-    marker: str
-
-    def __new__(cls, marker: str) -> SigtermSleeper:
-        sleeper = super().__new__(cls, SAXPY_SOURCE)
-        sleeper.marker = marker
-        return sleeper
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_sleeper_source, (self.marker,))
-
-
 def _sleeper_source(marker: str) -> str:
     """SAXPY_SOURCE, after, the first time (marker missing), ignoring SIGTERM, creating
     marker and sleeping a minute."""
@@ -178,27 +163,44 @@ def _sleeper_source(marker: str) -> str:
     return SAXPY_SOURCE
 
 
-class KillerAfter(str):
-    """A source that SIGKILLs the process that unpickles it once the file `marker` names
-    exists (within 60 s): a worker that dies while a SigtermSleeper of the same marker
-    sleeps."""
-
-    marker: str
-
-    def __new__(cls, marker: str) -> KillerAfter:
-        killer = super().__new__(cls, SAXPY_SOURCE)
-        killer.marker = marker
-        return killer
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_kill_after, (self.marker,))
-
-
 def _kill_after(marker: str) -> None:
+    """SIGKILL this process once marker exists (within 60 s)."""
     deadline = time.monotonic() + 60
     while not os.path.exists(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     _kill_this_process()
+
+
+class _MarkedSource(str):
+    """SAXPY_SOURCE carrying the path of a marker file; the process that unpickles it runs
+    its class's `unpickled(marker)` instead (what a compile_many worker does first)."""
+
+    unpickled: Callable[[str], Any]
+    marker: str
+
+    def __new__(cls, marker: str) -> Self:
+        source = super().__new__(cls, SAXPY_SOURCE)
+        source.marker = marker
+        return source
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self).unpickled, (self.marker,))
+
+
+class SigtermSleeper(_MarkedSource):
+    """A source that, unpickled in a worker for the first time (where the file `marker`
+    names is missing), makes the worker ignore SIGTERM and sleep a minute: a worker that
+    SIGTERM does not end, as one whose SIGTERM handler hangs (NVRTC 12's, in exit())."""
+
+    unpickled = staticmethod(_sleeper_source)
+
+
+class KillerAfter(_MarkedSource):
+    """A source that SIGKILLs the process that unpickles it once the file `marker` names
+    exists (within 60 s): a worker that dies while a SigtermSleeper of the same marker
+    sleeps."""
+
+    unpickled = staticmethod(_kill_after)
 
 
 #: The Event of a pool worker's task below (set_ready_event, its pool's initializer).
