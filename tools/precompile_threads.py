@@ -20,15 +20,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from selection_time import GPUS, stand_in
+
+from spio.torch.bench_precompile import run_with_empty_cache
 
 TOOLS = Path(__file__).resolve().parent
 
@@ -101,16 +100,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--gpu", args.gpu,
     ]  # fmt: skip
     print(f"{args.gpu} stand-in, batches {args.batches}: precompile on a cold kernel cache")
+    command = [sys.executable, str(TOOLS / "precompile_threads.py"), *options]
     for threads in args.threads:
-        with tempfile.TemporaryDirectory(prefix="spio-precompile-threads-") as cache:
-            env = {**os.environ, "SPIO_JIT_CACHE_DIR": cache, "SPIO_JIT_PROGRESS": "0"}
-            command = [sys.executable, str(TOOLS / "precompile_threads.py"), *options]
-            done = subprocess.run(
-                [*command, "--run", str(threads)], env=env, capture_output=True, text=True
-            )
-        if done.returncode != 0:
-            raise SystemExit(f"the run in {threads} threads failed:\n{done.stderr}")
-        result = json.loads(done.stdout.strip().splitlines()[-1])
+        what = f"the run in {threads} threads"
+        result = run_with_empty_cache([*command, "--run", str(threads)], what)
         print(
             f"  {threads} threads: {result['seconds']:.1f} s ({result['passes']} passes, "
             f"{result['layers']} layers)"

@@ -126,12 +126,19 @@ def run_in_new_process(args: argparse.Namespace, mode: str) -> dict[str, Any]:
     ]  # fmt: skip
     if args.threads is not None:
         options += ["--threads", str(args.threads)]
+    command = [sys.executable, "-m", "spio.torch.bench_precompile", *options]
+    return run_with_empty_cache(command, f"the {mode} run")
+
+
+def run_with_empty_cache(command: Sequence[str], what: str) -> dict[str, Any]:
+    """The JSON object a command prints last, run in a new process whose spio-jit cache is an
+    empty folder (so every kernel compiles); SystemExit with its stderr, naming `what`,
+    where it fails."""
     with tempfile.TemporaryDirectory(prefix="spio-bench-precompile-") as cache:
         env = {**os.environ, "SPIO_JIT_CACHE_DIR": cache, "SPIO_JIT_PROGRESS": "0"}
-        command = [sys.executable, "-m", "spio.torch.bench_precompile", *options]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(list(command), env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"the {mode} run failed:\n{done.stderr}")
+        raise SystemExit(f"{what} failed:\n{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
