@@ -18,6 +18,9 @@
 #   sample (collect --channels, --sides), e.g. "96 160 192 320 384 768" and
 #   "10 12 13 20 24 40 48", the widths and sides no shipped model has timed; default the
 #   campaigns' 64 to 1024 channels and 7 to 112 sides.
+# CAMPAIGN_WHERE (environment): conditions on the configs' fields that narrow the sample
+#   (collect --where), e.g. "block_p=4,8 prefetch=6": a campaign aimed at a corner of the
+#   space that the models mispredict; each layer's default is still timed.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +46,11 @@ if [ -n "${CAMPAIGN_SIDES:-}" ]; then
     read -r -a sides <<<"$CAMPAIGN_SIDES"
     sample+=(--sides "${sides[@]}")
 fi
+narrow=()
+if [ -n "${CAMPAIGN_WHERE:-}" ]; then
+    read -r -a where <<<"$CAMPAIGN_WHERE"
+    narrow=(--where "${where[@]}")
+fi
 python=${PYTHON:-python3}
 mkdir -p "$out"
 
@@ -55,7 +63,7 @@ export SPIO_JIT_PROGRESS=0 PYTHONUNBUFFERED=1
     "${sample[@]}" | tee "$out/layers.txt"
 "$python" -m spio.perfmodel._cli collect --out "$out/data" --layers "$layers" \
     --configs "$configs" --seed "$seed" --passes "${passes[@]}" "${batches[@]}" \
-    "${sample[@]}" "${as_launched[@]}" 2>&1 | tee "$out/collect.log"
+    "${sample[@]}" "${as_launched[@]}" "${narrow[@]}" 2>&1 | tee "$out/collect.log"
 for pass in "${passes[@]}"; do
     "$python" -m spio.perfmodel._cli evaluate "$out/data/conv2d_gw8_configs_$pass.csv" \
         --pass "$pass" --folds 6 2>&1 | tee "$out/evaluate_$pass.txt"

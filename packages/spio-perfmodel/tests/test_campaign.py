@@ -197,3 +197,33 @@ def test_collect_times_a_layer_cut_off_between_passes_for_the_passes_it_lacks(
         rows = read_config_times(path).rows
         assert len(rows) == len({row.params for row in rows}) == 3  # one row a layer, none twice
     assert collect(tmp_path, layers, 5, passes=("wgrad", "fprop")) == []
+
+
+def test_collect_narrows_each_run_to_the_conditions_and_checks_them_before_the_gpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spio.perfmodel._cli import main
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(bench, "main", _fake_bench(calls))
+    layers = campaign_layers(3, seed=1)
+    # Checked on the layers' config spaces before anything asks for a GPU (there is none).
+    with pytest.raises(ValueError, match="wgrad's configs \\(WgradConfig\\) have no field 'mma_k'"):
+        collect(tmp_path, layers, 5, passes=("fprop", "wgrad"), where=["mma_k=8"])
+    with pytest.raises(ValueError, match="FIELD=VALUE"):
+        collect(tmp_path, layers, 5, passes=("fprop",), where=["block_p"])
+    assert calls == []
+    monkeypatch.setattr(spio.jit, "device_info", lambda index=0: None)  # (as if on a GPU)
+    collect(tmp_path, layers, 5, passes=("fprop",), where=["block_p=4,8", "prefetch=6"])
+    assert calls
+    for argv in calls:
+        assert argv[argv.index("--where") :][:3] == ["--where", "block_p=4,8", "prefetch=6"]
+        assert bench.parse_args(argv).config_where is not None
+    calls.clear()
+    main(["collect", "--out", str(tmp_path / "cli"), "--layers", "2", "--passes", "fprop",
+          "--where", "block_p=4", "--where", "prefetch=6"])  # fmt: skip
+    assert calls[-1][calls[-1].index("--where") :][:3] == ["--where", "block_p=4", "prefetch=6"]
+    with pytest.raises(SystemExit):
+        main(["collect", "--out", str(tmp_path / "bad"), "--layers", "2", "--passes", "wgrad",
+              "--where", "mma_k=8"])  # fmt: skip
+    assert "have no field 'mma_k'" in capsys.readouterr().err

@@ -183,6 +183,7 @@ def collect(
     passes: Sequence[str] = tuple(PASSES),
     graph: bool = True,
     as_launched: bool = False,
+    where: Sequence[str] = (),
 ) -> list[Conv2dGw8Params]:
     """Time each layer's passes on a sample of configs_per_layer configs (plus the default)
     with the benchmark, into out_dir; return the layers timed now, those with a pass that
@@ -192,11 +193,16 @@ def collect(
     replays of CUDA graphs (the GPU's time; the benchmark's --cuda-graph). as_launched times
     each tile as the launcher runs it (the benchmark's --as-launched: every pass's row chunks
     cut evenly, and wgrad's walk and kernel improvements, producer warps among them), rows of
-    launch "launcher".
+    launch "launcher". where: FIELD=V[,V...] conditions that narrow each pass's space before
+    the sample is drawn (the benchmark's --where; `config_where`): a campaign aimed at a corner
+    of the space, each layer's default still timed beside it. ValueError, before any timing,
+    where a condition is malformed or names no field of a pass's configs.
     """
     import spio.jit
     from spio.kernels.conv2d_gw8 import bench
 
+    if where and layers:
+        check_where(where, layers[0], passes)
     spio.jit.device_info(0)  # (a clear ValueError where there is no GPU, before torch's)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -220,9 +226,22 @@ def collect(
             argv.append("--cuda-graph")
         if as_launched:
             argv.append("--as-launched")
+        if where:
+            argv += ["--where", *where]
         bench.main(argv)
         _keep_table(out)
     return todo
+
+
+def check_where(where: Sequence[str], layer: Conv2dGw8Params, passes: Sequence[str]) -> None:
+    """ValueError where the conditions are malformed or name no field of a pass's configs (on
+    layer's config space; compiles nothing)."""
+    from spio.kernels.conv2d_gw8.bench import PASS_CONFIGS
+    from spio.kernels.conv2d_gw8.config_where import ConfigWhere
+
+    conditions = ConfigWhere.parse(where)
+    for pass_name in passes:
+        conditions.for_config(next(iter(PASS_CONFIGS[pass_name][0](layer))), pass_name)
 
 
 def _keep_table(out: Path) -> None:

@@ -5,7 +5,7 @@
     spio-perfmodel train TIMES.csv ... --pass wgrad --out wgrad.json [--gpu NAME] [--sm-count 132]
     spio-perfmodel pick wgrad.json 128x64x64x64 [--r 3 --s 3 --pad 1 --dtype float16]
     spio-perfmodel collect --out DIR [--layers 24] [--configs 40] [--seed 0] [--batches N ...]
-        [--channels C ...] [--sides H ...]
+        [--channels C ...] [--sides H ...] [--where FIELD=V[,V...] ...]
     spio-perfmodel layers [--layers 24] [--seed 0] [--batches N ...] [--channels C ...]
         [--sides H ...]
     spio-perfmodel retime TIMES.csv ... --pass fprop --kernel OLD_DIGEST --out DIR [--loop]
@@ -284,7 +284,7 @@ def _collect(args: argparse.Namespace) -> None:
     layers = _sampled_layers(args)
     timed = collect(
         args.out, layers, args.configs, args.passes, graph=not args.loop,
-        as_launched=args.as_launched,
+        as_launched=args.as_launched, where=args.where or (),
     )  # fmt: skip
     print(f"timed {len(timed)} of {len(layers)} layers (the rest were in {args.out} already)")
 
@@ -470,6 +470,11 @@ def _parser() -> argparse.ArgumentParser:
                 "--as-launched", action="store_true",
                 help="time each tile as the launcher runs it (its row chunks even; wgrad: its "
                 "walk, producer warps)",
+            )  # fmt: skip
+            sub.add_argument(
+                "--where", nargs="+", action="extend", default=None, metavar="FIELD=V[,V...]",
+                help="sample only configs whose fields take these values (each layer's default "
+                "still timed), e.g. --where block_p=4,8 prefetch=6",
             )  # fmt: skip
     sub = commands.add_parser("retime", help="time older kernels' rows again on today's (GPU)")
     sub.add_argument("times", nargs="+", help="config-times CSV files")

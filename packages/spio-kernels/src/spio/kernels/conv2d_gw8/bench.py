@@ -1,8 +1,8 @@
 """Benchmark grouped conv2d gw8 against cuDNN and the device's copy bandwidth.
 
     python -m spio.kernels.bench conv2d_gw8 [--shapes 128x64x64x64 ...] [--passes fprop]
-        [--dtype float16] [--r 3] [--s 3] [--pad P ...] [--all-configs [--sample-configs K]]
-        [--no-pdl] [--cuda-graph] [--nondeterministic] [--out DIR]
+        [--dtype float16] [--r 3] [--s 3] [--pad P ...] [--all-configs [--sample-configs K]
+        [--where FIELD=V[,V...] ...]] [--no-pdl] [--cuda-graph] [--nondeterministic] [--out DIR]
     python -m spio.kernels.bench conv2d_gw8 --layer 64x64x64 --batch-sweep 1 2 4 ... 512
         --out DIR
 
@@ -33,10 +33,13 @@ atomic_sums=True where it was taken).
 --all-configs times every config of the space per shape and prints the best and the
 default's regret (default time / best time - 1). --sample-configs K (with --all-configs)
 times the default and K other configs of the space drawn at random, the same ones on every
-run for a shape and pass (`sample_configs`). --as-launched (with --all-configs) times each
-tile as a launch that chose it runs it on this GPU (`launched_configs`,
-`placement.placed_config_on`: every pass's rows in even chunks, wgrad's walk and kernel
-improvements) and writes each tile's row with that time and launch "launcher".
+run for a shape and pass (`sample_configs`). --where FIELD=V[,V...] ... (with --all-configs)
+narrows the space first to the configs whose fields take those values (`config_where`), the
+default still timed beside them: a campaign aimed at a corner of the space. --as-launched
+(with --all-configs) times each tile as a launch that chose it runs it on this GPU
+(`launched_configs`, `placement.placed_config_on`: every pass's rows in even chunks, wgrad's
+walk and kernel improvements) and writes each tile's row with that time and launch
+"launcher".
 
 Shapes: --shapes takes N x C x H x W; --batch-sweep N ... runs the one layer --layer C x H x W
 (default 64x64x64) at each batch size instead. --pad takes 1, 2 or 4 ints (every side;
@@ -85,6 +88,7 @@ from .bench_results import (
     write_csv,
     write_json,
 )
+from .config_where import ConfigWhere
 from .dgrad import compile_request as dgrad_request
 from .dgrad import conv2d_gw8_dgrad, get_dgrad_kernel
 from .dgrad import default_config_on as dgrad_default_on
@@ -357,6 +361,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(the same ones on every run for a shape and pass) instead of every config",
     )
     parser.add_argument(
+        "--where",
+        nargs="+",
+        action="extend",
+        default=None,
+        metavar="FIELD=V[,V...]",
+        help="with --all-configs: time only the configs whose fields take these values (and the "
+        "default), e.g. --where block_p=4,8 prefetch=6",
+    )
+    parser.add_argument(
         "--as-launched",
         action="store_true",
         help="with --all-configs: time each tile as a launch that chose it runs it on this GPU "
@@ -422,6 +435,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error("--sample-configs goes with --all-configs (it samples the config space)")
         if args.sample_configs < 1:
             parser.error(f"--sample-configs must be >= 1, got {args.sample_configs}")
+    args.config_where = None
+    if args.where is not None:
+        if not args.all_configs:
+            parser.error("--where goes with --all-configs (it narrows the config space)")
+        try:
+            args.config_where = ConfigWhere.parse(args.where)
+        except ValueError as e:
+            parser.error(f"--where: {e}")
     if args.as_launched and not args.all_configs:
         parser.error("--as-launched goes with --all-configs (it changes how the tiles are timed)")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
@@ -430,9 +451,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.padding = padding_option(args.pad, args.r, args.s)
         for text in args.shapes:
             _dims(text, 4, "a shape")
-            parse_shape(text, args.r, args.s, args.padding, args.dtype)
+            params = parse_shape(text, args.r, args.s, args.padding, args.dtype)
     except (TypeError, ValueError) as e:
         parser.error(str(e))
+    if args.config_where is not None:
+        try:
+            for pass_ in args.passes:
+                example = next(iter(PASS_CONFIGS[pass_][0](params)))
+                args.config_where.for_config(example, pass_)
+        except ValueError as e:
+            parser.error(f"--where: {e}")
     return args
 
 
@@ -476,11 +504,16 @@ def _configs_to_time(
     args: argparse.Namespace, params: Conv2dGw8Params, pass_: str, default: Any
 ) -> list[Any]:
     """The configs of pass_ to time: the default alone; with --all-configs the default and
-    the pass's config space, or with --sample-configs its sample around the default's tile
-    (`sample_configs`, keyed by shape and pass)."""
+    the pass's config space (narrowed by --where), or with --sample-configs its sample around
+    the default's tile (`sample_configs`, keyed by shape and pass)."""
     if not args.all_configs:
         return [default]
     space = PASS_CONFIGS[pass_][0](params)
+    if args.config_where is not None:
+        space = args.config_where.select(list(space), pass_)
+        if not space:
+            where = args.config_where
+            print(f"{shape_text(params)} {pass_}: no config has {where}; the default alone")
     if args.sample_configs is None:
         return list(space) if default in space else [default, *space]
     key = f"{shape_text(params)}:{pass_}"
