@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spio.jit._cuda_core import cuda_core
+
 # DLPack device types that a CUDA kernel can dereference.
 _DLPACK_CUDA = 2
 _DLPACK_CUDA_HOST = 3
@@ -186,6 +188,7 @@ def _dlpack_pointer(array: Any) -> tuple[Any, int]:
         raise ArgError(
             f"a DLPack array on device type {int(device_type)}; kernels take CUDA memory"
         )
+    cuda_core()  # (cuda.core whole before its submodule: see _cuda_core)
     from cuda.core.utils import StridedMemoryView
 
     # stream_ptr=-1: the caller orders the producer's work before the launch.

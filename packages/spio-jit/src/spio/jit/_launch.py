@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spio.jit import _driver
+from spio.jit._cuda_core import cuda_core
 
 if TYPE_CHECKING:
     from spio.jit._module import Kernel
@@ -133,13 +134,12 @@ def _stream_device(handle: int) -> int | None:
 
 
 def _wrap(handle: int) -> tuple[Any, bool, int | None]:
-    from cuda.core import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
-
+    core = cuda_core()
     if handle in _CONTEXTLESS:
-        core = PER_THREAD_DEFAULT_STREAM if handle == 2 else LEGACY_DEFAULT_STREAM
-        entry: tuple[Any, bool, int | None] = (core, True, None)
+        stream = core.PER_THREAD_DEFAULT_STREAM if handle == 2 else core.LEGACY_DEFAULT_STREAM
+        entry: tuple[Any, bool, int | None] = (stream, True, None)
     else:
-        entry = (Stream.from_handle(handle), False, _stream_device(handle))
+        entry = (core.Stream.from_handle(handle), False, _stream_device(handle))
     with _streams_lock:
         if len(_streams) >= _MAX_CACHED_STREAMS:
             _streams.clear()

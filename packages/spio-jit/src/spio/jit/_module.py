@@ -17,6 +17,7 @@ from typing import Any
 from spio.jit import _driver, _launch
 from spio.jit._args import ArgError, ArgPacker
 from spio.jit._compile import CompiledCode
+from spio.jit._cuda_core import cuda_core
 from spio.jit._launcher import Launcher, Replan, write_launcher
 from spio.jit._options import parse_arch
 
@@ -100,7 +101,7 @@ class Kernel:
     """
 
     def __init__(self, module: Module, name: str, core_kernel: Any) -> None:
-        from cuda.core import launch as core_launch
+        core_launch = cuda_core().launch
 
         self.name = name
         self.module = module
@@ -253,7 +254,7 @@ class Kernel:
 
     def _config(self, grid: Any, block: Any, shared_mem: Any, pdl: bool, cooperative: bool) -> Any:
         """Return the LaunchConfig of a launch shape; raise if the device or kernel refuse it."""
-        from cuda.core import LaunchConfig
+        LaunchConfig = cuda_core().LaunchConfig  # noqa: N806 (cuda.core's class)
 
         grid3 = _dims(grid, "grid")
         block3 = _dims(block, "block")
@@ -476,7 +477,7 @@ class Module:
     """
 
     def __init__(self, code: CompiledCode, device: int) -> None:
-        from cuda.core import ObjectCode
+        ObjectCode = cuda_core().ObjectCode  # noqa: N806 (cuda.core's class)
 
         self.code = code
         self.device = device

@@ -101,10 +101,12 @@ def _time_batch(run: Callable[[], object], batch: int) -> float:
 def measure(device: int = 0, batch: int = 200, repeats: int = 200, warmup: int = 20) -> LaunchCost:
     """Measure the three launch paths on one device; see the module doc for the method."""
     import torch
-    from cuda.core import LaunchConfig
-    from cuda.core import launch as core_launch
 
     from spio.jit import _launch, compile, launch
+    from spio.jit._cuda_core import cuda_core
+
+    core = cuda_core()
+    LaunchConfig, core_launch = core.LaunchConfig, core.launch  # noqa: N806 (cuda.core's)
 
     torch.cuda.set_device(device)
     tensors = [torch.zeros(4, device=f"cuda:{device}") for _ in range(4)]
