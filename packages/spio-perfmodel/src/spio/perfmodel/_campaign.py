@@ -236,12 +236,10 @@ def collect(
 def check_where(where: Sequence[str], layer: Conv2dGw8Params, passes: Sequence[str]) -> None:
     """ValueError where the conditions are malformed or name no field of a pass's configs (on
     layer's config space; compiles nothing)."""
-    from spio.kernels.conv2d_gw8.bench import PASS_CONFIGS
+    from spio.kernels.conv2d_gw8 import bench
     from spio.kernels.conv2d_gw8.config_where import ConfigWhere
 
-    conditions = ConfigWhere.parse(where)
-    for pass_name in passes:
-        conditions.for_config(next(iter(PASS_CONFIGS[pass_name][0](layer))), pass_name)
+    bench.check_where(ConfigWhere.parse(where), layer, passes)
 
 
 def _keep_table(out: Path) -> None:

@@ -456,12 +456,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error(str(e))
     if args.config_where is not None:
         try:
-            for pass_ in args.passes:
-                example = next(iter(PASS_CONFIGS[pass_][0](params)))
-                args.config_where.for_config(example, pass_)
+            check_where(args.config_where, params, args.passes)
         except ValueError as e:
             parser.error(f"--where: {e}")
     return args
+
+
+def check_where(where: ConfigWhere, params: Conv2dGw8Params, passes: Sequence[str]) -> None:
+    """ValueError where a condition names no field of a pass's configs or gives a value of
+    another type (checked on params' config spaces; compiles nothing)."""
+    for pass_ in passes:
+        where.for_config(next(iter(PASS_CONFIGS[pass_][0](params))), pass_)
 
 
 def _report(
