@@ -4,6 +4,7 @@ tier runs it whole, test_precompile_gpu.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -14,6 +15,7 @@ import pytest
 import torch
 from torch import nn
 
+import spio.jit
 import spio.torch
 from spio.kernels.matmul import MatmulParams
 from spio.perfmodel import set_selection_mode
@@ -242,11 +244,32 @@ def test_a_pass_that_fails_is_named_and_the_rest_not_started(launches: _Launches
         "Conv2dGw8Params(n=4, c=64, h=12, w=10, r=5, s=5, padding=(2, 2, 2, 2), "
         "dtype='float16', has_bias=False) on cuda:0)"
     ]
-    # One thread, 50 ms a pass: the second layer's dgrad failed, its wgrad, queued next, may
-    # have started before the rest were cancelled; the batch of 2's layers never did.
+    # One thread, 50 ms a pass, the wgrad passes first (their launchers' chains of compiles
+    # are the longest): the second layer's dgrad failed, the pass queued next may have
+    # started before the rest were cancelled; the batch of 2's other passes never did.
     prepared = [(kernel[0].n, kernel[1]) for kernel in launches.prepared]
-    assert prepared[:3] == [(4, "fprop"), (4, "wgrad_bias"), (4, "fprop")]
-    assert prepared[3:] in ([], [(4, "wgrad")])
+    assert prepared[:6] == [
+        (4, "wgrad_bias"), (4, "wgrad"), (2, "wgrad_bias"), (2, "wgrad"), (4, "fprop"), (4, "fprop")
+    ]  # fmt: skip
+    assert prepared[6:] in ([], [(2, "fprop")])
+
+
+def test_the_compiles_run_in_as_many_worker_processes(
+    launches: _Launches, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocks = []
+    real = spio.jit.compile_in_workers
+
+    @contextlib.contextmanager
+    def recorded(workers: int | None = None) -> Iterator[None]:
+        blocks.append(workers)
+        with real(workers):
+            yield
+
+    monkeypatch.setattr(spio.jit, "compile_in_workers", recorded)
+    result = spio.torch.precompile(_model(), _batch(4), threads=3)
+    assert blocks == [3]
+    assert result.threads == 3
 
 
 def test_a_model_on_the_cpu_has_nothing_to_prepare() -> None:

@@ -46,6 +46,7 @@ from spio.jit._module import Kernel, KernelAttributes, Module, load
 from spio.jit._nvrtc import NvrtcInfo
 from spio.jit._occupancy import spread_shared_mem
 from spio.jit._options import CompileOptions
+from spio.jit._workers import compile_in_workers
 
 __version__ = _version("spio-jit")
 
@@ -89,6 +90,7 @@ __all__ = [
     "cache_info",
     "clear_cache",
     "compile",
+    "compile_in_workers",
     "compile_many",
     "cuda_headers",
     "device_count",

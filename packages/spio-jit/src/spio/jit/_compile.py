@@ -304,13 +304,13 @@ def run_compile(prepared: _Prepared, cache: _cache.DiskCache | None) -> Compiled
     if hit is not None:
         return hit
     if cache is None:
-        return _compile_now(prepared)
+        return _compile_here_or_in_worker(prepared)
     with cache.lock(prepared.key):
         # Another process may have compiled this key while this one waited for the lock.
         hit = lookup(prepared, cache)
         if hit is not None:
             return hit
-        result = _compile_now(prepared)
+        result = _compile_here_or_in_worker(prepared)
         cache.put(
             prepared.key,
             _cache.CacheEntry(
@@ -328,6 +328,15 @@ def run_compile(prepared: _Prepared, cache: _cache.DiskCache | None) -> Compiled
             ),
         )
         return result
+
+
+def _compile_here_or_in_worker(prepared: _Prepared) -> CompiledCode:
+    """NVRTC's compile of prepared: in a worker process inside compile_in_workers (_workers),
+    else in the calling thread."""
+    from spio.jit._workers import compiled_by_worker
+
+    compiled = compiled_by_worker(prepared)
+    return _compile_now(prepared) if compiled is None else compiled
 
 
 def _compile_now(prepared: _Prepared) -> CompiledCode:

@@ -41,7 +41,8 @@ DISABLE_CACHE = EnvVar(
 )
 WORKERS = EnvVar(
     "SPIO_JIT_WORKERS",
-    "Number of worker processes of compile_many (1 compiles in the calling process).",
+    "Number of worker processes of compile_many and compile_in_workers (1 compiles in the "
+    "calling process).",
     "the number of CPUs this process may use",
 )
 PROGRESS = EnvVar(
