@@ -6,13 +6,15 @@ needed): what the threads gain on a cold kernel cache.
 
 The network is spio.torch.bench_precompile's (a Conv2dGw8 per stage and kernel size),
 converted and in fp16, prepared for its training steps at each batch size. The machine
-stands in for --gpu as tools/selection_time.py's stand_in does (device_info, and the
-heuristics' compiled look-ups), the recorded calls are moved to cuda:0, and a pass's launch
-compiles its kernels with NVRTC for sm_90 (spio-kernels' compile_fprop, compile_dgrad,
-compile_wgrad) where on a GPU it would compile and load them: the choices (the shipped
-models scoring their spaces) and the compiles are the real ones, the driver's loads (a few
-milliseconds a kernel) left out. Each thread count runs in a new process with an empty
-spio-jit cache folder, and prints precompile's seconds and the kernels' passes it prepared.
+stands in for --gpu: spio.jit.device_info answers with a Hopper GPU of its SM count, and a
+loaded module is a stand-in whose kernels take their registers and stack from the cubin
+(tools/cubin_kernels.py) and their occupancy from them (tools/hopper_occupancy.py), so the
+launchers' chains run as on the GPU: the choices (the shipped models scoring their spaces),
+the variants each launcher compiles to read their registers, and every NVRTC compile are
+the real ones; only the driver's loads (a few milliseconds a kernel) are left out. The
+recorded calls are moved to cuda:0. Each thread count runs in a new process with an empty
+spio-jit cache folder, and prints precompile's seconds, the kernels' passes it prepared and
+the compiles they took.
 """
 
 from __future__ import annotations
@@ -20,13 +22,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from selection_time import GPUS, stand_in
+from cubin_kernels import KernelResources, kernel_resources
+from hopper_occupancy import BLOCK_RESERVED_SHARED, SM_SHARED, blocks_per_sm
+from selection_time import GPUS
 
+import spio.jit
 from spio.torch.bench_precompile import run_with_empty_cache
 
 TOOLS = Path(__file__).resolve().parent
@@ -45,21 +51,87 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def stand_in_compiles(gpu: str) -> None:
-    """Make this process prepare passes as on a `gpu` without one (see the module doc)."""
+def hopper(gpu: str) -> Any:
+    """spio.jit's DeviceInfo of a stand-in for `gpu` (an sm_90 GPU of GPUS)."""
+    from spio.jit import DeviceInfo
+
+    sm_count, arch = GPUS[gpu]
+    return DeviceInfo(
+        index=0, name=gpu, arch=arch, compute_capability=(9, 0), sm_count=sm_count,
+        l2_bytes=50 << 20, memory_bytes=80 << 30, max_threads_per_block=1024,
+        max_block_dims=(1024, 1024, 64), max_grid_dims=(2**31 - 1, 65535, 65535),
+        max_shared_per_block=48 << 10, max_shared_per_block_optin=SM_SHARED - BLOCK_RESERVED_SHARED,
+        max_threads_per_sm=2048, max_shared_per_sm=SM_SHARED,
+        reserved_shared_per_block=BLOCK_RESERVED_SHARED,
+    )  # fmt: skip
+
+
+class StandInKernel:
+    """A kernel as the launchers ask about it before launching: its attributes and
+    occupancy, from the cubin's registers and stack."""
+
+    def __init__(self, name: str, device: int, resources: KernelResources) -> None:
+        self.name = name
+        self.device = device
+        self.resources = resources
+        self.max_dynamic = 48 << 10
+
+    @property
+    def attributes(self) -> Any:
+        from spio.jit import KernelAttributes
+
+        return KernelAttributes(
+            registers=self.resources.registers, static_shared_mem=0,
+            max_dynamic_shared_mem=self.max_dynamic, const_mem=0,
+            local_mem=self.resources.frame, max_threads_per_block=1024, ptx_version=90,
+            binary_version=90,
+        )  # fmt: skip
+
+    def set_max_dynamic_shared_mem(self, nbytes: int) -> None:
+        self.max_dynamic = nbytes
+
+    def max_active_blocks_per_sm(self, block: int | Sequence[int], shared_mem: int = 0) -> int:
+        threads = block if isinstance(block, int) else math.prod(block)
+        return blocks_per_sm(self.resources.registers, threads, shared_mem)
+
+
+class StandInModule:
+    """A loaded module's stand-in: its kernels by name."""
+
+    def __init__(self, code: Any, device: int) -> None:
+        self.code = code
+        self.device = device
+        self.kernels = kernel_resources(code.code)
+
+    def get_kernel(self, name: str) -> StandInKernel:
+        return StandInKernel(name, self.device, self.kernels[name])
+
+
+def stand_in_loads(gpu: str) -> list[int]:
+    """Make this process prepare passes as on a `gpu` without one (see the module doc);
+    return the list to which each NVRTC compile appends 1."""
     import torch
 
-    from spio.kernels.conv2d_gw8 import dgrad, fprop, wgrad
-    from spio.torch import _cuda_passes, _precompile
+    from spio.jit import _compile, _driver
+    from spio.torch import _precompile
     from spio.torch._precompile_calls import Recorded
 
-    stand_in(gpu)
-    launches: dict[str, Any] = _cuda_passes._LAUNCHES  # (typed as its loaders' caches)
-    launches.update(
-        fprop=lambda params, config, device: fprop.compile_fprop(params, config, "sm_90"),
-        dgrad=lambda params, config, device: dgrad.compile_dgrad(params, config, "sm_90"),
-        wgrad=lambda params, config, device: wgrad.compile_wgrad(params, config, "sm_90"),
-    )
+    device = hopper(gpu)
+    _driver.device_info = lambda index=0: device  # type: ignore[assignment]
+    spio.jit.device_info = lambda index=0: device  # type: ignore[assignment]
+
+    def load(code: Any, *, device: int | None = None) -> StandInModule:
+        return StandInModule(code, 0 if device is None else device)
+
+    _compile.CompiledCode.load = load  # type: ignore[assignment,method-assign]
+    compiles: list[int] = []
+    compile_one = _compile._compile_here_or_in_worker
+
+    def counted(prepared: Any) -> Any:
+        compiles.append(1)
+        return compile_one(prepared)
+
+    _compile._compile_here_or_in_worker = counted
     recorded = _precompile.record_calls
     cuda = torch.device("cuda", 0)
 
@@ -68,6 +140,7 @@ def stand_in_compiles(gpu: str) -> None:
         return Recorded([dataclasses.replace(call, device=cuda) for call in calls.layers], [])
 
     _precompile.record_calls = on_cuda  # type: ignore[assignment]
+    return compiles
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -77,7 +150,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import spio.torch
     from spio.torch.bench_precompile import build_network
 
-    stand_in_compiles(args.gpu)
+    compiles = stand_in_loads(args.gpu)
     model = build_network(args.channels, args.kernel_sizes)
     spio.torch.convert(model)
     model.half()
@@ -86,7 +159,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for n in args.batches
     ]
     result = spio.torch.precompile(model, *batches, threads=args.run)
-    return {"seconds": result.seconds, "passes": len(result.passes), "layers": result.layers}
+    return {
+        "seconds": result.seconds,
+        "passes": len(result.passes),
+        "layers": result.layers,
+        "compiles": len(compiles),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -106,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         result = run_with_empty_cache([*command, "--run", str(threads)], what)
         print(
             f"  {threads} threads: {result['seconds']:.1f} s ({result['passes']} passes, "
-            f"{result['layers']} layers)"
+            f"{result['layers']} layers, {result['compiles']} compiles)"
         )
 
 

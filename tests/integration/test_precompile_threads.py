@@ -1,5 +1,5 @@
-"""tools/precompile_threads.py: precompile on a stand-in GPU, its kernels compiled for real,
-in a new process per thread count."""
+"""tools/precompile_threads.py: precompile on a stand-in GPU, its kernels compiled for real
+and loaded as stand-ins, in a new process per thread count; tools/cubin_kernels.py."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ def test_prepares_every_pass_of_a_small_network_in_each_thread_count(
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "NVIDIA H200 stand-in, batches [2]: precompile on a cold kernel cache"
     for line, threads in zip(lines[1:], (1, 2), strict=True):
-        match = re.fullmatch(rf"  {threads} threads: ([\d.]+) s \(2 passes, 1 layers\)", line)
+        pattern = rf"  {threads} threads: ([\d.]+) s \(2 passes, 1 layers, (\d+) compiles\)"
+        match = re.fullmatch(pattern, line)
         assert match is not None, line
         assert float(match.group(1)) > 0
+        # fprop's and wgrad's kernels, and the variants their launchers compare
+        assert int(match.group(2)) >= 2

@@ -20,7 +20,7 @@ import os
 import pickle
 import struct
 import sys
-from typing import BinaryIO
+from typing import IO
 
 #: The program the parent runs with `python -c`; argv[1] is the parent's sys.path as JSON.
 BOOT = (
@@ -34,7 +34,7 @@ READY = b"ready"
 _LENGTH = struct.Struct(">Q")
 
 
-def read_message(stream: BinaryIO) -> bytes | None:
+def read_message(stream: IO[bytes]) -> bytes | None:
     """One message's bytes from stream, or None where the stream ended first."""
     header = stream.read(_LENGTH.size)
     if len(header) < _LENGTH.size:
@@ -44,7 +44,7 @@ def read_message(stream: BinaryIO) -> bytes | None:
     return body if len(body) == size else None
 
 
-def write_message(stream: BinaryIO, body: bytes) -> None:
+def write_message(stream: IO[bytes], body: bytes) -> None:
     """Write one message (body, length first) and flush it."""
     stream.write(_LENGTH.pack(len(body)) + body)
     stream.flush()

@@ -131,9 +131,9 @@ class _Pool:
 
     def _give_back(self, worker: _Worker | None, alive: bool) -> None:
         with self.changed:
-            keep = alive and not self.closed and worker is not None
-            if keep:
-                self.idle.append(worker)  # type: ignore[arg-type]  (not None when kept)
+            keep = worker is not None and alive and not self.closed
+            if worker is not None and keep:
+                self.idle.append(worker)
             else:
                 self.started -= 1
             self.changed.notify()
@@ -144,7 +144,7 @@ class _Pool:
         """prepared compiled by a worker, or None where the calling thread must compile it
         (the pool closed, or no worker can start)."""
         pickled = pickle.dumps(prepared)
-        deaths = []
+        deaths: list[str] = []
         while len(deaths) < 2:
             worker = self._take()
             if worker is None:
@@ -166,7 +166,7 @@ class _Pool:
             kind, value = answer
             if kind == "error":
                 raise value
-            return value  # type: ignore[no-any-return]
+            return value
         raise SpioJitError(
             f"the worker process compiling {prepared.name!r} died ({deaths[0]}), and so did "
             f"a new one given it again ({deaths[1]}): NVRTC may crash on this program, or "
