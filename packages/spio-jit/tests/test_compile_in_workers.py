@@ -112,6 +112,18 @@ def test_workers_that_cannot_start_leave_compiles_to_the_threads(
     assert code.code == jit.compile(_source(4), arch="sm_90", cache=False).code
 
 
+def test_no_interpreter_to_start_leaves_compiles_to_the_threads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path) + "/no-python")
+    with jit.compile_in_workers(2):
+        with pytest.warns(RuntimeWarning, match="could not start .*FileNotFoundError"):
+            code = jit.compile(_source(6), arch="sm_90", cache=False)
+        assert _workers._pool is not None
+        assert _workers._pool.started == 0
+    assert code.code == jit.compile(_source(6), arch="sm_90", cache=False).code
+
+
 def test_one_worker_and_nested_blocks() -> None:
     with jit.compile_in_workers(1):
         assert _workers._pool is None  # 1: the calling threads compile, as outside

@@ -55,7 +55,7 @@ class _Worker:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", BOOT, json.dumps(sys.path)],
+            [sys.executable, "-c", BOOT, json.dumps([p for p in sys.path if isinstance(p, str)])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=os.name == "posix",
@@ -125,6 +125,10 @@ class _Pool:
                 self.changed.wait()
         try:
             return _Worker()
+        except OSError as error:  # (no interpreter at sys.executable, no processes left)
+            self._give_back(None, alive=False)
+            self._cannot_start(f"{type(error).__name__}: {error}")
+            return None
         except BaseException:
             self._give_back(None, alive=False)
             raise
@@ -180,8 +184,9 @@ class _Pool:
             self.unusable = True
             self.changed.notify_all()
         warnings.warn(
-            f"spio-jit's compile worker process could not start ({death}; its error is on "
-            f"stderr, from {sys.executable}); compiling in this process's threads instead",
+            f"spio-jit's compile worker process could not start ({death}; any error of its own "
+            f"is on stderr, from {sys.executable}); compiling in this process's threads "
+            "instead",
             RuntimeWarning,
             stacklevel=2,
         )
