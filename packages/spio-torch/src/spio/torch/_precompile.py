@@ -43,8 +43,8 @@ from ._cuda_passes import LayerPlan, layer_plan
 from ._matmul import product_launch
 from ._precompile_calls import LayerCall, Recorded, record_calls
 
-#: The most threads precompile starts by default: each NVRTC compile holds about 130 MB
-#: of host memory while it runs.
+#: The most threads (and compile worker processes) precompile starts by default: each NVRTC
+#: compile holds about 130 MB of host memory while it runs.
 MAX_THREADS = 16
 
 
@@ -129,10 +129,11 @@ def precompile(
             convolution's dgrad where its input requires a gradient and wgrad where its
             weight does; a product's grad @ b.t() and a.t() @ grad likewise); False for
             inference (the model then runs under torch.no_grad()).
-        threads: how many kernels are prepared at once; None: the CPUs this process may
-            use, at most MAX_THREADS. With SPIO_CONFIG_SELECTION=autotune one at a time,
-            whatever threads says: each tuning times its candidates on the device (and
-            compiles them side by side itself).
+        threads: how many kernels are prepared at once, each thread's NVRTC compiles run
+            in one of as many worker processes (spio.jit.compile_in_workers); None: the CPUs
+            this process may use, at most MAX_THREADS. With SPIO_CONFIG_SELECTION=autotune
+            one at a time, whatever threads says: each tuning times its candidates on the
+            device (and compiles them side by side itself).
         progress: show a progress bar (tqdm) of the kernels prepared.
 
     Raises:
