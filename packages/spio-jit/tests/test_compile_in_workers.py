@@ -124,6 +124,36 @@ def test_no_interpreter_to_start_leaves_compiles_to_the_threads(
     assert code.code == jit.compile(_source(6), arch="sm_90", cache=False).code
 
 
+def test_ctrl_c_while_waiting_stops_that_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C reaches the waiting thread once the request is sent: the worker's state is
+    # unknown, so it is stopped, not kept.
+    real_read = _workers.read_message
+    workers = []
+
+    def interrupted(stream: object) -> bytes | None:
+        message = real_read(stream)  # type: ignore[arg-type]
+        if message != _workers.READY:
+            raise KeyboardInterrupt
+        return message
+
+    real_worker = _workers._Worker
+
+    def recorded() -> _workers._Worker:
+        workers.append(real_worker())
+        return workers[-1]
+
+    monkeypatch.setattr(_workers, "read_message", interrupted)
+    monkeypatch.setattr(_workers, "_Worker", recorded)
+    with jit.compile_in_workers(2):
+        with pytest.raises(KeyboardInterrupt):
+            jit.compile(_source(7), arch="sm_90", cache=False)
+        assert _workers._pool is not None
+        assert _workers._pool.started == 0
+        assert _workers._pool.idle == []
+    assert len(workers) == 1
+    assert workers[0].process.poll() is not None
+
+
 def test_one_worker_and_nested_blocks() -> None:
     with jit.compile_in_workers(1):
         assert _workers._pool is None  # 1: the calling threads compile, as outside
