@@ -91,7 +91,7 @@ def test_a_request_whose_workers_die_twice_fails(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(_workers._Worker, "compile", dies)
     with jit.compile_in_workers(2):
-        with pytest.raises(jit.SpioJitError, match=r"died \(killed by signal 9\), and so did"):
+        with pytest.raises(jit.SpioJitError, match=r"died \(killed by SIGKILL\), and so did"):
             jit.compile(_source(3), arch="sm_90", cache=False)
         assert _workers._pool is not None
         assert _workers._pool.started == 0

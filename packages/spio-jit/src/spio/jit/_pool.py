@@ -38,6 +38,7 @@ from spio.jit import _cache
 from spio.jit._compile import CompiledCode, run_compile
 from spio.jit._ctrl_c import deferred_ctrl_c, sigint_blocked
 from spio.jit._errors import SpioJitError
+from spio.jit._exit_status import describe_exit
 
 _POLL_S = 0.2
 # How often a worker checks that its parent still runs.
@@ -130,18 +131,6 @@ def _reap(processes: Iterable[Any]) -> None:
             process.join(_JOIN_S)
 
 
-def _death(exitcode: int | None) -> str:
-    """Say how a process ended, from its exit code."""
-    if exitcode is None:
-        return "its exit status is unknown"
-    if exitcode < 0:
-        try:
-            return f"killed by {signal.Signals(-exitcode).name}"
-        except ValueError:
-            return f"killed by signal {-exitcode}"
-    return f"exit status {exitcode}"
-
-
 def _round(
     variants: list[Variant], pool_size: int, cache_enabled: bool, finish: Finish
 ) -> tuple[list[tuple[int, str]], list[int], list[int | None]]:
@@ -218,7 +207,7 @@ def _sort_out(
         exitcode = None if process is None else process.exitcode
         # The pool ends the survivors with SIGTERM; without exit codes, any start suspects.
         if pid is not None and exitcode != -signal.SIGTERM:
-            died.append((index, _death(exitcode)))
+            died.append((index, describe_exit(exitcode)))
         else:
             unfinished.append(index)
     return died, unfinished
@@ -238,7 +227,7 @@ def _not_started(exit_codes: list[int | None]) -> str:
             "when it is imported: workers are spawned, and each imports the main module, so "
             'guard the call with `if __name__ == "__main__":`'
         )
-    deaths = sorted({_death(code) for code in exit_codes}) or ["their exit statuses unknown"]
+    deaths = sorted({describe_exit(code) for code in exit_codes}) or ["their exit statuses unknown"]
     return f"{_NOT_STARTED} ({', '.join(deaths)}): out of memory, or killed from outside"
 
 

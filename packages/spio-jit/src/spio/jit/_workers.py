@@ -38,6 +38,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from spio.jit._compile_worker import BOOT, READY, read_message, write_message
 from spio.jit._errors import SpioJitError
+from spio.jit._exit_status import describe_exit
 
 if TYPE_CHECKING:
     from spio.jit._compile import CompiledCode, _Prepared
@@ -83,7 +84,7 @@ class _Worker:
             code = self.process.wait(_STOP_S)
         except subprocess.TimeoutExpired:
             return "it closed its output but did not exit"
-        return f"exit status {code}" if code >= 0 else f"killed by signal {-code}"
+        return describe_exit(code)
 
     def stop(self) -> None:
         """End the process: its stdin closed, then killed if it does not exit."""
