@@ -300,11 +300,10 @@ def test_rows_of_both_launches_teach_a_model_what_the_launcher_adds(tmp_path: Pa
     assert np.median(ratio) < 0.8, ratio
     assert np.median(tile_ratio) > 0.95, tile_ratio
 
-    # What it measured is what ran as launched; a layer timed only as tiles is no measurement.
+    # What it measured is what ran as launched, and as a tile on a layer timed only so.
     fastest = min((row for row in launched if row.params == LAYERS[0]), key=lambda r: r.median_us)
     assert model.measured_config(LAYERS[0]) == fastest.config
-    assert model.measured_config(LAYERS[9]) is None
-    assert tile_model.measured_config(LAYERS[9]) is not None
+    assert model.measured_config(LAYERS[9]) == tile_model.measured_config(LAYERS[9])
 
     loaded = LatencyModel.load(model.save(tmp_path / "wgrad.ubj"))
     assert (loaded.launch, loaded.flags) == ("launcher", ("launched",))
@@ -312,6 +311,35 @@ def test_rows_of_both_launches_teach_a_model_what_the_launcher_adds(tmp_path: Pa
         loaded.predict_us(unseen, with_tma), model.predict_us(unseen, with_tma)
     )
     assert loaded.best_config(unseen) == model.best_config(unseen)
+
+
+def test_a_launched_sample_that_misses_the_tiles_fastest_config_keeps_it_as_measured() -> None:
+    # A campaign narrowed by `collect --where` times a few of a layer's configs as launched;
+    # its tile campaigns timed more. Each config counts at its launched time where it has
+    # one, so the tiles' fastest, left out of the sample, stays the measurement, and a
+    # config timed both ways counts as launched.
+    layer = LAYERS[0]
+    others = [row for row in synthetic_rows("wgrad", LAYERS, per_layer=80) if row.params != layer]
+    # The layer's configs at distinct times (the synthetic law ties some), fastest first.
+    on_layer = [
+        dataclasses.replace(row, median_us=10.0 + rank)
+        for rank, row in enumerate(synthetic_rows("wgrad", [layer], per_layer=80))
+    ]
+    tiles = others + on_layer
+    fastest_tile, second = on_layer[0], on_layer[1]
+    launched = [dataclasses.replace(row, launch="launcher") for row in on_layer[1:20]]
+    model = LatencyModel.train(tiles + launched, options=FAST)
+    assert model.measured_config(layer) == fastest_tile.config
+    assert model.was_timed(layer, fastest_tile.config)
+
+    slower = dataclasses.replace(launched[0], median_us=fastest_tile.median_us * 0.5)
+    assert slower.config == second.config
+    model = LatencyModel.train([*tiles, slower, *launched[1:]], options=FAST)
+    assert model.measured_config(layer) == second.config  # its launched time, not its tile's
+    slowed = dataclasses.replace(launched[0], median_us=on_layer[-1].median_us * 2)
+    model = LatencyModel.train([*tiles, slowed, *launched[1:]], options=FAST)
+    assert model.measured_config(layer) == fastest_tile.config
+    assert model.measured_config(LAYERS[9]) is not None  # timed only as tiles
 
 
 def test_held_out_layers_of_both_launches_are_scored_as_launched() -> None:

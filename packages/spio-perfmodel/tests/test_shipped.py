@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def test_screening_picks_what_the_whole_model_picks(pass_name: str) -> None:
     assert model is not None
     for layer in campaign_layers(30, seed=5):
         space = space_columns(pass_name, layer)
-        features = columns_matrix(pass_name, layer, space, model.limits)
+        features = columns_matrix(pass_name, layer, space, model.limits, model._flags)
         whole = space.config(int(np.argmin(model._booster.inplace_predict(features))))
         screened = model.best_config(layer)
         if screened != whole:
@@ -119,7 +120,7 @@ def test_the_screens_pick_what_the_whole_model_picks_on_many_layers(
         space = space_columns(pass_name, layer)
         if len(space) == 0:
             continue
-        features = columns_matrix(pass_name, layer, space, model.limits)
+        features = columns_matrix(pass_name, layer, space, model.limits, model._flags)
         margins = model._booster.inplace_predict(features)
         best = float(margins.min())
         default = PASSES[pass_name].default_config(layer, 132)
@@ -190,18 +191,26 @@ def test_the_models_run_the_swept_target_layers_with_their_fastest_measured_conf
 @pytest.mark.parametrize("gpu", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
 @pytest.mark.parametrize("pass_name", sorted(PASSES))
 def test_the_models_know_every_config_their_rows_timed(gpu: str, pass_name: str) -> None:
+    from spio.kernels.conv2d_gw8 import Conv2dGw8Params
     from spio.perfmodel import read_config_times
-    from spio.perfmodel._data import by_layer
-    from spio.perfmodel._model import config_fingerprint
+    from spio.perfmodel._data import ConfigTime, by_layer
+    from spio.perfmodel._model import _measured_rows, config_fingerprint
 
     model = shipped_model(pass_name, gpu)
     assert model is not None
     files = sorted((DATA / gpu_folder(gpu)).glob(f"seed*/*_{pass_name}.csv"))
-    # (The rows timed the way the model predicts: a model of both launches keeps the
-    # measurements of its launched rows, _model.LatencyModel.train.)
-    launch_rows = read_config_times(files).select(pass_name, gpu, None, model.launch).rows
-    layers = by_layer(row for row in launch_rows if row.kernel == model.kernel)
-    ever = by_layer(row for row in launch_rows if row.params in model.timed)
+    # (The rows a model keeps as measurements: of a model of both launches, each config's
+    # launched rows, or its tile rows where it was timed only as a tile, _measured_rows.)
+    rows = read_config_times(files).select(pass_name, gpu).rows
+
+    def measured_rows(of: Iterable[ConfigTime]) -> dict[Conv2dGw8Params, list[ConfigTime]]:
+        return {
+            layer: _measured_rows(layer_rows, model.launch)
+            for layer, layer_rows in by_layer(of).items()
+        }
+
+    layers = measured_rows(row for row in rows if row.kernel == model.kernel)
+    ever = measured_rows(row for row in rows if row.params in model.timed)
     # Every layer its rows timed; more only where a change of the kernels left all of a
     # layer's rows on the digest before (tools/relabel_timings.py --unless-defining: fprop's
     # and dgrad's 5 x 5 and 7 x 7 layers since CONV2D_GW8_STEADY_WALK), and those were timed.
