@@ -237,3 +237,25 @@ def test_a_campaign_without_the_heuristics_config_does_not_overrule_it() -> None
     assert default.prefetch == 6  # type: ignore[attr-defined]
     assert model.measured_config(layer).prefetch == 2  # type: ignore[union-attr]
     assert not model.was_timed(layer, default)
+
+
+@pytest.mark.parametrize("shape", [(64, 384), (128, 192), (96, 256)])
+def test_the_h100_fprop_model_keeps_the_whole_image_on_one_wave_of_28_rows(
+    shape: tuple[int, int],
+) -> None:
+    """On 28 x 28 layers of about one wave the heuristic's whole-image walk at prefetch 2 ran
+    fastest: the tile-only models picked a 16-row tile (two chunks of 14 at prefetch 6) that
+    ran 0.917-0.925x its speed (H100, eighty-sixth session, 64x384x28x28 32.66 us against
+    29.97). The models of both launches predict no pick 3% faster there, so the heuristic's
+    config runs. None of these layers was timed by an H100 campaign."""
+    from spio.kernels.conv2d_gw8 import Conv2dGw8Params
+    from spio.perfmodel._select import MIN_PREDICTED_GAIN
+
+    model = shipped_model("fprop", "NVIDIA H100 80GB HBM3")
+    assert model is not None
+    layer = Conv2dGw8Params.make(*shape, 28, 28)
+    assert model.measured_config(layer) is None
+    default = PASSES["fprop"].default_config(layer, model.limits.sm_count)
+    assert (default.block_p, default.prefetch) == (32, 2)  # type: ignore[attr-defined]
+    _, gain = model.best_config_over(layer, default)
+    assert gain < MIN_PREDICTED_GAIN
