@@ -336,9 +336,10 @@ def test_a_launched_sample_that_misses_the_tiles_fastest_config_keeps_it_as_meas
     assert slower.config == second.config
     model = LatencyModel.train([*tiles, slower, *launched[1:]], options=FAST)
     assert model.measured_config(layer) == second.config  # its launched time, not its tile's
-    slowed = dataclasses.replace(launched[0], median_us=on_layer[-1].median_us * 2)
-    model = LatencyModel.train([*tiles, slowed, *launched[1:]], options=FAST)
-    assert model.measured_config(layer) == fastest_tile.config
+    # The tiles' fastest, timed slow as launched, counts at its launched time.
+    slowed = dataclasses.replace(fastest_tile, launch="launcher", median_us=100.0)
+    model = LatencyModel.train([*tiles, slowed, *launched], options=FAST)
+    assert model.measured_config(layer) == second.config
     assert model.measured_config(LAYERS[9]) is not None  # timed only as tiles
 
 
