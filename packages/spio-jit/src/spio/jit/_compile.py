@@ -25,6 +25,7 @@ from spio.jit import _cache, _cwd_includes, _headers, _includes, _inputs, _nvrtc
 from spio.jit._errors import CompileError
 from spio.jit._inputs import DefineValue
 from spio.jit._options import CompileOptions, check_arch
+from spio.jit._workers import compiled_by_worker
 
 if TYPE_CHECKING:
     from spio.jit._module import Module
@@ -333,8 +334,6 @@ def run_compile(prepared: _Prepared, cache: _cache.DiskCache | None) -> Compiled
 def _compile_here_or_in_worker(prepared: _Prepared) -> CompiledCode:
     """NVRTC's compile of prepared: in a worker process inside compile_in_workers (_workers),
     else in the calling thread."""
-    from spio.jit._workers import compiled_by_worker
-
     compiled = compiled_by_worker(prepared)
     return _compile_now(prepared) if compiled is None else compiled
 
