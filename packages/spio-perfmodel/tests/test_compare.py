@@ -3,6 +3,7 @@ that what is timed against what, and how it is reported, is checked here."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,25 @@ def test_runs_written_apart_read_back_into_one_report(tmp_path: Path) -> None:
     assert pooled.startswith(
         "fprop: chosen over the shipped model's choice 1.000x (geometric mean of 2 layers"
     )
+    # (10 + 7.2) / (9 + 8)
+    assert pooled.endswith("; 1.012x in total time)")
+
+
+def test_the_total_time_weighs_each_layer_by_its_time() -> None:
+    """Picks 10% faster on a 2 us layer and 5% slower on a 180 us one: ahead in geometric
+    mean, behind in total time, which is what a network's step feels."""
+    big = Conv2dGw8Params.make(32, 1024, 56, 56, r=5, s=5, padding=2)
+    rows = [
+        _compare.Comparison(LAYER, "fprop", "h", "c", "model", 2.2, 2.0, 4.0, "s", 2.2),
+        _compare.Comparison(big, "fprop", "h", "c", "model", 180.0, 189.0, 870.0, "s", 180.0),
+    ]
+    over_heuristic, over_shipped = _compare.report(rows).splitlines()[-2:]
+    assert "chosen over heuristic 1.024x" in over_heuristic
+    assert "; 0.954x in total time)" in over_heuristic  # 182.2 / 191.0
+    assert "choice 1.024x" in over_shipped
+    assert over_shipped.endswith("; 0.954x in total time)")
+    assert _compare.total_time_speedup([(2.2, 2.0), (180.0, 189.0)]) == pytest.approx(182.2 / 191)
+    assert math.isnan(_compare.total_time_speedup([]))
 
 
 def test_a_file_compare_did_not_write_is_refused_by_name_and_line(tmp_path: Path) -> None:

@@ -154,6 +154,16 @@ def geometric_mean(values: Iterable[float]) -> float:
     return math.exp(sum(logs) / len(logs)) if logs else float("nan")
 
 
+def total_time_speedup(pairs: Iterable[tuple[float, float]]) -> float:
+    """The summed times before over the summed times after, of (before, after) pairs in
+    microseconds: above 1 where the layers together take less time after. nan for none."""
+    before = after = 0.0
+    for was, now in pairs:
+        before += was
+        after += now
+    return before / after if after else float("nan")
+
+
 def geometric_mean_interval(values: Sequence[float], seed: int = 0) -> tuple[float, float]:
     """The INTERVAL bootstrap interval of the geometric mean of values over the layers (the
     layers resampled with replacement BOOTSTRAP_ROUNDS times, seeded): how far the mean of
@@ -173,7 +183,10 @@ def geometric_mean_interval(values: Sequence[float], seed: int = 0) -> tuple[flo
 def report(comparisons: Sequence[Comparison]) -> str:
     """A table of the comparisons and, per pass, the geometric-mean speed-up of the chosen
     configs over the heuristic's and over cuDNN (and over the shipped models' choices, where
-    a model of your own chose)."""
+    a model of your own chose). Beside each geometric mean, which gives every layer the same
+    say, the speed-up in total time (total_time_speedup), which weighs them as a network's
+    step does: picks 10% faster on a 2 us layer and 5% slower on a 180 us one are ahead in
+    geometric mean and behind in total time."""
     with_shipped = any(row.shipped_us is not None for row in comparisons)
     shipped_header = f" {'shipped us':>10} {'over it':>8}" if with_shipped else ""
     lines = [
@@ -195,7 +208,9 @@ def report(comparisons: Sequence[Comparison]) -> str:
         lines.append(
             f"{pass_name}: chosen over heuristic {geometric_mean(r.speedup for r in rows):.3f}x "
             f"(geometric mean of {len(rows)} layers; worst {worst.speedup:.3f}x on "
-            f"{layer_key(worst.params)}), chosen over cuDNN "
+            f"{layer_key(worst.params)}; "
+            f"{total_time_speedup([(r.heuristic_us, r.chosen_us) for r in rows]):.3f}x in total "
+            f"time), chosen over cuDNN "
             f"{geometric_mean(r.cudnn_us / r.chosen_us for r in rows):.2f}x, heuristic over "
             f"cuDNN {geometric_mean(r.cudnn_us / r.heuristic_us for r in rows):.2f}x"
         )
@@ -206,12 +221,17 @@ def report(comparisons: Sequence[Comparison]) -> str:
             bottom, top = geometric_mean_interval(speedups)
             faster = sum(speedup > 1 + CLEAR_CHANGE for speedup in speedups)
             slower = sum(speedup < 1 / (1 + CLEAR_CHANGE) for speedup in speedups)
+            shipped_pairs = [
+                (r.shipped_us, r.chosen_us) for r, _ in against if r.shipped_us is not None
+            ]
             lines.append(
                 f"{pass_name}: chosen over the shipped model's choice "
                 f"{geometric_mean(speedups):.3f}x (geometric mean of {len(against)} layers, "
                 f"{INTERVAL:.0%} bootstrap interval {bottom:.3f}-{top:.3f}x; {faster} faster and "
                 f"{slower} slower by more than {CLEAR_CHANGE:.0%}; worst {low_speedup:.3f}x on "
-                f"{layer_key(low.params)})"
+                f"{layer_key(low.params)}; "
+                f"{total_time_speedup(shipped_pairs):.3f}x "
+                f"in total time)"
             )
     return "\n".join(lines)
 
