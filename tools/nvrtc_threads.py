@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import spio.jit
+from spio.jit._compile import compile_request
 from spio.kernels.conv2d_gw8 import Conv2dGw8Params, fprop, fprop_spec
 
 
@@ -36,11 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 def compile_timed(request: spio.jit.CompileRequest) -> float:
     """Seconds spio.jit.compile takes for request, without the cache."""
     start = time.perf_counter()
-    spio.jit.compile(
-        request.source, headers=request.headers, include_dirs=request.include_dirs,
-        defines=request.defines, arch=request.arch, name_expressions=request.name_expressions,
-        options=request.options, target=request.target, name=request.name, cache=False,
-    )  # fmt: skip
+    compile_request(request, cache=False)
     return time.perf_counter() - start
 
 
