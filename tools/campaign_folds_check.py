@@ -22,39 +22,49 @@ import argparse
 
 import numpy as np
 
+from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
 from spio.perfmodel._data import ConfigTime, read_config_times
-from spio.perfmodel._evaluate import LayerResult, evaluate_held_out
+from spio.perfmodel._evaluate import Evaluation, LayerResult, evaluate_held_out
 
 
-def fold_results(
+def new_layers(base: list[ConfigTime], new: list[ConfigTime]) -> list[Conv2dGw8Params]:
+    """The new campaign's layers that the base rows do not hold, in a fixed order."""
+    return sorted({row.params for row in new} - {row.params for row in base}, key=str)
+
+
+def without_results(base: list[ConfigTime], new: list[ConfigTime]) -> Evaluation:
+    """Every new layer scored by one model of the base rows: the base rows hold none of
+    them, so each fold's model without the new rows would be this same model."""
+    held = set(new_layers(base, new))
+    return evaluate_held_out(base, [row for row in new if row.params in held])
+
+
+def with_results(
     base: list[ConfigTime], new: list[ConfigTime], folds: int, split: int
-) -> dict[str, list[LayerResult]]:
-    """Every held-out layer's result without and with the new campaign's other folds."""
-    base_layers = {row.params for row in base}
-    layers = sorted({row.params for row in new} - base_layers, key=str)
+) -> Evaluation:
+    """Every new layer scored by a model of the base rows and the new campaign's other
+    folds; split deals the layers into folds."""
+    layers = new_layers(base, new)
     if len(layers) < folds:
         raise SystemExit(
             f"--folds {folds}: the new rows hold only {len(layers)} layers not in --base"
         )
     order = np.random.default_rng(split).permutation(len(layers))
-    results: dict[str, list[LayerResult]] = {"without": [], "with": []}
+    results: list[LayerResult] = []
     for fold in range(folds):
         held = {layers[i] for i in order[fold::folds]}
         held_rows = [row for row in new if row.params in held]
         others = [row for row in new if row.params not in held]
-        results["without"] += evaluate_held_out(base, held_rows).layers
-        results["with"] += evaluate_held_out(base + others, held_rows).layers
-    return results
+        results += evaluate_held_out(base + others, held_rows).layers
+    return Evaluation(new[0].pass_name, tuple(results))
 
 
-def summary(results: list[LayerResult]) -> str:
+def summary(evaluation: Evaluation) -> str:
     """The picks' slowdown over each layer's fastest timed config, and the regrets' p95."""
-    model = np.array([result.regret for result in results])
-    chosen = np.array([result.chosen_regret for result in results])
     return (
-        f"model {np.exp(np.log1p(model).mean()):.3f}x (p95 regret {np.percentile(model, 95):.1%}), "
-        f"choose_config {np.exp(np.log1p(chosen).mean()):.3f}x "
-        f"(p95 {np.percentile(chosen, 95):.1%})"
+        f"model {evaluation.slowdown('model'):.3f}x (p95 regret {evaluation.p95_regret:.1%}), "
+        f"choose_config {evaluation.slowdown('chosen'):.3f}x "
+        f"(p95 {evaluation.chosen_p95_regret:.1%})"
     )
 
 
@@ -71,18 +81,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     def rows(paths: list[str]) -> list[ConfigTime]:
-        table = read_config_times(paths)
-        return [r for r in table.rows if r.kernel == args.kernel and r.pass_name == args.pass_name]
+        return list(read_config_times(paths).select(args.pass_name, kernel=args.kernel).rows)
 
     base, new = rows(args.base), rows(args.new)
     if not new:
         raise SystemExit(f"--new holds no {args.pass_name} rows of kernel {args.kernel}")
+    without: Evaluation | None = None
     for split in args.splits:
-        results = fold_results(base, new, args.folds, split)
-        count = len(results["without"])
-        print(f"{args.pass_name}, split {split}, {count} held-out layers:")
-        for name in ("without", "with"):
-            print(f"  {name:7s} the new rows: {summary(results[name])}")
+        with_new = with_results(base, new, args.folds, split)  # (refuses too many folds first)
+        without = without or without_results(base, new)
+        print(f"{args.pass_name}, split {split}, {len(with_new.layers)} held-out layers:")
+        print(f"  without the new rows: {summary(without)}")
+        print(f"  with    the new rows: {summary(with_new)}")
 
 
 if __name__ == "__main__":

@@ -46,27 +46,29 @@ def test_each_new_layer_is_held_out_once_and_trained_on_by_the_other_folds(
         return Evaluation("fprop", tuple(results))
 
     monkeypatch.setattr(tool, "evaluate_held_out", held_out)
-    results = tool.fold_results(base, new, folds=2, split=0)
-    for name in ("without", "with"):
-        scored = [result.params for result in results[name]]
+    without = tool.without_results(base, new)
+    with_new = tool.with_results(base, new, folds=2, split=0)
+    for evaluation in (without, with_new):
+        scored = [result.params for result in evaluation.layers]
         assert sorted(scored, key=str) == sorted(NEW, key=str)  # each new layer once
-    assert len(calls) == 4  # two folds, each scored without and with
-    for index, (training, held) in enumerate(calls):
+    assert len(calls) == 3  # one model without; two folds, each with the other fold
+    (training, held), *folds = calls
+    assert training == base  # without: the base rows alone
+    assert {row.params for row in held} == set(NEW)
+    for training, held in folds:
         held_layers = {row.params for row in held}
         assert held_layers <= set(NEW)
         assert len(held_layers) == 2
         trained_layers = {row.params for row in training}
         assert not trained_layers & held_layers
-        if index % 2 == 0:  # without: the base rows alone
-            assert training == base
-        else:  # with: the base rows and every new row of the other fold
-            assert training[: len(base)] == base
-            assert trained_layers == set(BASE) | (set(NEW) - held_layers)
+        # with: the base rows and every new row of the other fold
+        assert training[: len(base)] == base
+        assert trained_layers == set(BASE) | (set(NEW) - held_layers)
 
 
 def test_more_folds_than_new_layers_is_refused() -> None:
     with pytest.raises(SystemExit, match="--folds 5: the new rows hold only 4 layers"):
-        tool.fold_results(_rows(BASE, 1), _rows(NEW, 2), folds=5, split=0)
+        tool.with_results(_rows(BASE, 1), _rows(NEW, 2), folds=5, split=0)
 
 
 def test_main_scores_each_split_with_real_models(monkeypatch: Any, capsys: Any) -> None:
