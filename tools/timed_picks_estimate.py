@@ -69,7 +69,7 @@ def placed_pick(pass_name: str, params: Conv2dGw8Params, model: LatencyModel | N
     launcher places it, as the text a compare CSV holds; HEURISTIC where the heuristic chose."""
     _select._choose_shipped.cache_clear()
     choice = _select.choose_config(pass_name, params, model=model)
-    if choice.source == HEURISTIC:
+    if choice.source == "heuristic":  # (ConfigChoice.source, not the pick's text)
         return HEURISTIC
     kernel_params = params if pass_name == "fprop" else to_fprop_params(params)
     return str(even_chunks(kernel_params, choice.config))
