@@ -25,9 +25,12 @@ from dataclasses import dataclass, field
 
 from selection_time import GPUS, stand_in
 
-from spio.kernels.conv2d_gw8.dgrad_spec import to_fprop_params
-from spio.kernels.conv2d_gw8.even_chunks import even_chunks
 from spio.kernels.conv2d_gw8.params import Conv2dGw8Params
+
+# Bound before stand_in replaces placement.placed_config_on with the identity (for
+# choose_config, which then scores tiles without compiling): fprop's and dgrad's placement
+# compiles nothing, and the picks here are compared as the launcher placed them.
+from spio.kernels.conv2d_gw8.placement import placed_config_on
 from spio.perfmodel import _select
 from spio.perfmodel._compare import Comparison, geometric_mean, read_csv
 from spio.perfmodel._model import LatencyModel
@@ -67,12 +70,10 @@ class PassEstimate:
 def placed_pick(pass_name: str, params: Conv2dGw8Params, model: LatencyModel | None) -> str:
     """The config choose_config picks for params (with model, else the shipped models) as the
     launcher places it, as the text a compare CSV holds; HEURISTIC where the heuristic chose."""
-    _select._choose_shipped.cache_clear()
     choice = _select.choose_config(pass_name, params, model=model)
     if choice.source == "heuristic":  # (ConfigChoice.source, not the pick's text)
         return HEURISTIC
-    kernel_params = params if pass_name == "fprop" else to_fprop_params(params)
-    return str(even_chunks(kernel_params, choice.config))
+    return str(placed_config_on(pass_name, params, choice.config))
 
 
 def _same(pick: str, config: str | None, row: Comparison) -> bool:
@@ -97,6 +98,7 @@ def estimate(
 ) -> list[PassEstimate]:
     """Each model's estimate over the rows of its pass (models: pass name -> candidate)."""
     estimates = {name: PassEstimate(name) for name in models}
+    _select._choose_shipped.cache_clear()  # (choices memoised before the stand-in)
     for row in comparisons:
         result = estimates.get(row.pass_name)
         if result is None or row.shipped is None or row.shipped_us is None:
